@@ -1,0 +1,169 @@
+"""The MQTT edge: broker URLs, topics, and a paho client set up the way kent-ops needs.
+
+Everything that talks to the broker (aggregator, dashboards, sensors, simulator) builds
+its client here, so TLS, credentials, last wills and protocol choices are made once.
+"""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+__all__ = [
+    "BrokerAddress",
+    "BrokerUrlError",
+    "Topics",
+    "make_client",
+    "parse_broker_url",
+]
+
+DEFAULT_BROKER_URL = "mqtt://localhost:1883"
+
+
+class BrokerUrlError(ValueError):
+    """A ``--broker`` value that is not ``mqtt://[user:pass@]host:port`` or ``mqtts://…``."""
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerAddress:
+    """Where the broker is and how to log in to it."""
+
+    host: str
+    port: int
+    tls: bool = False
+    username: str | None = None
+    password: str | None = None
+
+    @property
+    def url(self) -> str:
+        scheme = "mqtts" if self.tls else "mqtt"
+        auth = f"{self.username}@" if self.username else ""
+        return f"{scheme}://{auth}{self.host}:{self.port}"
+
+
+def parse_broker_url(url: str) -> BrokerAddress:
+    """Parse ``mqtt://[user:pass@]host:port`` or ``mqtts://…``; raise BrokerUrlError."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "mqtts"):
+        raise BrokerUrlError(
+            f"broker URL {url!r} must start with mqtt:// or mqtts://, "
+            "e.g. mqtt://localhost:1883"
+        )
+    tls = parts.scheme == "mqtts"
+    try:
+        port = parts.port
+    except ValueError:
+        raise BrokerUrlError(f"broker URL {url!r} has a port that is not a number") from None
+    if not parts.hostname:
+        raise BrokerUrlError(f"broker URL {url!r} names no host")
+    return BrokerAddress(
+        host=parts.hostname,
+        port=port or (8883 if tls else 1883),
+        tls=tls,
+        username=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    """The topic names of SPEC 3 for one event."""
+
+    event_id: str
+
+    @property
+    def prefix(self) -> str:
+        return f"kent/{self.event_id}"
+
+    def gate_count(self, gate: str) -> str:
+        return f"{self.prefix}/gate/{gate}/count"
+
+    def lot_occupancy(self, lot: str) -> str:
+        return f"{self.prefix}/parking/{lot}/occupancy"
+
+    def staff_badge(self, station: str) -> str:
+        return f"{self.prefix}/staff/{station}/badge"
+
+    def availability(self, sensor: str) -> str:
+        return f"{self.prefix}/sensor/{sensor}/availability"
+
+    def inspector(self, who: str, action: str) -> str:
+        return f"{self.prefix}/inspector/{who}/{action}"
+
+    @property
+    def status(self) -> str:
+        return f"{self.prefix}/status"
+
+    def alert(self, alert_id: str) -> str:
+        return f"{self.prefix}/alerts/{alert_id}"
+
+    @property
+    def alerts_wildcard(self) -> str:
+        return f"{self.prefix}/alerts/+"
+
+    def gate_command(self, gate: str) -> str:
+        return f"{self.prefix}/gate/{gate}/command"
+
+    @property
+    def checkpoint(self) -> str:
+        return f"{self.prefix}/evidence/checkpoint"
+
+    @property
+    def aggregator_availability(self) -> str:
+        return f"{self.prefix}/aggregator/availability"
+
+    @property
+    def inputs(self) -> list[str]:
+        """What the aggregator subscribes to: every sensor and inspector topic."""
+        p = self.prefix
+        return [
+            f"{p}/gate/+/count",
+            f"{p}/parking/+/occupancy",
+            f"{p}/staff/+/badge",
+            f"{p}/sensor/+/availability",
+            f"{p}/inspector/+/+",
+        ]
+
+
+def make_client(
+    address: BrokerAddress,
+    client_id: str = "",
+    *,
+    clean_start: bool = True,
+    ca_file: str | None = None,
+    will_topic: str | None = None,
+    will_payload: bytes | str = b"offline",
+    will_retain: bool = True,
+    manual_ack: bool = False,
+    protocol: mqtt.MQTTProtocolVersion = mqtt.MQTTv311,
+) -> mqtt.Client:
+    """A paho 2.x client (callback API v2), configured but not yet connected.
+
+    ``clean_start=False`` with a fixed ``client_id`` gives a persistent session: the broker
+    keeps QoS 1 messages for us while we are away. ``manual_ack`` defers the PUBACK until
+    the caller says the message is safe (the aggregator acks after the evidence commit).
+    """
+    kwargs: dict[str, object] = {
+        "callback_api_version": CallbackAPIVersion.VERSION2,
+        "client_id": client_id,
+        "protocol": protocol,
+        "manual_ack": manual_ack,
+    }
+    if protocol != mqtt.MQTTv5:
+        kwargs["clean_session"] = clean_start
+    client = mqtt.Client(**kwargs)  # type: ignore[arg-type]
+    if address.username is not None:
+        client.username_pw_set(address.username, address.password)
+    if address.tls:
+        context = ssl.create_default_context(cafile=ca_file)
+        client.tls_set_context(context)
+    if will_topic is not None:
+        client.will_set(will_topic, will_payload, qos=1, retain=will_retain)
+    client.reconnect_delay_set(min_delay=1, max_delay=30)
+    client.max_inflight_messages_set(100)
+    client.max_queued_messages_set(0)
+    return client
