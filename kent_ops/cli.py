@@ -86,9 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="wall",
         help="wall: receive time; sensor: the payloads' ts (simulations, replays, tests)",
     )
-    p.add_argument(
-        "--log-level", default="info", choices=("debug", "info", "warning", "error")
-    )
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.set_defaults(func=_command("kent_ops.aggregator:cli_run"))
 
     p = sub.add_parser("dashboard", help="the inspector dashboard")

@@ -50,8 +50,7 @@ def parse_broker_url(url: str) -> BrokerAddress:
     parts = urlsplit(url)
     if parts.scheme not in ("mqtt", "mqtts"):
         raise BrokerUrlError(
-            f"broker URL {url!r} must start with mqtt:// or mqtts://, "
-            "e.g. mqtt://localhost:1883"
+            f"broker URL {url!r} must start with mqtt:// or mqtts://, e.g. mqtt://localhost:1883"
         )
     tls = parts.scheme == "mqtts"
     try:

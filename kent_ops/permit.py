@@ -296,9 +296,11 @@ def parse_permit(text: str, source: Path | str | None = None) -> Permit:
         "permit.status",
         str,
         cite="permit:A",
-        check=lambda v: None
-        if v in PERMIT_STATUSES
-        else f"must be one of {', '.join(PERMIT_STATUSES)}, not {v!r}",
+        check=lambda v: (
+            None
+            if v in PERMIT_STATUSES
+            else f"must be one of {', '.join(PERMIT_STATUSES)}, not {v!r}"
+        ),
     )
     if status == "issued" and not number:
         r.problem("permit.number", "an issued permit needs its number", "permit:A")
@@ -385,13 +387,15 @@ def parse_permit(text: str, source: Path | str | None = None) -> Permit:
         int,
         default=law.PERSONS_PER_NURSE,
         cite=law.CITE_MEDICAL,
-        check=lambda v: "must be more than 0"
-        if v <= 0
-        else (
-            f"{v} persons per nurse is looser than the ordinance's 1 registered nurse per "
-            f"{law.PERSONS_PER_NURSE} persons"
-            if v > law.PERSONS_PER_NURSE
-            else None
+        check=lambda v: (
+            "must be more than 0"
+            if v <= 0
+            else (
+                f"{v} persons per nurse is looser than the ordinance's 1 registered nurse per "
+                f"{law.PERSONS_PER_NURSE} persons"
+                if v > law.PERSONS_PER_NURSE
+                else None
+            )
         ),
     )
     doctors = r.get(
@@ -400,10 +404,12 @@ def parse_permit(text: str, source: Path | str | None = None) -> Permit:
         int,
         default=law.DOCTORS_MIN,
         cite=law.CITE_MEDICAL,
-        check=lambda v: f"{v} is looser than the ordinance's at least {law.DOCTORS_MIN} doctor "
-        "in attendance at all times"
-        if v < law.DOCTORS_MIN
-        else None,
+        check=lambda v: (
+            f"{v} is looser than the ordinance's at least {law.DOCTORS_MIN} doctor "
+            "in attendance at all times"
+            if v < law.DOCTORS_MIN
+            else None
+        ),
     )
 
     fac = r.table("facilities")
@@ -427,9 +433,7 @@ def parse_permit(text: str, source: Path | str | None = None) -> Permit:
         ins, "insurance.bodily_injury_per_occurrence", int, cite=law.CITE_INSURANCE,
         check=_non_negative,
     )  # fmt: skip
-    pd = r.get(
-        ins, "insurance.property_damage", int, cite=law.CITE_INSURANCE, check=_non_negative
-    )
+    pd = r.get(ins, "insurance.property_damage", int, cite=law.CITE_INSURANCE, check=_non_negative)
     cancel = r.get(
         ins, "insurance.cancellation_notice_days", int, cite=law.CITE_INSURANCE,
         check=_non_negative,

@@ -1,0 +1,235 @@
+"""The alert lifecycle of SPEC 3: pending → active → ended → cleared, with exact times.
+
+A condition (a rule and its subject) that starts holding is *pending*; once it has held
+``pending_s`` it becomes an alert with a new id, ``since`` the moment it first held and
+``raised_at = since + pending_s``. When it stops holding the alert is *ended*
+(``ended_at``); if it returns within ``clear_s`` the same alert continues, otherwise it
+is *cleared* at ``ended_at + clear_s`` and a later return opens a new id. Instants are
+computed from the deadlines, not from whenever the caller happened to look, so a live
+run and its replay agree to the microsecond.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kent_ops.ordinance import RULES
+from kent_ops.rules import Condition, message_for
+from kent_ops.timeutil import iso
+
+__all__ = ["Alert", "AlertBook"]
+
+Key = tuple[str, str | None]
+
+
+@dataclass(slots=True)
+class Alert:
+    """One raised alert, as inspectors and the Town Board see it."""
+
+    id: str
+    rule: str
+    subject: str | None
+    since: int
+    raised_at: int
+    observed: dict[str, Any]
+    required: dict[str, Any]
+    worst_observed: dict[str, Any]
+    worst_required: dict[str, Any]
+    worst_magnitude: float
+    uncertain: bool
+    evidence_record: int | None
+    ended_at: int | None = None
+    cleared_at: int | None = None
+    acknowledged: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        return "cleared" if self.cleared_at is not None else "active"
+
+    def observe(self, cond: Condition) -> None:
+        self.observed = cond.observed
+        self.required = cond.required
+        if cond.magnitude > self.worst_magnitude:
+            self.worst_magnitude = cond.magnitude
+            self.worst_observed = cond.observed
+            self.worst_required = cond.required
+
+    def to_dict(self, evidence_hash: str | None) -> dict[str, Any]:
+        rule = RULES[self.rule]
+        cite = rule.cite
+        if self.rule == "facility-deficient" and self.subject:
+            cite = f"permit:{self.subject}, permit:G"
+        return {
+            "id": self.id,
+            "rule": self.rule,
+            "subject": self.subject,
+            "cite": cite,
+            "severity": rule.severity,
+            "state": self.state,
+            "since": iso(self.since),
+            "raised_at": iso(self.raised_at),
+            "ended_at": iso(self.ended_at),
+            "cleared_at": iso(self.cleared_at),
+            "observed": self.observed,
+            "required": self.required,
+            "worst": {"observed": self.worst_observed, "required": self.worst_required},
+            "message": message_for(self.rule, self.subject, self.observed, self.required),
+            "acknowledged": list(self.acknowledged),
+            "notes": list(self.notes),
+            "evidence": {"record": self.evidence_record, "hash": evidence_hash},
+            "uncertain": self.uncertain,
+        }
+
+
+@dataclass(slots=True)
+class _Pending:
+    since: int
+    record: int | None
+    cond: Condition
+
+
+class AlertBook:
+    """Every alert of one event and the conditions waiting to become alerts.
+
+    ``schedule`` is called with each future instant at which the book must be looked at
+    again (a pending condition maturing, an ended alert clearing), so the engine can
+    visit exactly those instants.
+    """
+
+    def __init__(
+        self,
+        pending_us: int,
+        clear_us: int,
+        schedule: Callable[[int], None],
+        *,
+        no_pending: frozenset[str] = frozenset(),
+    ) -> None:
+        self.pending_us = pending_us
+        self.clear_us = clear_us
+        self.no_pending = no_pending
+        self._schedule = schedule
+        self.pending: dict[Key, _Pending] = {}
+        self.live: dict[Key, Alert] = {}
+        self.alerts: dict[str, Alert] = {}
+        self.changed: set[str] = set()
+        self._next_number = 1
+
+    def _delay(self, rule: str) -> int:
+        return 0 if rule in self.no_pending else self.pending_us
+
+    def _new_alert(
+        self,
+        key: Key,
+        since: int,
+        raised_at: int,
+        cond: Condition,
+        record: int | None,
+        uncertain: bool,
+    ) -> Alert:
+        alert_id = f"A-{self._next_number:04d}"
+        self._next_number += 1
+        alert = Alert(
+            id=alert_id,
+            rule=key[0],
+            subject=key[1],
+            since=since,
+            raised_at=raised_at,
+            observed=cond.observed,
+            required=cond.required,
+            worst_observed=cond.observed,
+            worst_required=cond.required,
+            worst_magnitude=cond.magnitude,
+            uncertain=uncertain,
+            evidence_record=record,
+        )
+        self.alerts[alert_id] = alert
+        self.live[key] = alert
+        self.changed.add(alert_id)
+        return alert
+
+    def update(
+        self, t: int, held: dict[Key, Condition], *, uncertain: bool, record: int | None
+    ) -> None:
+        """Bring every condition and alert to instant ``t`` given what holds now."""
+        live = self.live
+        pending = self.pending
+        for key, cond in held.items():
+            alert = live.get(key)
+            if alert is not None:
+                if alert.ended_at is not None:
+                    alert.ended_at = None
+                    self.changed.add(alert.id)
+                alert.observe(cond)
+                continue
+            waiting = pending.get(key)
+            if waiting is None:
+                waiting = pending[key] = _Pending(t, record, cond)
+                delay = self._delay(key[0])
+                if delay:
+                    self._schedule(t + delay)
+            elif cond.magnitude > waiting.cond.magnitude:
+                waiting.cond = cond
+            matures = waiting.since + self._delay(key[0])
+            if t >= matures:
+                del pending[key]
+                alert = self._new_alert(
+                    key, waiting.since, matures, waiting.cond, waiting.record, uncertain
+                )
+                alert.observe(cond)
+        if len(pending) > len(held) or any(k not in held for k in pending):
+            for key in [k for k in pending if k not in held]:
+                del pending[key]
+        if len(live) != len(held) or any(k not in held for k in live):
+            for key, alert in list(live.items()):
+                if key in held:
+                    continue
+                if alert.ended_at is None:
+                    alert.ended_at = t
+                    self.changed.add(alert.id)
+                    self._schedule(t + self.clear_us)
+                elif t >= alert.ended_at + self.clear_us:
+                    alert.cleared_at = alert.ended_at + self.clear_us
+                    del live[key]
+                    self.changed.add(alert.id)
+
+    def event(
+        self, key: Key, t: int, cond: Condition, *, uncertain: bool, record: int | None
+    ) -> None:
+        """A momentary condition (a counter restart): raised at once, cleared ``clear_s`` later."""
+        alert = self.live.get(key)
+        if alert is not None:
+            alert.ended_at = t
+            alert.observe(cond)
+            self.changed.add(alert.id)
+        else:
+            alert = self._new_alert(key, t, t, cond, record, uncertain)
+            alert.ended_at = t
+        self._schedule(t + self.clear_us)
+
+    def acknowledge(self, alert_id: str, by: str, at: str | None, comment: str) -> bool:
+        alert = self.alerts.get(alert_id)
+        if alert is None:
+            return False
+        alert.acknowledged.append({"by": by, "at": at, "comment": comment})
+        self.changed.add(alert_id)
+        return True
+
+    def note(self, alert_id: str, entry: dict[str, Any]) -> bool:
+        alert = self.alerts.get(alert_id)
+        if alert is None:
+            return False
+        alert.notes.append(entry)
+        self.changed.add(alert_id)
+        return True
+
+    def pending_list(self) -> list[dict[str, Any]]:
+        return [
+            {"rule": rule, "subject": subject, "since": iso(p.since)}
+            for (rule, subject), p in sorted(self.pending.items(), key=lambda kv: kv[1].since)
+        ]
+
+    def active_ids(self) -> list[str]:
+        return sorted(a.id for a in self.live.values())

@@ -1,0 +1,263 @@
+"""The counting state: gates, lots, the staff roster, adjustments and sensor liveness.
+
+Everything here is incremental (each message moves a few integers) because the engine
+applies hundreds of thousands of messages a second on replay. Times are whole
+microseconds (see :mod:`kent_ops.timeutil`). Nothing here knows about rules or alerts.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from kent_ops.payloads import Badge, GateCount, LotOccupancy
+from kent_ops.timeutil import SECOND
+
+__all__ = ["Counting", "GateCounter", "GateOutcome", "LotSensor", "SensorLiveness", "StaffRoster"]
+
+RATE_WINDOW_US = 60 * SECOND
+
+
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    """What one gate message did: counted, ignored as a duplicate, stitched, or rejected."""
+
+    effect: str  # counted | duplicate | restart | rejected
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class GateCounter:
+    """Cumulative totals from one gate counter, stitched across device restarts.
+
+    ``base_*`` hold what earlier runs of the device counted; ``device_*`` the current
+    run's totals. A repeated or older ``seq`` changes nothing (QoS 1 redelivers); a
+    ``seq`` back at 0 or 1 with lower totals is a restart; totals that fall otherwise
+    are refused.
+    """
+
+    last_seq: int | None = None
+    device_in: int = 0
+    device_out: int = 0
+    base_in: int = 0
+    base_out: int = 0
+    restarts: int = 0
+    recent: deque[tuple[int, int]] = field(default_factory=deque)
+
+    @property
+    def in_total(self) -> int:
+        return self.base_in + self.device_in
+
+    @property
+    def out_total(self) -> int:
+        return self.base_out + self.device_out
+
+    @property
+    def net(self) -> int:
+        return self.in_total - self.out_total
+
+    def apply(self, msg: GateCount, t: int) -> GateOutcome:
+        last = self.last_seq
+        lower = msg.in_total < self.device_in or msg.out_total < self.device_out
+        if last is not None:
+            if msg.seq <= 1 and msg.seq < last and lower:
+                self.base_in += self.device_in
+                self.base_out += self.device_out
+                self.restarts += 1
+                self._take(msg, t)
+                return GateOutcome(
+                    "restart",
+                    f"counter restarted at seq {msg.seq}; totals before it kept "
+                    f"(in {self.base_in:,}, out {self.base_out:,})",
+                )
+            if msg.seq <= last:
+                return GateOutcome("duplicate", f"seq {msg.seq} already counted (last {last})")
+            if lower:
+                return GateOutcome(
+                    "rejected",
+                    f"totals fell without a restart (in {self.device_in:,}→{msg.in_total:,}, "
+                    f"out {self.device_out:,}→{msg.out_total:,} at seq {msg.seq})",
+                )
+        self._take(msg, t)
+        return GateOutcome("counted")
+
+    def _take(self, msg: GateCount, t: int) -> None:
+        self.last_seq = msg.seq
+        self.device_in = msg.in_total
+        self.device_out = msg.out_total
+        recent = self.recent
+        recent.append((t, self.in_total))
+        cutoff = t - RATE_WINDOW_US
+        while len(recent) > 2 and recent[1][0] <= cutoff:
+            recent.popleft()
+
+    def per_minute(self, now: int) -> float:
+        """Persons in per minute over the last minute of messages."""
+        recent = self.recent
+        if len(recent) < 2:
+            return 0.0
+        t0, in0 = recent[0]
+        t1, in1 = recent[-1]
+        if now - t1 > RATE_WINDOW_US:
+            return 0.0
+        span = max(t1 - t0, 1)
+        return (in1 - in0) * 60 * SECOND / span if span >= SECOND else 0.0
+
+
+@dataclass(slots=True)
+class LotSensor:
+    """Cars now in one lot; older ``seq`` ignored, a device restart accepted."""
+
+    capacity: int
+    occupied: int | None = None
+    last_seq: int | None = None
+
+    def apply(self, msg: LotOccupancy) -> bool:
+        last = self.last_seq
+        if last is not None and msg.seq <= last and not (msg.seq <= 1 < last):
+            return False
+        self.last_seq = msg.seq
+        self.occupied = msg.occupied
+        return True
+
+
+@dataclass(slots=True)
+class StaffRoster:
+    """Who is on duty, from badge scans; a second "on" for the same badge changes nothing."""
+
+    on_duty: dict[str, str] = field(default_factory=dict)  # badge -> role
+    counts: dict[str, int] = field(default_factory=lambda: {"doctor": 0, "nurse": 0, "security": 0})
+    last_seq: dict[str, int] = field(default_factory=dict)  # station -> seq
+
+    def apply(self, station: str, msg: Badge) -> bool:
+        last = self.last_seq.get(station)
+        if last is not None and msg.seq <= last and not (msg.seq <= 1 < last):
+            return False
+        self.last_seq[station] = msg.seq
+        current = self.on_duty.get(msg.badge)
+        if msg.action == "on":
+            if current == msg.role:
+                return True
+            if current is not None:
+                self.counts[current] -= 1
+            self.on_duty[msg.badge] = msg.role
+            self.counts[msg.role] += 1
+        elif current is not None:
+            del self.on_duty[msg.badge]
+            self.counts[current] -= 1
+        return True
+
+
+@dataclass(slots=True)
+class SensorLiveness:
+    """When a sensor was last heard and what its availability topic says."""
+
+    kind: str  # gate | lot | station
+    manual: bool = False
+    last_seen: int | None = None
+    available: bool | None = None
+    stale: bool = False
+
+    @property
+    def online(self) -> bool:
+        return self.available is not False and not self.stale
+
+    @property
+    def watched_for_silence(self) -> bool:
+        """Counters heartbeat; badge readers and unused manual tallies need not."""
+        if self.kind == "station":
+            return False
+        return not (self.manual and self.last_seen is None)
+
+
+@dataclass(slots=True)
+class Counting:
+    """All counts for one event, updated message by message."""
+
+    gates: dict[str, GateCounter]
+    lots: dict[str, LotSensor]
+    roster: StaffRoster
+    sensors: dict[str, SensorLiveness]
+    offset: int = 0
+    peak: int = 0
+    counter_attendance: int = 0
+    entries: int = 0
+    exits: int = 0
+    occupied_total: int = 0
+    offline: set[str] = field(default_factory=set)
+
+    @classmethod
+    def for_sensors(
+        cls, gates: list[str], manual: set[str], lots: dict[str, int], stations: list[str]
+    ) -> Counting:
+        sensors = {g: SensorLiveness("gate", manual=g in manual) for g in gates}
+        sensors.update({lot: SensorLiveness("lot") for lot in lots})
+        sensors.update({s: SensorLiveness("station") for s in stations})
+        return cls(
+            gates={g: GateCounter() for g in gates},
+            lots={lot: LotSensor(cap) for lot, cap in lots.items()},
+            roster=StaffRoster(),
+            sensors=sensors,
+        )
+
+    @property
+    def attendance(self) -> int:
+        return self.counter_attendance + self.offset
+
+    def apply_gate(self, gate: str, msg: GateCount, t: int) -> GateOutcome:
+        counter = self.gates[gate]
+        before_in, before_out = counter.in_total, counter.out_total
+        outcome = counter.apply(msg, t)
+        d_in = counter.in_total - before_in
+        d_out = counter.out_total - before_out
+        if d_in or d_out:
+            self.entries += d_in
+            self.exits += d_out
+            self.counter_attendance += d_in - d_out
+            if self.attendance > self.peak:
+                self.peak = self.attendance
+        return outcome
+
+    def apply_lot(self, lot: str, msg: LotOccupancy) -> bool:
+        sensor = self.lots[lot]
+        before = sensor.occupied or 0
+        if not sensor.apply(msg):
+            return False
+        self.occupied_total += (sensor.occupied or 0) - before
+        return True
+
+    def adjust(self, attendance: int) -> int:
+        """Set attendance by hand; from now on it is the counters plus this offset."""
+        self.offset = attendance - self.counter_attendance
+        if self.attendance > self.peak:
+            self.peak = self.attendance
+        return self.offset
+
+    def heard(self, sensor: str, t: int) -> None:
+        """A message came from ``sensor``: it is no longer stale."""
+        s = self.sensors[sensor]
+        s.last_seen = t
+        if s.stale:
+            s.stale = False
+            self._refresh(sensor, s)
+
+    def set_available(self, sensor: str, available: bool) -> None:
+        s = self.sensors[sensor]
+        s.available = available
+        self._refresh(sensor, s)
+
+    def set_stale(self, sensor: str) -> None:
+        s = self.sensors[sensor]
+        s.stale = True
+        self._refresh(sensor, s)
+
+    def _refresh(self, sensor: str, s: SensorLiveness) -> None:
+        if s.online:
+            self.offline.discard(sensor)
+        else:
+            self.offline.add(sensor)
+
+    @property
+    def uncertain(self) -> bool:
+        """True while any gate counter is offline or stale (its count may be behind)."""
+        return any(self.sensors[s].kind == "gate" for s in self.offline)

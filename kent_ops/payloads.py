@@ -1,0 +1,256 @@
+"""MQTT topic + raw bytes → a typed, frozen record, or a rejection with its reason.
+
+This is the edge of the core: every message the aggregator hears passes through
+:func:`decode` exactly once. It never raises; a bad payload comes back as a
+:class:`Rejection` whose ``reason`` is one plain sentence, stored in the evidence log
+beside the raw bytes. Stateful checks (falling totals, an ack for an unknown alert)
+belong to the counting state and the engine, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "MAX_PAYLOAD_BYTES",
+    "Ack",
+    "Adjust",
+    "Availability",
+    "Badge",
+    "Decoded",
+    "GateCount",
+    "Inspection",
+    "LotOccupancy",
+    "Note",
+    "Rejection",
+    "decode",
+]
+
+MAX_PAYLOAD_BYTES = 64 * 1024
+"""SPEC 3: a payload over 64 KiB is rejected unread."""
+MAX_COUNT = 10**9
+"""No gate or lot counts a billion; larger numbers are corrupt, not crowds."""
+MAX_TEXT = 4000
+
+
+class GateCount(msgspec.Struct, frozen=True):
+    """Cumulative totals from a gate counter since the device started."""
+
+    seq: int
+    ts: datetime
+    in_total: int
+    out_total: int
+
+
+class LotOccupancy(msgspec.Struct, frozen=True):
+    """Cars now in a lot."""
+
+    seq: int
+    ts: datetime
+    occupied: int
+
+
+class Badge(msgspec.Struct, frozen=True):
+    """A badge scanned on or off duty at a staff station."""
+
+    seq: int
+    ts: datetime
+    badge: str
+    role: Literal["doctor", "nurse", "security"]
+    action: Literal["on", "off"]
+
+
+class Note(msgspec.Struct, frozen=True):
+    """An inspector's note, optionally about one alert."""
+
+    ts: datetime
+    text: str
+    alert: str | None = None
+
+
+class Ack(msgspec.Struct, frozen=True):
+    """An inspector acknowledges an alert."""
+
+    ts: datetime
+    alert: str
+    comment: str = ""
+
+
+class Inspection(msgspec.Struct, frozen=True):
+    """One item of the facilities checklist, marked by an inspector (SPEC 4a)."""
+
+    ts: datetime
+    item: str
+    result: Literal["ok", "deficient", "n/a"]
+    note: str = ""
+
+
+class Adjust(msgspec.Struct, frozen=True):
+    """An inspector corrects drift: attendance becomes the counters plus an offset."""
+
+    ts: datetime
+    attendance: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    """A sensor's retained online/offline (its last will says offline)."""
+
+    online: bool
+
+
+Record = GateCount | LotOccupancy | Badge | Note | Ack | Inspection | Adjust | Availability
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """A message that parsed: its kind, its source (sensor or inspector id) and its record."""
+
+    kind: str
+    source: str
+    record: Record
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A message that did not parse; ``reason`` is one sentence for the evidence log."""
+
+    kind: str
+    reason: str
+
+
+_SENSOR_TOPICS: dict[tuple[str, str], tuple[str, type[msgspec.Struct], str]] = {
+    ("gate", "count"): ("gate", GateCount, "gate"),
+    ("parking", "occupancy"): ("lot", LotOccupancy, "lot"),
+    ("staff", "badge"): ("badge", Badge, "station"),
+}
+_INSPECTOR_TOPICS: dict[str, tuple[str, type[msgspec.Struct]]] = {
+    "note": ("note", Note),
+    "ack": ("ack", Ack),
+    "inspection": ("inspection", Inspection),
+    "adjust": ("adjust", Adjust),
+}
+_DECODERS = {
+    cls: msgspec.json.Decoder(cls)
+    for cls in (GateCount, LotOccupancy, Badge, Note, Ack, Inspection, Adjust)
+}
+
+
+def decode(
+    prefix: str, sensors: Mapping[str, str], topic: str, payload: bytes
+) -> Decoded | Rejection:
+    """Turn one received message into a record or a rejection; never raises.
+
+    Args:
+        prefix: the event's topic prefix, ``kent/{event_id}``.
+        sensors: every sensor id the permit lists, mapped to its kind
+            (``gate``, ``lot`` or ``station``).
+        topic: the MQTT topic as received.
+        payload: the raw bytes as received.
+    """
+    if len(payload) > MAX_PAYLOAD_BYTES:
+        return Rejection("unknown", f"payload of {len(payload):,} bytes is over the 64 KiB limit")
+    if not topic.startswith(prefix + "/"):
+        return Rejection("unknown", f"topic {topic!r} is not under {prefix}/")
+    parts = topic[len(prefix) + 1 :].split("/")
+    if len(parts) != 3:
+        return Rejection("unknown", f"topic {topic!r} is not a kent-ops input topic")
+    area, source, leaf = parts
+    if area == "inspector":
+        entry = _INSPECTOR_TOPICS.get(leaf)
+        if entry is None:
+            return Rejection(
+                "unknown", f"inspector topic {leaf!r} is not note, ack, inspection or adjust"
+            )
+        if not source:
+            return Rejection(entry[0], "inspector id is empty")
+        return _decode_json(entry[0], source, entry[1], payload)
+    if area == "sensor" and leaf == "availability":
+        if source not in sensors:
+            return Rejection("availability", f"sensor {source!r} is not listed in the permit")
+        text = payload.strip()
+        if text == b"online":
+            return Decoded("availability", source, Availability(True))
+        if text == b"offline":
+            return Decoded("availability", source, Availability(False))
+        return Rejection("availability", "availability must be 'online' or 'offline'")
+    entry3 = _SENSOR_TOPICS.get((area, leaf))
+    if entry3 is None:
+        return Rejection("unknown", f"topic {topic!r} is not a kent-ops input topic")
+    kind, cls, sensor_kind = entry3
+    if sensors.get(source) != sensor_kind:
+        listed = sensors.get(source)
+        if listed is None:
+            return Rejection(kind, f"{sensor_kind} {source!r} is not listed in the permit")
+        return Rejection(kind, f"{source!r} is listed as a {listed}, not a {sensor_kind}")
+    return _decode_json(kind, source, cls, payload)
+
+
+def _decode_json(
+    kind: str, source: str, cls: type[msgspec.Struct], payload: bytes
+) -> Decoded | Rejection:
+    try:
+        record = _DECODERS[cls].decode(payload)
+    except msgspec.ValidationError as exc:
+        return Rejection(kind, f"wrong field: {exc}")
+    except msgspec.DecodeError as exc:
+        return Rejection(kind, f"not valid JSON: {exc}")
+    except Exception as exc:  # noqa: BLE001 - the decoder must never raise into the loop
+        return Rejection(kind, f"undecodable payload: {exc}")
+    problem = _check(record)
+    if problem is not None:
+        return Rejection(kind, problem)
+    return Decoded(kind, source, record)  # type: ignore[arg-type]
+
+
+def _check(record: msgspec.Struct) -> str | None:
+    """The checks msgspec's types do not express: offsets, signs, ranges, required text."""
+    ts = getattr(record, "ts", None)
+    if isinstance(ts, datetime) and ts.tzinfo is None:
+        return "bad timestamp: ts has no offset (use e.g. 2027-07-04T14:03:05-04:00 or Z)"
+    if isinstance(record, GateCount):
+        return (
+            _seq_ok(record.seq)
+            or _count_ok("in_total", record.in_total)
+            or _count_ok("out_total", record.out_total)
+        )
+    if isinstance(record, LotOccupancy):
+        return _seq_ok(record.seq) or _count_ok("occupied", record.occupied)
+    if isinstance(record, Badge):
+        if not record.badge.strip() or len(record.badge) > 200:
+            return "badge id is empty or too long"
+        return _seq_ok(record.seq)
+    if isinstance(record, Adjust):
+        if not record.reason.strip():
+            return "an adjustment needs a reason"
+        return _count_ok("attendance", record.attendance)
+    if isinstance(record, Note):
+        if not record.text.strip():
+            return "a note needs text"
+        if len(record.text) > MAX_TEXT:
+            return f"note text is over {MAX_TEXT} characters"
+    if isinstance(record, Inspection) and not record.item.strip():
+        return "an inspection needs an item"
+    return None
+
+
+def _seq_ok(seq: int) -> str | None:
+    if seq < 0:
+        return f"negative seq {seq}"
+    if seq > 2**53:
+        return "seq is out of range"
+    return None
+
+
+def _count_ok(name: str, value: int) -> str | None:
+    if value < 0:
+        return f"negative count: {name} is {value}"
+    if value > MAX_COUNT:
+        return f"count out of range: {name} is {value}"
+    return None
