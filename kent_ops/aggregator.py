@@ -1,0 +1,757 @@
+"""The aggregator service (``kent-ops run``): MQTT in, evidence log, engine, MQTT out.
+
+It runs for days on a field laptop with a flaky network, and what it records must
+stand up at a hearing, so its loop is built around one promise: a message is
+acknowledged to the broker (and anything it causes is published) only after the
+evidence batch holding it is committed to disk. A SIGKILL at any moment then loses
+nothing the broker was told is safe: the broker redelivers the rest, and a restart
+replays the log through a fresh engine to stand exactly where it stood.
+
+Three threads, each with one job:
+
+- paho's network thread only moves bytes: ``on_message`` stamps the receive time and
+  enqueues; it never touches the disk or the rules, so a slow disk cannot make the
+  broker drop or back up anything at the socket;
+- the worker thread owns the engine and the evidence log: it drains the queue in
+  batches, feeds, appends, commits, then acknowledges and publishes, and keeps the
+  timers (engine ticks, status heartbeat, snapshots, checkpoints);
+- the caller's thread starts and stops it (``run_forever`` waits for SIGINT/SIGTERM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import logging
+import queue
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from kent_ops import __version__
+from kent_ops.engine import Changes, Clock, Engine
+from kent_ops.errors import UsageError
+from kent_ops.evidence import EvidenceLog, EvidenceWriteError, json_bytes, read_records
+from kent_ops.mqtt import BrokerAddress, BrokerUrlError, Topics, make_client, parse_broker_url
+from kent_ops.permit import Permit, PermitError, load_permit
+
+__all__ = ["Aggregator", "Timing", "cli_run", "permit_sha256"]
+
+log = logging.getLogger("aggregator")
+
+# One queued item: (topic, payload, received_at, connection generation, mid).
+# ``topic`` None marks the service's own event (payload: a dict for a "system" record).
+_Item = tuple[str | None, Any, datetime, int, int]
+_WAKE: _Item = (None, None, datetime.min.replace(tzinfo=UTC), -1, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """The service's rhythm. Defaults meet SPEC 3; tests and benchmarks may shorten them.
+
+    A batch closes at ``batch_max`` messages or ``batch_window_s`` after its first one:
+    long enough to amortise the fsync of a commit, short enough to keep publish→status
+    latency well under 200 ms.
+    """
+
+    batch_max: int = 500
+    batch_window_s: float = 0.02
+    status_min_interval_s: float = 0.1
+    heartbeat_s: float = 5.0
+    snapshot_s: float = 10.0
+    checkpoint_s: float = 60.0
+    tick_s: float = 0.5
+    retry_first_s: float = 0.5
+    retry_max_s: float = 10.0
+
+
+def permit_sha256(permit: Permit) -> str:
+    """The SHA-256 of the permit file as loaded, so the log names the permit it enforced."""
+    if permit.source_path is not None and Path(permit.source_path).is_file():
+        return hashlib.sha256(Path(permit.source_path).read_bytes()).hexdigest()
+    return hashlib.sha256(json.dumps(permit.raw, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Aggregator:
+    """The live service for one event; usable in-process (demo, tests) or via ``cli_run``.
+
+    Args:
+        permit: the validated permit.
+        evidence_path: the event's evidence log; created, or verified and continued.
+        address: the broker.
+        clock: ``wall`` (receive time) or ``sensor`` (payload ``ts``).
+        ca_file: CA certificate for ``mqtts://`` brokers.
+        timing: intervals; the defaults are SPEC 3's.
+        now: the wall clock (UTC); replaceable for tests.
+    """
+
+    def __init__(
+        self,
+        permit: Permit,
+        evidence_path: str | Path,
+        address: BrokerAddress,
+        clock: Clock = "wall",
+        ca_file: str | None = None,
+        *,
+        timing: Timing | None = None,
+        now: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        if clock not in ("wall", "sensor"):
+            raise ValueError(f"clock must be 'wall' or 'sensor', not {clock!r}")
+        self.permit = permit
+        self.evidence_path = Path(evidence_path)
+        self.address = address
+        self.clock: Clock = clock
+        self.ca_file = ca_file
+        self.timing = timing or Timing()
+        self._now = now
+        self.topics = Topics(permit.event_id)
+        self.client_id = f"kent-ops-aggregator-{permit.event_id}"
+        self.permit_sha256 = permit_sha256(permit)
+
+        self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        self._backlog: list[_Item] = []
+        self._accepting = True
+        self._stopping = threading.Event()
+        self._stopped = threading.Event()
+        self.connected = threading.Event()
+        self._ack_lock = threading.Lock()
+        self._generation = 0
+        self._worker: threading.Thread | None = None
+        self._client: mqtt.Client | None = None
+        self._log: EvidenceLog | None = None
+        self._engine: Engine | None = None
+        self.failure: BaseException | None = None
+
+        # Worker-thread state.
+        self._status_dirty = True
+        self._last_status = -1e9
+        self._last_snapshot = -1e9
+        self._last_checkpoint = -1e9
+        self._last_tick = -1e9
+        self._storage_error: str | None = None
+        self._storage_failed_at: datetime | None = None
+        self._retry_at = 0.0
+        self._retry_delay = self.timing.retry_first_s
+        self._give_up_at = 0.0
+        self._recorded_clock: str | None = None
+        self.published_status = 0
+
+    # -- life cycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Open (verify) the log, rebuild the engine from it, then connect and serve.
+
+        Raises EvidenceError / ChainBroken (from the log) before anything is connected.
+        """
+        self._log = EvidenceLog.open(
+            self.evidence_path, event_id=self.permit.event_id, permit_sha256=self.permit_sha256
+        )
+        try:
+            self._engine, replayed = self._rebuild()
+            self._check_clock()
+            count, head = self._log.head
+            log.info(
+                "evidence %s: %d records verified, head %s; %d messages replayed",
+                self.evidence_path,
+                count,
+                head[:16],
+                replayed,
+            )
+            self._log.append_json(
+                "system",
+                self._now(),
+                {
+                    "event": "started",
+                    "version": __version__,
+                    "clock": self.clock,
+                    "client_id": self.client_id,
+                    "broker": self.address.url,
+                    "permit_sha256": self.permit_sha256,
+                    "replayed": replayed,
+                },
+            )
+            self._log.commit()
+            self._client = self._make_client()
+        except BaseException:
+            self._log.close()
+            raise
+        log.info("connecting to %s as %s", self.address.url, self.client_id)
+        self._client.connect_async(self.address.host, self.address.port, keepalive=30)
+        self._client.loop_start()
+        self._worker = threading.Thread(target=self._work, name="aggregator-worker", daemon=True)
+        self._worker.start()
+
+    def stop(self) -> None:
+        """Ask the service to stop: safe from a signal handler or another thread."""
+        self._stopping.set()
+        self._queue.put(_WAKE)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the service has stopped; True if it has."""
+        return self._stopped.wait(timeout)
+
+    def run_forever(self) -> None:
+        """Start, serve until :meth:`stop`, and shut down cleanly."""
+        self.start()
+        while not self._stopped.wait(1.0):
+            pass
+
+    def __enter__(self) -> Aggregator:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        self.wait(30)
+
+    @property
+    def engine(self) -> Engine:
+        """The live engine; only the worker thread may touch it while running."""
+        assert self._engine is not None
+        return self._engine
+
+    # -- replay ---------------------------------------------------------------------------
+
+    def _check_clock(self) -> None:
+        """A log is replayed with the clock it was recorded with; refuse to mix them."""
+        recorded = self._recorded_clock
+        if recorded is not None and recorded != self.clock:
+            raise UsageError(
+                f"{self.evidence_path} was recorded with --clock {recorded}; "
+                f"continue it with --clock {recorded} or start a new evidence file"
+            )
+
+    def _rebuild(self) -> tuple[Engine, int]:
+        """A fresh engine fed every committed message record: the state the log proves.
+
+        Alerts and commands it produces were already logged and published, so they are
+        collected and discarded; alert ids then continue where they were.
+        """
+        engine = Engine(self.permit, clock=self.clock)
+        wall = self.clock == "wall"
+        replayed = 0
+        for rec in read_records(self.evidence_path):
+            if rec.kind == "message":
+                engine.feed(rec.topic or "", rec.payload, rec.received_at, rec.id)
+                engine.note_record_hash(rec.id, rec.hash)
+                replayed += 1
+            else:
+                if rec.kind == "system" and b'"started"' in rec.payload:
+                    self._recorded_clock = json.loads(rec.payload).get("clock")
+                if wall:
+                    engine.tick(rec.received_at)
+        engine.collect_changes()
+        return engine, replayed
+
+    # -- the network thread ---------------------------------------------------------------
+
+    def _make_client(self) -> mqtt.Client:
+        try:
+            client = make_client(
+                self.address,
+                self.client_id,
+                clean_start=False,
+                ca_file=self.ca_file,
+                will_topic=self.topics.aggregator_availability,
+                will_payload=b"offline",
+                will_retain=True,
+                manual_ack=True,
+            )
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot set up the broker connection: {exc}") from None
+        client.on_connect = self._on_connect
+        client.on_connect_fail = self._on_connect_fail
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        return client
+
+    def _on_connect(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        flags: mqtt.ConnectFlags,
+        reason_code: Any,
+        properties: object,
+    ) -> None:
+        if reason_code.is_failure:
+            log.error("broker %s refused the connection: %s", self.address.url, reason_code)
+            return
+        with self._ack_lock:
+            self._generation += 1
+        self._status_dirty = True  # a fresh status for whoever missed the last ones
+        client.subscribe([(t, 1) for t in self.topics.inputs])
+        client.publish(self.topics.aggregator_availability, b"online", qos=1, retain=True)
+        log.info(
+            "connected to %s (session %s)",
+            self.address.url,
+            "resumed" if flags.session_present else "new",
+        )
+        self._system_event(
+            {
+                "event": "broker-connected",
+                "broker": self.address.url,
+                "session_present": bool(flags.session_present),
+            }
+        )
+        self.connected.set()
+
+    def _on_connect_fail(self, client: mqtt.Client, userdata: object) -> None:
+        log.warning("cannot reach the broker at %s; retrying", self.address.url)
+
+    def _on_disconnect(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        flags: object,
+        reason_code: Any,
+        properties: object,
+    ) -> None:
+        # A new generation first: no acknowledgement meant for this connection may go out
+        # on the next one, where its packet id could name a different message.
+        with self._ack_lock:
+            self._generation += 1
+        was_connected = self.connected.is_set()
+        self.connected.clear()
+        if self._stopping.is_set() and not self._accepting:
+            return
+        if was_connected:
+            log.warning("disconnected from %s (%s); reconnecting", self.address.url, reason_code)
+            self._system_event(
+                {
+                    "event": "broker-disconnected",
+                    "broker": self.address.url,
+                    "reason": str(reason_code),
+                }
+            )
+
+    def _on_message(self, client: mqtt.Client, userdata: object, message: mqtt.MQTTMessage) -> None:
+        if not self._accepting:
+            return  # not acknowledged: the broker keeps it for the next session
+        try:
+            topic = message.topic
+        except UnicodeDecodeError:
+            topic = bytes(message._topic).decode("utf-8", "replace")  # noqa: SLF001
+        self._queue.put((topic, message.payload, datetime.now(UTC), self._generation, message.mid))
+
+    def _system_event(self, details: dict[str, Any]) -> None:
+        """Record the service's own event; from the network thread, via the queue."""
+        self._queue.put((None, details, self._now(), -1, 0))
+
+    # -- the worker thread ----------------------------------------------------------------
+
+    def _work(self) -> None:
+        try:
+            while True:
+                stopping = self._stopping.is_set()
+                if stopping and self._accepting:
+                    self._accepting = False
+                    self._give_up_at = time.monotonic() + self.timing.retry_max_s
+                    log.info("stopping: taking no more messages, flushing")
+                batch = self._take(0.0 if stopping else self._wait_time())
+                if batch:
+                    self._handle(batch)
+                self._timers()
+                if stopping and not batch and self._queue.empty() and not self._failing:
+                    break
+                if stopping and self._failing and time.monotonic() > self._give_up_at:
+                    log.error("stopping with %d messages not committed", len(self._backlog))
+                    break
+            self._shutdown()
+        except BaseException as exc:
+            self.failure = exc
+            log.exception("the aggregator failed: %s", exc)
+            self._emergency_shutdown()
+        finally:
+            self._stopped.set()
+
+    @property
+    def _failing(self) -> bool:
+        return self._storage_failed_at is not None
+
+    def _wait_time(self) -> float:
+        """How long the worker may sleep before a timer is due."""
+        t = self.timing
+        now = time.monotonic()
+        due = [
+            self._last_status + t.heartbeat_s,
+            self._last_snapshot + t.snapshot_s,
+            self._last_checkpoint + t.checkpoint_s,
+        ]
+        if self._status_dirty:
+            due.append(self._last_status + t.status_min_interval_s)
+        if self.clock == "wall":
+            due.append(self._last_tick + t.tick_s)
+        if self._failing:
+            due.append(self._retry_at)
+        return max(0.0, min(min(due) - now, 1.0))
+
+    def _take(self, timeout: float) -> list[_Item]:
+        """The next batch: ``batch_max`` items, or what arrives within the batch window."""
+        t = self.timing
+        if self._failing:
+            # Keep the network thread's queue moving into the backlog; process nothing.
+            time.sleep(min(timeout, 0.05))
+            self._drain_into_backlog()
+            return []
+        if self._backlog:
+            batch = self._backlog[: t.batch_max]
+            del self._backlog[: t.batch_max]
+            return batch
+        q = self._queue
+        try:
+            first = q.get(timeout=timeout) if timeout > 0 else q.get_nowait()
+        except queue.Empty:
+            return []
+        batch = [first] if first is not _WAKE else []
+        deadline = time.monotonic() + t.batch_window_s
+        while len(batch) < t.batch_max:
+            try:
+                item = q.get_nowait()
+            except queue.Empty:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._stopping.is_set():
+                    break
+                try:
+                    item = q.get(timeout=remaining)
+                except queue.Empty:
+                    break
+            if item is not _WAKE:
+                batch.append(item)
+        return batch
+
+    def _drain_into_backlog(self) -> None:
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not _WAKE:
+                self._backlog.append(item)
+
+    def _handle(self, batch: list[_Item]) -> None:
+        """Feed, append, commit; then, and only then, acknowledge and publish."""
+        evidence = self._log
+        engine = self._engine
+        assert evidence is not None
+        assert engine is not None
+        acks: list[tuple[int, int]] = []
+        for item in batch:
+            topic, payload, received_at, generation, mid = item
+            if topic is None:
+                evidence.append_json("system", received_at, payload)
+                continue
+            record_id = evidence.head[0] + 1
+            r = engine.feed(topic, payload, received_at, record_id)
+            record_id, digest = evidence.append(
+                "message",
+                received_at,
+                topic=topic,
+                payload=payload,
+                accepted=r.accepted,
+                reason=r.reason,
+            )
+            engine.note_record_hash(record_id, digest)
+            if mid:
+                acks.append((generation, mid))
+        now = self._now()
+        if self.clock == "wall":
+            engine.tick(now)
+            self._last_tick = time.monotonic()
+        changes = engine.collect_changes()
+        self._append_changes(changes, now)
+        if not self._commit(batch):
+            return
+        self._ack(acks)
+        self._publish_changes(changes)
+        self._status_dirty = True
+
+    def _append_changes(self, changes: Changes, now: datetime) -> None:
+        evidence = self._log
+        assert evidence is not None
+        for alert in changes.alerts:
+            evidence.append("alert", now, payload=json_bytes(alert))
+        for gate, command in changes.commands.items():
+            evidence.append("command", now, payload=json_bytes({"gate": gate, "command": command}))
+
+    def _commit(self, batch: list[_Item]) -> bool:
+        """Commit the open batch; on a refusal, undo everything it did and keep its items."""
+        evidence = self._log
+        assert evidence is not None
+        try:
+            evidence.commit()
+        except EvidenceWriteError as exc:
+            evidence.rollback()
+            self._backlog[0:0] = batch
+            self._drain_into_backlog()
+            self._storage_failed(exc)
+            return False
+        return True
+
+    def _ack(self, acks: list[tuple[int, int]]) -> None:
+        client = self._client
+        assert client is not None
+        with self._ack_lock:
+            current = self._generation
+            for generation, mid in acks:
+                # An ack for a previous connection is dropped: the broker redelivers that
+                # message, the engine sees a repeat, and the log records it again.
+                if generation == current:
+                    client.ack(mid, 1)
+
+    def _publish_changes(self, changes: Changes) -> None:
+        client = self._client
+        assert client is not None
+        for alert in changes.alerts:
+            client.publish(self.topics.alert(alert["id"]), json_bytes(alert), qos=1, retain=True)
+            log.info(
+                "alert %s %s %s: %s", alert["id"], alert["rule"], alert["state"], alert["message"]
+            )
+        for gate, command in changes.commands.items():
+            client.publish(self.topics.gate_command(gate), json_bytes(command), qos=1, retain=True)
+        if changes.commands:
+            first = next(iter(changes.commands.values()))
+            log.info("gate command: %s", first.get("reason"))
+
+    # -- storage failures -------------------------------------------------------------------
+
+    def _storage_failed(self, exc: EvidenceWriteError) -> None:
+        """The disk refused a commit: hold every message unacknowledged, and retry.
+
+        The engine had already taken the failed batch, so it is rebuilt from the log to
+        match what is on disk; the batch is fed again once the disk takes writes.
+        Issue 7's seam: an operator-facing alert and a status field for a failing
+        evidence store belong in :meth:`_storage_state_changed`.
+        """
+        first = self._storage_failed_at is None
+        if first:
+            self._storage_failed_at = self._now()
+            self._retry_delay = self.timing.retry_first_s
+        else:
+            self._retry_delay = min(self._retry_delay * 2, self.timing.retry_max_s)
+        self._storage_error = str(exc)
+        self._retry_at = time.monotonic() + self._retry_delay
+        log.error(
+            "EVIDENCE NOT WRITTEN: %s; %d messages held unacknowledged; retrying in %.1f s",
+            exc,
+            len(self._backlog),
+            self._retry_delay,
+        )
+        if first:
+            self._engine, _ = self._rebuild()
+            self._storage_state_changed(failing=True)
+
+    def _retry_storage(self) -> None:
+        """Probe the disk with a record of the outage; resume if it is taken."""
+        evidence = self._log
+        assert evidence is not None
+        assert self._storage_failed_at is not None
+        evidence.append_json(
+            "system",
+            self._now(),
+            {
+                "event": "storage-error",
+                "error": self._storage_error,
+                "since": self._storage_failed_at.isoformat(),
+                "held": len(self._backlog),
+            },
+        )
+        try:
+            evidence.commit()
+        except EvidenceWriteError as exc:
+            evidence.rollback()
+            self._storage_failed(exc)
+            return
+        log.warning(
+            "evidence writes work again after failing since %s; processing %d held messages",
+            self._storage_failed_at.isoformat(),
+            len(self._backlog),
+        )
+        self._storage_failed_at = None
+        self._storage_error = None
+        self._storage_state_changed(failing=False)
+
+    def _storage_state_changed(self, *, failing: bool) -> None:
+        """Hook for when the evidence store starts or stops failing (issue 7 extends it)."""
+        self._status_dirty = True
+
+    # -- timers ---------------------------------------------------------------------------
+
+    def _timers(self) -> None:
+        t = self.timing
+        mono = time.monotonic()
+        if self._failing:
+            if mono >= self._retry_at:
+                self._retry_storage()
+            if self._failing:
+                self._maybe_publish_status(mono)
+                return
+        evidence = self._log
+        engine = self._engine
+        assert evidence is not None
+        assert engine is not None
+        now = self._now()
+        changes = Changes()
+        if self.clock == "wall" and mono - self._last_tick >= t.tick_s:
+            engine.tick(now)
+            self._last_tick = mono
+            changes = engine.collect_changes()
+            self._append_changes(changes, now)
+        snapshot = mono - self._last_snapshot >= t.snapshot_s
+        if snapshot:
+            evidence.append("status", now, payload=json_bytes(engine.status()))
+        checkpoint = mono - self._last_checkpoint >= t.checkpoint_s
+        if checkpoint:
+            count, head = evidence.head
+            point = {"record": count, "hash": head, "ts": now.isoformat()}
+            evidence.append_json("system", now, {"event": "checkpoint", **point})
+        if evidence.pending and not self._commit([]):
+            return
+        if snapshot:
+            self._last_snapshot = mono
+        if checkpoint:
+            self._last_checkpoint = mono
+            assert self._client is not None
+            self._client.publish(self.topics.checkpoint, json_bytes(point), qos=1, retain=True)
+        if changes:
+            self._publish_changes(changes)
+            self._status_dirty = True
+        self._maybe_publish_status(mono)
+
+    def _maybe_publish_status(self, mono: float) -> None:
+        t = self.timing
+        since = mono - self._last_status
+        if not (
+            (self._status_dirty and since >= t.status_min_interval_s) or since >= t.heartbeat_s
+        ):
+            return
+        if not self.connected.is_set():
+            return  # a status queued offline would be stale; the next one goes on reconnect
+        self._publish_status(mono)
+
+    def _publish_status(self, mono: float) -> None:
+        assert self._client is not None
+        assert self._engine is not None
+        self._client.publish(
+            self.topics.status, json_bytes(self._engine.status()), qos=1, retain=True
+        )
+        self._last_status = mono
+        self._status_dirty = False
+        self.published_status += 1
+
+    # -- shutdown -------------------------------------------------------------------------
+
+    def _shutdown(self) -> None:
+        evidence = self._log
+        client = self._client
+        assert evidence is not None
+        assert client is not None
+        if not self._failing:
+            now = self._now()
+            evidence.append("status", now, payload=json_bytes(self.engine.status()))
+            evidence.append_json("system", now, {"event": "stopped"})
+            try:
+                evidence.commit()
+            except EvidenceWriteError as exc:
+                evidence.rollback()
+                log.error("could not record the stop: %s", exc)
+            if self.connected.is_set():
+                self._publish_status(time.monotonic())
+            count, head = evidence.committed_head
+            client.publish(
+                self.topics.checkpoint,
+                json_bytes({"record": count, "hash": head, "ts": now.isoformat()}),
+                qos=1,
+                retain=True,
+            )
+        self._go_offline()
+        count, head = evidence.committed_head
+        evidence.close()
+        log.info("stopped; evidence holds %d records, head %s", count, head[:16])
+
+    def _go_offline(self) -> None:
+        client = self._client
+        assert client is not None
+        if self.connected.is_set():
+            info = client.publish(
+                self.topics.aggregator_availability, b"offline", qos=1, retain=True
+            )
+            with contextlib.suppress(RuntimeError, ValueError):
+                info.wait_for_publish(timeout=5.0)
+        client.disconnect()
+        client.loop_stop()
+
+    def _emergency_shutdown(self) -> None:
+        self._accepting = False
+        with contextlib.suppress(Exception):
+            self._go_offline()
+        if self._log is not None:
+            with contextlib.suppress(Exception):
+                self._log.close()
+
+
+# -- the command line -------------------------------------------------------------------------
+
+
+class _UtcFormatter(logging.Formatter):
+    """``2027-07-04T14:03:05Z INFO aggregator: message``: plain and greppable."""
+
+    converter = time.gmtime
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%dT%H:%M:%SZ")
+
+
+def configure_logging(level: str) -> None:
+    """Send the service's log lines to stderr at ``level``."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_UtcFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+
+
+def cli_run(args: argparse.Namespace) -> int:
+    """``kent-ops run``: serve until SIGINT/SIGTERM; 0 on a clean stop."""
+    try:
+        address = parse_broker_url(args.broker)
+    except BrokerUrlError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        permit = load_permit(args.permit)
+    except PermitError as exc:
+        raise UsageError(str(exc)) from None
+    ca_file = getattr(args, "ca_file", None)
+    if ca_file is not None and not Path(ca_file).is_file():
+        raise UsageError(f"CA file {ca_file}: no such file")
+    evidence = Path(args.evidence)
+    if evidence.is_dir():
+        raise UsageError(f"{evidence} is a folder; --evidence names the log file")
+    if not evidence.parent.is_dir():
+        raise UsageError(f"cannot create {evidence}: folder {evidence.parent} does not exist")
+    configure_logging(getattr(args, "log_level", "info"))
+    aggregator = Aggregator(permit, evidence, address, clock=args.clock, ca_file=ca_file)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("received %s", signal.Signals(signum).name)
+        aggregator.stop()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    aggregator.run_forever()
+    return 1 if aggregator.failure is not None else 0
