@@ -195,6 +195,18 @@ class AlertBook:
                     del live[key]
                     self.changed.add(alert.id)
 
+    def observe_worst(self, held: dict[Key, Condition]) -> None:
+        """Offer figures seen between evaluations; only an alert's worst figure can change."""
+        for key, cond in held.items():
+            alert = self.live.get(key)
+            if alert is not None and cond.magnitude > alert.worst_magnitude:
+                alert.worst_magnitude = cond.magnitude
+                alert.worst_observed = cond.observed
+                alert.worst_required = cond.required
+            waiting = self.pending.get(key)
+            if waiting is not None and cond.magnitude > waiting.cond.magnitude:
+                waiting.cond = cond
+
     def event(
         self, key: Key, t: int, cond: Condition, *, uncertain: bool, record: int | None
     ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kent_ops.payloads import Badge, GateCount, LotOccupancy
 from kent_ops.timeutil import SECOND
@@ -18,8 +19,7 @@ __all__ = ["Counting", "GateCounter", "GateOutcome", "LotSensor", "SensorLivenes
 RATE_WINDOW_US = 60 * SECOND
 
 
-@dataclass(frozen=True, slots=True)
-class GateOutcome:
+class GateOutcome(NamedTuple):
     """What one gate message did: counted, ignored as a duplicate, stitched, or rejected."""
 
     effect: str  # counted | duplicate | restart | rejected
@@ -32,8 +32,8 @@ class GateCounter:
 
     ``base_*`` hold what earlier runs of the device counted; ``device_*`` the current
     run's totals. A repeated or older ``seq`` changes nothing (QoS 1 redelivers); a
-    ``seq`` back at 0 or 1 with lower totals is a restart; totals that fall otherwise
-    are refused.
+    ``seq`` back at 0 or 1 with lower totals is a restart, unless it is a redelivery of
+    this run's own first message (``run_start``); totals that fall otherwise are refused.
     """
 
     last_seq: int | None = None
@@ -43,6 +43,7 @@ class GateCounter:
     base_out: int = 0
     restarts: int = 0
     recent: deque[tuple[int, int]] = field(default_factory=deque)
+    run_start: tuple[GateCount, ...] = ()
 
     @property
     def in_total(self) -> int:
@@ -61,6 +62,9 @@ class GateCounter:
         lower = msg.in_total < self.device_in or msg.out_total < self.device_out
         if last is not None:
             if msg.seq <= 1 and msg.seq < last and lower:
+                if msg in self.run_start:
+                    return GateOutcome("duplicate", f"seq {msg.seq} already counted (redelivered)")
+                self.run_start = ()
                 self.base_in += self.device_in
                 self.base_out += self.device_out
                 self.restarts += 1
@@ -79,9 +83,11 @@ class GateCounter:
                     f"out {self.device_out:,}→{msg.out_total:,} at seq {msg.seq})",
                 )
         self._take(msg, t)
-        return GateOutcome("counted")
+        return _COUNTED
 
     def _take(self, msg: GateCount, t: int) -> None:
+        if msg.seq <= 1:
+            self.run_start = (*self.run_start, msg)
         self.last_seq = msg.seq
         self.device_in = msg.in_total
         self.device_out = msg.out_total
@@ -104,6 +110,9 @@ class GateCounter:
         return (in1 - in0) * 60 * SECOND / span if span >= SECOND else 0.0
 
 
+_COUNTED = GateOutcome("counted")
+
+
 @dataclass(slots=True)
 class LotSensor:
     """Cars now in one lot; older ``seq`` ignored, a device restart accepted."""
@@ -111,11 +120,16 @@ class LotSensor:
     capacity: int
     occupied: int | None = None
     last_seq: int | None = None
+    run_start: tuple[LotOccupancy, ...] = ()
 
     def apply(self, msg: LotOccupancy) -> bool:
         last = self.last_seq
-        if last is not None and msg.seq <= last and not (msg.seq <= 1 < last):
-            return False
+        if last is not None and msg.seq <= last:
+            if not (msg.seq <= 1 < last) or msg in self.run_start:
+                return False
+            self.run_start = ()  # a restart, not a redelivery of this run's first message
+        if msg.seq <= 1:
+            self.run_start = (*self.run_start, msg)
         self.last_seq = msg.seq
         self.occupied = msg.occupied
         return True
@@ -128,11 +142,17 @@ class StaffRoster:
     on_duty: dict[str, str] = field(default_factory=dict)  # badge -> role
     counts: dict[str, int] = field(default_factory=lambda: {"doctor": 0, "nurse": 0, "security": 0})
     last_seq: dict[str, int] = field(default_factory=dict)  # station -> seq
+    run_start: dict[str, tuple[Badge, ...]] = field(default_factory=dict)  # station -> seq 0/1
 
     def apply(self, station: str, msg: Badge) -> bool:
         last = self.last_seq.get(station)
-        if last is not None and msg.seq <= last and not (msg.seq <= 1 < last):
-            return False
+        first = self.run_start.get(station, ())
+        if last is not None and msg.seq <= last:
+            if not (msg.seq <= 1 < last) or msg in first:
+                return False
+            first = ()  # a restart, not a redelivery of this run's first scan
+        if msg.seq <= 1:
+            self.run_start[station] = (*first, msg)
         self.last_seq[station] = msg.seq
         current = self.on_duty.get(msg.badge)
         if msg.action == "on":
@@ -206,10 +226,11 @@ class Counting:
 
     def apply_gate(self, gate: str, msg: GateCount, t: int) -> GateOutcome:
         counter = self.gates[gate]
-        before_in, before_out = counter.in_total, counter.out_total
+        before_in = counter.base_in + counter.device_in
+        before_out = counter.base_out + counter.device_out
         outcome = counter.apply(msg, t)
-        d_in = counter.in_total - before_in
-        d_out = counter.out_total - before_out
+        d_in = counter.base_in + counter.device_in - before_in
+        d_out = counter.base_out + counter.device_out - before_out
         if d_in or d_out:
             self.entries += d_in
             self.exits += d_out

@@ -23,7 +23,7 @@ import heapq
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from kent_ops import ordinance as law
 from kent_ops.alerts import Alert, AlertBook
@@ -31,7 +31,7 @@ from kent_ops.checklist import applicable_items
 from kent_ops.counting import Counting
 from kent_ops.payloads import Ack, Adjust, Decoded, Inspection, Note, Rejection, decode
 from kent_ops.permit import Permit, local_midnight_after
-from kent_ops.rules import Condition, Terms, evaluate
+from kent_ops.rules import Condition, Terms, attendance_band, evaluate
 from kent_ops.timeutil import SECOND, from_us, iso, seconds, to_us
 
 __all__ = ["Changes", "Engine", "FeedResult"]
@@ -39,8 +39,7 @@ __all__ = ["Changes", "Engine", "FeedResult"]
 Clock = Literal["wall", "sensor"]
 
 
-@dataclass(frozen=True, slots=True)
-class FeedResult:
+class FeedResult(NamedTuple):
     """What became of one received message.
 
     ``kind`` is the message's kind (``gate``, ``lot``, ``badge``, ``availability``,
@@ -123,6 +122,10 @@ class Engine:
         self._adjustments: list[dict[str, Any]] = []
         self.rejected = 0
         self.accepted = 0
+        self._counts_only = False
+        self._band: tuple[int, int] | None = None
+        self._over_collective = False
+        self._stretch_peak: int | None = None
 
     # -- time ---------------------------------------------------------------------------
 
@@ -153,6 +156,7 @@ class Engine:
         """Visit every deadline up to ``t`` in order, then stand at ``t``."""
         if self._now is None:
             self._begin(t)
+            self._evaluate()  # what time alone makes true (inside a window) holds from here
             return
         heap = self._heap
         while heap and heap[0][0] <= t:
@@ -206,37 +210,66 @@ class Engine:
                 t = to_us(ts)
             elif self._now is not None:
                 t = self._now
-        if self._now is not None and t < self._now:
-            t = self._now
-        self._advance(t)
-        t = self._now if self._now is not None else t
+        now = self._now
+        if now is not None and t < now:
+            t = now  # time never goes back: a late message is taken now
+        if now is None or (self._heap and self._heap[0][0] <= t):
+            self._advance(t)
+        elif t > now:
+            self._now = t
         if record_id is not None:
             self._last_record = record_id
         if isinstance(decoded, Rejection):
             self.rejected += 1
             return FeedResult(False, decoded.reason, decoded.kind, from_us(t))
+        at = received_at if t == received else from_us(t)
+        self._counts_only = False
         try:
             reason = self._apply(decoded, t, received, record_id)
         except _Refused as refused:
             self.rejected += 1
-            return FeedResult(False, str(refused), decoded.kind, from_us(t))
+            return FeedResult(False, str(refused), decoded.kind, at)
         self.accepted += 1
-        self._evaluate()
-        return FeedResult(True, reason, decoded.kind, from_us(t))
+        if not (self._counts_only and self._within_band()):
+            self._evaluate()
+        return FeedResult(True, reason, decoded.kind, at)
+
+    def _within_band(self) -> bool:
+        """True when this attendance leaves every rule and the gate command as they were.
+
+        Every attendance rule flips where attendance crosses a fixed figure (500, the
+        permitted maximum, a nurse or car-space boundary, hold_at…). Between two such
+        figures nothing but the numbers change, so a full evaluation can wait; the
+        highest attendance seen meanwhile is kept so an alert's worst figure is exact.
+        """
+        band = self._band
+        if band is None:
+            return False
+        counts = self.counts
+        attendance = counts.attendance
+        if not (band[0] <= attendance <= band[1]):
+            return False
+        if (counts.entries > self.terms.max_collective) != self._over_collective:
+            return False
+        if self._stretch_peak is None or attendance > self._stretch_peak:
+            self._stretch_peak = attendance
+        return True
 
     def _apply(self, msg: Decoded, t: int, received: int, record: int | None) -> str | None:
         """Move the counts; return a note for an accepted message that changed nothing."""
         rec = msg.record
         counts = self.counts
         kind = msg.kind
+        skew_changed = False
         if kind in ("gate", "lot", "badge"):
-            self._note_skew(msg.source, rec, received)  # type: ignore[arg-type]
+            skew_changed = self._note_skew(msg.source, rec, received)
         if kind == "gate":
             outcome = counts.apply_gate(msg.source, rec, t)  # type: ignore[arg-type]
             if outcome.effect == "rejected":
                 raise _Refused(outcome.reason or "refused")
             self._heard(msg.source, t)
             if outcome.effect == "restart":
+                self._track_presence(t)  # the stitched totals can bring persons present
                 self.alert_book.event(
                     ("counter-reset", msg.source),
                     t,
@@ -250,6 +283,7 @@ class Engine:
                 )
                 return outcome.reason
             self._track_presence(t)
+            self._counts_only = not skew_changed
             return outcome.reason if outcome.effect == "duplicate" else None
         if kind == "lot":
             applied = counts.apply_lot(msg.source, rec)  # type: ignore[arg-type]
@@ -313,14 +347,16 @@ class Engine:
         if sensor not in self._stale_scheduled and self.counts.sensors[sensor].watched_for_silence:
             self._schedule_stale(sensor, t + self._stale_us)
 
-    def _note_skew(self, sensor: str, rec: Any, received: int) -> None:
+    def _note_skew(self, sensor: str, rec: Any, received: int) -> bool:
+        """Track sensors whose clock is off by more than 30 s; True if that set changed."""
         if self.clock != "wall":
-            return
+            return False
         skew = (to_us(rec.ts) - received) / SECOND
         if abs(skew) > CLOCK_SKEW_S:
+            changed = sensor not in self._skewed
             self._skewed[sensor] = skew
-        else:
-            self._skewed.pop(sensor, None)
+            return changed
+        return self._skewed.pop(sensor, None) is not None
 
     def _track_presence(self, t: int) -> None:
         """Remember since when persons have been continuously present, for midnight."""
@@ -340,6 +376,21 @@ class Engine:
         t = self._now
         assert t is not None
         counts = self.counts
+        peak = self._stretch_peak
+        if peak is not None:
+            # Attendance rose and fell inside the band since the last evaluation; the
+            # worst figure of each alert is at the highest attendance reached.
+            self._stretch_peak = None
+            at_peak = evaluate(
+                self.terms,
+                counts,
+                t,
+                overnight_from=self._overnight_from,
+                deficient=self._deficient,
+                skewed=self._skewed,
+                attendance=peak,
+            )
+            self.alert_book.observe_worst(at_peak)
         held = evaluate(
             self.terms,
             counts,
@@ -359,6 +410,15 @@ class Engine:
         if state != self._command_state:
             self._command_state = state
             self._commands_changed = True
+        self._band = attendance_band(
+            self.terms,
+            counts,
+            t,
+            admit_capacity=self._admit_capacity,
+            hold_at=self._hold_at,
+            resume_below=self._resume_below,
+        )
+        self._over_collective = counts.entries > self.terms.max_collective
 
     def _command_reason(self, permit_hold: bool) -> tuple[bool, str]:
         if permit_hold:
@@ -390,14 +450,21 @@ class Engine:
     @property
     def alerts(self) -> dict[str, dict[str, Any]]:
         """Every alert so far, by id, in SPEC 3's shape."""
+        self._settle()
         return {aid: self._alert_dict(a) for aid, a in self.alert_book.alerts.items()}
 
     def _alert_dict(self, alert: Alert) -> dict[str, Any]:
         record = alert.evidence_record
         return alert.to_dict(self._hashes.get(record) if record is not None else None)
 
+    def _settle(self) -> None:
+        """Bring alert figures up to date after a stretch of in-band messages."""
+        if self._stretch_peak is not None and self._now is not None:
+            self._evaluate()
+
     def collect_changes(self) -> Changes:
         """Alerts and gate commands that changed since the last call, to publish and log."""
+        self._settle()
         book = self.alert_book
         changes = Changes(
             alerts=[self._alert_dict(book.alerts[aid]) for aid in sorted(book.changed)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import msgspec
 
@@ -108,8 +108,7 @@ class Availability:
 Record = GateCount | LotOccupancy | Badge | Note | Ack | Inspection | Adjust | Availability
 
 
-@dataclass(frozen=True, slots=True)
-class Decoded:
+class Decoded(NamedTuple):
     """A message that parsed: its kind, its source (sensor or inspector id) and its record."""
 
     kind: str
@@ -117,8 +116,7 @@ class Decoded:
     record: Record
 
 
-@dataclass(frozen=True, slots=True)
-class Rejection:
+class Rejection(NamedTuple):
     """A message that did not parse; ``reason`` is one sentence for the evidence log."""
 
     kind: str
@@ -156,40 +154,69 @@ def decode(
     """
     if len(payload) > MAX_PAYLOAD_BYTES:
         return Rejection("unknown", f"payload of {len(payload):,} bytes is over the 64 KiB limit")
-    if not topic.startswith(prefix + "/"):
-        return Rejection("unknown", f"topic {topic!r} is not under {prefix}/")
-    parts = topic[len(prefix) + 1 :].split("/")
-    if len(parts) != 3:
-        return Rejection("unknown", f"topic {topic!r} is not a kent-ops input topic")
-    area, source, leaf = parts
-    if area == "inspector":
-        entry = _INSPECTOR_TOPICS.get(leaf)
-        if entry is None:
-            return Rejection(
-                "unknown", f"inspector topic {leaf!r} is not note, ack, inspection or adjust"
-            )
-        if not source:
-            return Rejection(entry[0], "inspector id is empty")
-        return _decode_json(entry[0], source, entry[1], payload)
-    if area == "sensor" and leaf == "availability":
-        if source not in sensors:
-            return Rejection("availability", f"sensor {source!r} is not listed in the permit")
+    route = _ROUTES.get((prefix, topic))
+    if route is None:
+        route = _route(prefix, sensors, topic)
+        if len(_ROUTES) >= _ROUTES_KEPT:
+            _ROUTES.clear()  # a flood of made-up topics must not grow memory without bound
+        _ROUTES[(prefix, topic)] = route
+    kind, source, cls, problem = route
+    if problem is not None:
+        return Rejection(kind, problem)
+    if cls is None:
         text = payload.strip()
         if text == b"online":
             return Decoded("availability", source, Availability(True))
         if text == b"offline":
             return Decoded("availability", source, Availability(False))
         return Rejection("availability", "availability must be 'online' or 'offline'")
+    return _decode_json(kind, source, cls, payload)
+
+
+_Route = tuple[str, str, "type[msgspec.Struct] | None", "str | None"]
+_ROUTES: dict[tuple[str, str], _Route] = {}
+_ROUTES_KEPT = 10_000
+
+
+def _route(prefix: str, sensors: Mapping[str, str], topic: str) -> _Route:
+    """Where a topic leads: (kind, source, payload type, or the reason it leads nowhere).
+
+    The answer depends only on the topic and the permit's sensors, so it is cached.
+    Callers with another permit pass another ``sensors`` mapping *and* prefix; a permit
+    is bound to one event id, so (prefix, topic) identifies the answer.
+    """
+    if not topic.startswith(prefix + "/"):
+        return ("unknown", "", None, f"topic {topic!r} is not under {prefix}/")
+    parts = topic[len(prefix) + 1 :].split("/")
+    if len(parts) != 3:
+        return ("unknown", "", None, f"topic {topic!r} is not a kent-ops input topic")
+    area, source, leaf = parts
+    if area == "inspector":
+        entry = _INSPECTOR_TOPICS.get(leaf)
+        if entry is None:
+            return (
+                "unknown",
+                source,
+                None,
+                f"inspector topic {leaf!r} is not note, ack, inspection or adjust",
+            )
+        if not source:
+            return (entry[0], source, None, "inspector id is empty")
+        return (entry[0], source, entry[1], None)
+    if area == "sensor" and leaf == "availability":
+        if source not in sensors:
+            return ("availability", source, None, f"sensor {source!r} is not listed in the permit")
+        return ("availability", source, None, None)
     entry3 = _SENSOR_TOPICS.get((area, leaf))
     if entry3 is None:
-        return Rejection("unknown", f"topic {topic!r} is not a kent-ops input topic")
+        return ("unknown", source, None, f"topic {topic!r} is not a kent-ops input topic")
     kind, cls, sensor_kind = entry3
-    if sensors.get(source) != sensor_kind:
-        listed = sensors.get(source)
+    listed = sensors.get(source)
+    if listed != sensor_kind:
         if listed is None:
-            return Rejection(kind, f"{sensor_kind} {source!r} is not listed in the permit")
-        return Rejection(kind, f"{source!r} is listed as a {listed}, not a {sensor_kind}")
-    return _decode_json(kind, source, cls, payload)
+            return (kind, source, None, f"{sensor_kind} {source!r} is not listed in the permit")
+        return (kind, source, None, f"{source!r} is listed as a {listed}, not a {sensor_kind}")
+    return (kind, source, cls, None)
 
 
 def _decode_json(
@@ -215,6 +242,8 @@ def _check(record: msgspec.Struct) -> str | None:
     if isinstance(ts, datetime) and ts.tzinfo is None:
         return "bad timestamp: ts has no offset (use e.g. 2027-07-04T14:03:05-04:00 or Z)"
     if isinstance(record, GateCount):
+        if 0 <= record.seq <= 2**53 and 0 <= record.in_total <= MAX_COUNT >= record.out_total >= 0:
+            return None  # the common case, checked in one expression
         return (
             _seq_ok(record.seq)
             or _count_ok("in_total", record.in_total)

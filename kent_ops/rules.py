@@ -81,6 +81,7 @@ def evaluate(
     overnight_from: int | None,
     deficient: dict[str, str],
     skewed: dict[str, float],
+    attendance: int | None = None,
 ) -> dict[Key, Condition]:
     """Every condition that holds at instant ``t``.
 
@@ -92,9 +93,11 @@ def evaluate(
             present, or None while nobody is present.
         deficient: checklist items an inspector has marked deficient, with the note.
         skewed: sensors whose clock is off by more than 30 s, with the skew in seconds.
+        attendance: evaluate as if this were the attendance (for an alert's worst figure).
     """
     held: dict[Key, Condition] = {}
-    attendance = counts.attendance
+    if attendance is None:
+        attendance = counts.attendance
     entries = counts.entries
     present = max(attendance, 0)
     inside = terms.inside_window(t)
@@ -193,6 +196,34 @@ def evaluate(
             {"skew_s": round(skew, 3)}, {"skew_s_at_most": 30}, abs(skew)
         )
     return held
+
+
+def attendance_band(
+    terms: Terms,
+    counts: Counting,
+    t: int,
+    *,
+    admit_capacity: bool,
+    hold_at: int,
+    resume_below: int,
+) -> tuple[int, int]:
+    """The attendance range around the current one in which no rule and no command flips.
+
+    Each attendance rule holds exactly when attendance exceeds some figure ``x`` (given
+    everything else as it is now); so does the gate command. Between the nearest such
+    figures below and above the current attendance, only numbers change.
+    """
+    roster = counts.roster.counts
+    edges = [0, terms.max_at_one_time, roster["nurse"] * terms.persons_per_nurse]
+    edges.append(terms.spaces_provided * law.PERSONS_PER_CAR_SPACE)
+    if not terms.issued or not terms.inside_window(t):
+        edges.append(law.PERMIT_THRESHOLD)
+    # The command holds at attendance >= hold_at, and admits again below resume_below.
+    edges.append(hold_at - 1 if admit_capacity else resume_below - 1)
+    attendance = counts.attendance
+    lo = max((x + 1 for x in edges if x < attendance), default=-(2**62))
+    hi = min((x for x in edges if x >= attendance), default=2**62)
+    return lo, hi
 
 
 def _n(value: Any) -> str:
