@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
@@ -76,13 +77,21 @@ class Engine:
         permit: the validated permit.
         clock: ``"wall"`` takes each message at its receive time (the field); ``"sensor"``
             at its payload's ``ts`` (simulations, replays and tests), never going back.
+        keys: each sensor's HMAC key when the event signs payloads (the permit's
+            ``[signing]`` table); unsigned or mis-signed sensor payloads are rejected.
     """
 
-    def __init__(self, permit: Permit, clock: Clock = "wall") -> None:
+    def __init__(
+        self,
+        permit: Permit,
+        clock: Clock = "wall",
+        keys: Mapping[str, bytes] | None = None,
+    ) -> None:
         if clock not in ("wall", "sensor"):
             raise ValueError(f"clock must be 'wall' or 'sensor', not {clock!r}")
         self.permit = permit
         self.clock = clock
+        self.keys = dict(keys) if keys is not None else None
         self.terms = Terms.of(permit)
         self._prefix = f"kent/{permit.event_id}"
         self._sensor_kinds = permit.sensors
@@ -202,7 +211,7 @@ class Engine:
         ``record_id`` is the evidence record that holds it, cited by any alert it starts.
         """
         received = to_us(received_at)
-        decoded = decode(self._prefix, self._sensor_kinds, topic, payload)
+        decoded = decode(self._prefix, self._sensor_kinds, topic, payload, self.keys)
         t = received
         if self.clock == "sensor":
             ts = getattr(decoded.record, "ts", None) if isinstance(decoded, Decoded) else None

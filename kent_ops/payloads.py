@@ -16,6 +16,8 @@ from typing import Literal, NamedTuple
 
 import msgspec
 
+from kent_ops.signing import unsign
+
 __all__ = [
     "MAX_PAYLOAD_BYTES",
     "Ack",
@@ -141,7 +143,11 @@ _DECODERS = {
 
 
 def decode(
-    prefix: str, sensors: Mapping[str, str], topic: str, payload: bytes
+    prefix: str,
+    sensors: Mapping[str, str],
+    topic: str,
+    payload: bytes,
+    keys: Mapping[str, bytes] | None = None,
 ) -> Decoded | Rejection:
     """Turn one received message into a record or a rejection; never raises.
 
@@ -151,6 +157,8 @@ def decode(
             (``gate``, ``lot`` or ``station``).
         topic: the MQTT topic as received.
         payload: the raw bytes as received.
+        keys: when the event signs its payloads, each sensor's HMAC key; a gate, lot
+            or badge payload must then carry a good ``sig`` (see :mod:`kent_ops.signing`).
     """
     if len(payload) > MAX_PAYLOAD_BYTES:
         return Rejection("unknown", f"payload of {len(payload):,} bytes is over the 64 KiB limit")
@@ -170,9 +178,18 @@ def decode(
         if text == b"offline":
             return Decoded("availability", source, Availability(False))
         return Rejection("availability", "availability must be 'online' or 'offline'")
+    if keys is not None and kind in _SIGNED_KINDS:
+        key = keys.get(source)
+        if key is None:
+            return Rejection(kind, f"no signing key for sensor {source!r} in the keys file")
+        unsigned = unsign(payload, key)
+        if isinstance(unsigned, str):
+            return Rejection(kind, unsigned)
+        payload = unsigned
     return _decode_json(kind, source, cls, payload)
 
 
+_SIGNED_KINDS = frozenset({"gate", "lot", "badge"})
 _Route = tuple[str, str, "type[msgspec.Struct] | None", "str | None"]
 _ROUTES: dict[tuple[str, str], _Route] = {}
 _ROUTES_KEPT = 10_000
