@@ -1,0 +1,129 @@
+"""A badge reader at a staff station: doctors, nurses and security going on and off duty.
+
+It publishes only when a badge is scanned (SPEC 3); its liveness is its availability
+topic. Scans made while the broker is away are kept and sent in order, each with the
+time it was made, when the connection returns.
+
+As a library::
+
+    reader = BadgeReader("kent-summer-fest-2027", "first-aid")
+    reader.connect(parse_broker_url("mqtt://broker:1883"))
+    reader.scan("RN-0042", "nurse", "on")
+
+From the command line, one scan per line on stdin: ``RN-0042 nurse on``::
+
+    python -m sensors.badge_reader --permit permit.toml --id first-aid
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+from sensors.device import Clock, Device, utc_now
+from sensors.device_cli import DeviceSpec, run_device_cli
+from sensors.payloads import ROLES
+
+__all__ = ["ACTIONS", "BadgeReader", "main", "parse_line"]
+
+ACTIONS = ("on", "off")
+
+
+class BadgeReader(Device):
+    """Publishes one message per badge scan; no heartbeat."""
+
+    kind = "station"
+
+    def __init__(
+        self,
+        event_id: str,
+        sensor_id: str,
+        *,
+        clock: Clock = utc_now,
+        tz: tzinfo | None = None,
+        key: bytes | None = None,
+        state_file: str | Path | None = None,
+    ) -> None:
+        self._backlog: list[tuple[dict[str, Any], datetime]] = []
+        super().__init__(
+            event_id,
+            sensor_id,
+            clock=clock,
+            tz=tz,
+            key=key,
+            state_file=state_file,
+            heartbeat_s=None,
+        )
+
+    @property
+    def topic(self) -> str:
+        return self.topics.staff_badge(self.sensor_id)
+
+    @property
+    def backlog(self) -> int:
+        """Scans waiting for the broker."""
+        return len(self._backlog)
+
+    def scan(self, badge: str, role: str, action: str) -> bool:
+        """Publish one scan (True), or keep it until the broker is back (False)."""
+        badge = badge.strip()
+        if not badge:
+            raise ValueError("a badge id must not be empty")
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        if action not in ACTIONS:
+            raise ValueError(f"action must be 'on' or 'off', not {action!r}")
+        fields = {"badge": badge, "role": role, "action": action}
+        with self._lock:
+            if not self._backlog and self._send(fields):
+                return True
+            self._backlog.append((fields, self.clock()))
+            return False
+
+    def _link_up(self) -> None:
+        """Send the scans kept while the broker was away, oldest first, at their times."""
+        while self._backlog:
+            fields, at = self._backlog[0]
+            if not self._send(fields, ts=at):
+                return
+            self._backlog.pop(0)
+
+
+def parse_line(line: str) -> tuple[str, str, str]:
+    """``RN-0042 nurse on`` → ("RN-0042", "nurse", "on"); raise ValueError."""
+    words = line.split()
+    if len(words) != 3:
+        raise ValueError(f"expected 'BADGE ROLE on|off', got {line.strip()!r}")
+    badge, role, action = words
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    if action not in ACTIONS:
+        raise ValueError(f"action must be 'on' or 'off', not {action!r}")
+    return badge, role, action
+
+
+def _handle(device: Device, line: str) -> None:
+    assert isinstance(device, BadgeReader)
+    device.scan(*parse_line(line))
+
+
+SPEC = DeviceSpec(
+    prog="python -m sensors.badge_reader",
+    kind="station",
+    description="A staff badge reader: reads 'BADGE ROLE on|off' lines from stdin "
+    "(e.g. 'RN-0042 nurse on') and publishes each scan (SPEC 3).",
+    periodic=False,
+    make=lambda ev, sid, **kw: BadgeReader(ev, sid, **kw),
+    handle=_handle,
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_device_cli(SPEC, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,388 @@
+"""What every sensor shares: its link to the broker, availability and will, ``seq``, state.
+
+A device never talks to paho directly; it sends through a :class:`Link`. On the field
+that is an :class:`MqttLink` (QoS 1, availability ``online`` retained on every connect,
+last will ``offline`` retained). In the simulator and in unit tests it is a
+:class:`MemoryLink` that keeps what it was sent, so the simulator drives the very same
+device classes a Raspberry Pi runs, with a simulated clock and no broker.
+
+While the link is down a device keeps its readings: gate counters and lot sensors keep
+counting and, when the link comes back, publish their latest figures once (coalesced,
+with the next ``seq``); badge readers keep each scan and send them in order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+import paho.mqtt.client as mqtt
+
+from kent_ops.mqtt import BrokerAddress, Topics, make_client
+from sensors.payloads import encode_payload, format_ts
+
+__all__ = [
+    "Clock",
+    "Device",
+    "Link",
+    "MemoryLink",
+    "MqttLink",
+    "Sent",
+    "utc_now",
+]
+
+Clock = Callable[[], datetime]
+"""Returns the current (timezone-aware) time; the simulator passes simulated time."""
+
+ONLINE = b"online"
+OFFLINE = b"offline"
+
+
+def utc_now() -> datetime:
+    """The wall clock, in UTC: the default clock of a real device."""
+    return datetime.now(UTC)
+
+
+class Link(Protocol):
+    """Where a device's messages go: a broker connection, or a list in memory."""
+
+    on_up: Callable[[], None] | None
+    """Called (by the link) each time the link comes up, before anything else is sent."""
+
+    @property
+    def online(self) -> bool:
+        """True while messages sent now reach the broker."""
+        ...
+
+    def send(self, topic: str, payload: bytes, retain: bool) -> None:
+        """Send one message, QoS 1."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """One message a :class:`MemoryLink` was given."""
+
+    topic: str
+    payload: bytes
+    retain: bool
+
+
+@dataclass
+class MemoryLink:
+    """A link that keeps what it is sent; the broker's side is played by the caller.
+
+    ``set_online(False)`` stands for the connection dropping: like a broker it then
+    publishes the device's last will (``offline``, retained) into :attr:`sent`.
+    """
+
+    will_topic: str | None = None
+    sent: list[Sent] = field(default_factory=list)
+    on_up: Callable[[], None] | None = None
+    _online: bool = True
+
+    @property
+    def online(self) -> bool:
+        return self._online
+
+    def send(self, topic: str, payload: bytes, retain: bool) -> None:
+        if not self._online:
+            raise ConnectionError("MemoryLink is offline")
+        self.sent.append(Sent(topic, payload, retain))
+
+    def set_online(self, online: bool, *, will: bool = True) -> None:
+        """Bring the link up (the device then announces itself) or drop it."""
+        if online == self._online:
+            return
+        self._online = online
+        if online:
+            if self.on_up is not None:
+                self.on_up()
+        elif will and self.will_topic is not None:
+            self.sent.append(Sent(self.will_topic, OFFLINE, True))
+
+    def drain(self) -> list[Sent]:
+        """Everything sent since the last drain, oldest first."""
+        out, self.sent = self.sent, []
+        return out
+
+
+class MqttLink:
+    """A paho connection for one device: QoS 1, last will ``offline`` retained.
+
+    It connects in the background and reconnects by itself (1 s, doubling to 30 s), so a
+    device started before the broker, or outliving a broker restart, just carries on.
+    """
+
+    def __init__(
+        self,
+        address: BrokerAddress,
+        *,
+        client_id: str,
+        will_topic: str,
+        ca_file: str | None = None,
+        keepalive: int = 30,
+    ) -> None:
+        self.address = address
+        self.keepalive = keepalive
+        self.on_up: Callable[[], None] | None = None
+        self.last_error: str | None = None
+        self._up = threading.Event()
+        self._last_info: mqtt.MQTTMessageInfo | None = None
+        self._client = make_client(
+            address,
+            client_id,
+            ca_file=ca_file,
+            will_topic=will_topic,
+            will_payload=OFFLINE,
+            will_retain=True,
+        )
+        self._client.on_connect = self._on_connect
+        self._client.on_disconnect = self._on_disconnect
+
+    @property
+    def online(self) -> bool:
+        return self._up.is_set()
+
+    def start(self) -> None:
+        """Connect in the background; :meth:`wait_online` waits for the first connection."""
+        self._client.connect_async(self.address.host, self.address.port, self.keepalive)
+        self._client.loop_start()
+
+    def wait_online(self, timeout: float) -> bool:
+        return self._up.wait(timeout)
+
+    def send(self, topic: str, payload: bytes, retain: bool) -> None:
+        self._last_info = self._client.publish(topic, payload, qos=1, retain=retain)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until the last message sent is acknowledged (True) or ``timeout`` passes."""
+        info = self._last_info
+        if info is None:
+            return True
+        with contextlib.suppress(RuntimeError, ValueError):
+            info.wait_for_publish(timeout)
+        return info.is_published()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Wait for what was sent, then disconnect cleanly (no will) and stop the thread."""
+        if self.online:
+            self.flush(timeout)
+        self._up.clear()
+        self._client.disconnect()
+        self._client.loop_stop()
+
+    def _on_connect(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        flags: mqtt.ConnectFlags,
+        reason_code: mqtt.ReasonCode,
+        properties: mqtt.Properties | None,
+    ) -> None:
+        if reason_code.is_failure:
+            self.last_error = str(reason_code)
+            return
+        self.last_error = None
+        self._up.set()
+        if self.on_up is not None:
+            self.on_up()
+
+    def _on_disconnect(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        flags: mqtt.DisconnectFlags,
+        reason_code: mqtt.ReasonCode,
+        properties: mqtt.Properties | None,
+    ) -> None:
+        self._up.clear()
+
+
+class Device:
+    """The part of a sensor that is the same for every kind.
+
+    Subclasses name their ``kind`` and topic, say what one reading holds
+    (:meth:`_reading`), and what of their state survives a reboot
+    (:meth:`_state_fields` / :meth:`_load_fields`). They set their own fields before
+    calling ``super().__init__``, which restores the state file over them.
+
+    Args:
+        event_id: the event's id (the ``kent/{event_id}`` topic prefix).
+        sensor_id: this sensor's id as listed in the permit.
+        clock: the time to stamp on payloads; simulated time in the simulator.
+        tz: show ``ts`` in this zone (the event's); default: the clock's own zone.
+        key: if given, every payload carries ``sig``, an HMAC-SHA256 under this key
+            (canonical form in :mod:`sensors.payloads`).
+        state_file: a small JSON file that keeps ``seq`` and the totals across reboots.
+        heartbeat_s: republish the current reading after this long without a message;
+            None for devices that only speak when something happens.
+    """
+
+    kind: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        event_id: str,
+        sensor_id: str,
+        *,
+        clock: Clock = utc_now,
+        tz: tzinfo | None = None,
+        key: bytes | None = None,
+        state_file: str | Path | None = None,
+        heartbeat_s: float | None = 30.0,
+    ) -> None:
+        self.event_id = event_id
+        self.sensor_id = sensor_id
+        self.topics = Topics(event_id)
+        self.clock = clock
+        self.tz = tz
+        self.key = key
+        self.state_file = Path(state_file) if state_file is not None else None
+        self.heartbeat_s = heartbeat_s
+        if heartbeat_s is not None and heartbeat_s <= 0:
+            raise ValueError("heartbeat_s must be more than 0")
+        self.seq = 0
+        self._lock = threading.RLock()
+        self._link: Link | None = None
+        self._last_sent_at: datetime | None = None
+        self._load_state()
+
+    # -- what subclasses provide -------------------------------------------------------
+
+    @property
+    def topic(self) -> str:
+        """The topic this device's readings go to."""
+        raise NotImplementedError
+
+    def _reading(self) -> dict[str, Any] | None:
+        """The current reading (without ``seq`` and ``ts``), or None if it has none."""
+        return None
+
+    def _state_fields(self) -> dict[str, Any]:
+        return {}
+
+    def _load_fields(self, data: dict[str, Any]) -> None:
+        """Restore what :meth:`_state_fields` saved."""
+
+    def _link_up(self) -> None:
+        """After a (re)connection: periodic devices send their latest reading once."""
+        reading = self._reading()
+        if reading is not None:
+            self._send(reading)
+
+    # -- the link ----------------------------------------------------------------------
+
+    @property
+    def availability_topic(self) -> str:
+        return self.topics.availability(self.sensor_id)
+
+    @property
+    def online(self) -> bool:
+        return self._link is not None and self._link.online
+
+    def attach(self, link: Link) -> None:
+        """Send through ``link`` from now on; announce ourselves if it is already up."""
+        with self._lock:
+            self._link = link
+            link.on_up = self._on_up
+            if link.online:
+                self._on_up()
+
+    def connect(
+        self,
+        address: BrokerAddress,
+        *,
+        client_id: str | None = None,
+        ca_file: str | None = None,
+        keepalive: int = 30,
+    ) -> MqttLink:
+        """Connect to a broker in the background (see :class:`MqttLink`) and attach to it."""
+        link = MqttLink(
+            address,
+            client_id=client_id or f"kent-{self.event_id}-{self.kind}-{self.sensor_id}",
+            will_topic=self.availability_topic,
+            ca_file=ca_file,
+            keepalive=keepalive,
+        )
+        self.attach(link)
+        link.start()
+        return link
+
+    def close(self, *, announce: bool = True, timeout: float = 5.0) -> None:
+        """Stop for good: say ``offline`` (a clean disconnect sends no will) and disconnect."""
+        with self._lock:
+            link = self._link
+            if link is not None and link.online and announce:
+                link.send(self.availability_topic, OFFLINE, True)
+        if isinstance(link, MqttLink):
+            link.close(timeout)
+
+    def _on_up(self) -> None:
+        with self._lock:
+            link = self._link
+            if link is None:
+                return
+            link.send(self.availability_topic, ONLINE, True)
+            self._link_up()
+
+    # -- publishing --------------------------------------------------------------------
+
+    def tick(self) -> bool:
+        """Send a heartbeat (the current reading again) if one is due; True if sent."""
+        if self.heartbeat_s is None:
+            return False
+        with self._lock:
+            last = self._last_sent_at
+            if last is not None and (self.clock() - last).total_seconds() < self.heartbeat_s:
+                return False
+            reading = self._reading()
+            return reading is not None and self._send(reading)
+
+    def _send(self, fields: dict[str, Any], ts: datetime | None = None) -> bool:
+        """Stamp the next ``seq`` and ``ts``, sign, send; False (nothing used) if offline."""
+        with self._lock:
+            link = self._link
+            if link is None or not link.online:
+                return False
+            now = self.clock()
+            self.seq += 1
+            payload = encode_payload(
+                {"seq": self.seq, "ts": format_ts(ts or now, self.tz), **fields}, self.key
+            )
+            link.send(self.topic, payload, False)
+            self._last_sent_at = now
+            self._save_state()
+            return True
+
+    # -- state across reboots ----------------------------------------------------------
+
+    def _save_state(self) -> None:
+        if self.state_file is None:
+            return
+        data = {"sensor": self.sensor_id, "seq": self.seq, **self._state_fields()}
+        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
+        tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
+        os.replace(tmp, self.state_file)
+
+    def _load_state(self) -> None:
+        if self.state_file is None or not self.state_file.exists():
+            return
+        try:
+            data = json.loads(self.state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"state file {self.state_file} is unreadable: {exc}") from None
+        if not isinstance(data, dict) or data.get("sensor") != self.sensor_id:
+            raise ValueError(f"state file {self.state_file} belongs to another sensor")
+        seq = data.get("seq")
+        if not isinstance(seq, int) or seq < 0:
+            raise ValueError(f"state file {self.state_file} has no valid seq")
+        self.seq = seq
+        self._load_fields(data)

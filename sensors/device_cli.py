@@ -1,0 +1,154 @@
+"""The command line every device shares: ``python -m sensors.<device> --permit P --id ID``.
+
+A device reads one event per line from stdin (a GPIO script, a serial reader or a person
+can feed it), publishes while it runs, heartbeats in the background, and on end of input,
+Ctrl-C or SIGTERM says ``offline`` and exits 0 (at the end of input it first waits up to
+10 s for a broker it has not reached yet, so the last totals are delivered). A bad line
+is reported on stderr and skipped: a counter must not stop counting for one garbled line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any
+
+from kent_ops.mqtt import DEFAULT_BROKER_URL, BrokerUrlError, parse_broker_url
+from kent_ops.permit import PermitError, load_permit
+from sensors.device import Device
+
+__all__ = ["DeviceSpec", "run_device_cli"]
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+FINAL_WAIT_S = 10.0
+"""At the end of input, how long to wait for the broker so the last reading goes out."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceSpec:
+    """How one kind of device is built and fed from a line of input."""
+
+    prog: str
+    kind: str  # gate | lot | station, as in Permit.sensors
+    description: str
+    periodic: bool  # heartbeats (gate counters, lot sensors) or speaks only on events
+    make: Callable[..., Device]
+    handle: Callable[[Device, str], None]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _parser(spec: DeviceSpec) -> argparse.ArgumentParser:
+    p = _Parser(prog=spec.prog, description=spec.description)
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--permit", metavar="P", help="the permit file: gives the event id")
+    who.add_argument("--event", metavar="ID", help="the event id, when no permit file is at hand")
+    p.add_argument("--id", required=True, metavar="ID", help="this sensor's id in the permit")
+    p.add_argument(
+        "--broker",
+        default=DEFAULT_BROKER_URL,
+        metavar="URL",
+        help="mqtt://[user:pass@]host:port or mqtts://… (default %(default)s)",
+    )
+    p.add_argument("--ca-file", metavar="PEM", help="CA certificate for mqtts:// brokers")
+    p.add_argument("--state", metavar="FILE", help="keep seq (and totals) here across reboots")
+    p.add_argument("--key-file", metavar="FILE", help="sign payloads with this HMAC key")
+    if spec.periodic:
+        p.add_argument(
+            "--heartbeat",
+            type=float,
+            default=30.0,
+            metavar="S",
+            help="republish the current reading after S seconds of silence (default 30)",
+        )
+    return p
+
+
+def _fail(prog: str, message: str) -> int:
+    sys.stderr.write(f"{prog}: {message}\n")
+    return EXIT_USAGE
+
+
+def run_device_cli(spec: DeviceSpec, argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv``, connect the device, feed it stdin until the end, and close it."""
+    args = _parser(spec).parse_args(argv)
+    event_id: str = args.event or ""
+    tz: tzinfo | None = None
+    if args.permit:
+        try:
+            permit = load_permit(args.permit)
+        except PermitError as exc:
+            return _fail(spec.prog, str(exc))
+        event_id, tz = permit.event_id, permit.timezone
+        listed = permit.sensors.get(args.id)
+        if listed != spec.kind:
+            what = f"is a {listed}" if listed else "is not listed"
+            return _fail(spec.prog, f"{args.id!r} {what} in {args.permit}, not a {spec.kind}.")
+    try:
+        address = parse_broker_url(args.broker)
+    except BrokerUrlError as exc:
+        return _fail(spec.prog, f"{exc}.")
+    key: bytes | None = None
+    if args.key_file:
+        try:
+            key = Path(args.key_file).read_bytes().strip()
+        except OSError as exc:
+            return _fail(spec.prog, f"cannot read the key file: {exc.strerror}.")
+    kwargs: dict[str, Any] = {"tz": tz, "key": key, "state_file": args.state}
+    if spec.periodic:
+        if args.heartbeat <= 0:
+            return _fail(spec.prog, "--heartbeat must be more than 0 seconds.")
+        kwargs["heartbeat_s"] = args.heartbeat
+    try:
+        device = spec.make(event_id, args.id, **kwargs)
+    except (ValueError, OSError) as exc:
+        return _fail(spec.prog, f"{exc}.")
+
+    link = device.connect(address, ca_file=args.ca_file)
+    signal.signal(signal.SIGTERM, _interrupt)
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(device, stop), name="heartbeat", daemon=True)
+    beat.start()
+    try:
+        for number, line in enumerate(sys.stdin, start=1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            try:
+                spec.handle(device, line)
+            except ValueError as exc:
+                sys.stderr.write(f"{spec.prog}: line {number} ignored: {exc}\n")
+        # End of input: give a broker that is still coming up the chance to hear the end.
+        if not link.wait_online(FINAL_WAIT_S):
+            sys.stderr.write(
+                f"{spec.prog}: broker {address.url} not reachable; last reading not sent\n"
+            )
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+        beat.join(timeout=5)
+        device.close()
+    return EXIT_OK
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM (a service stopping) ends the device like Ctrl-C: it says offline first."""
+    raise KeyboardInterrupt
+
+
+def _heartbeat(device: Device, stop: threading.Event) -> None:
+    """Offer a heartbeat every second; the device sends one only when it is due."""
+    while not stop.wait(1.0):
+        device.tick()

@@ -1,0 +1,253 @@
+"""``kent-ops simulate``: a scenario's messages published to a broker at ``--speed``.
+
+The messages come from :func:`sensors.scenario.generate`; this module only paces them
+against the wall clock (simulated time runs ``speed`` times faster) and publishes them
+over one connection, QoS 1, retained where the device would retain. Payload ``ts`` is
+simulated time, so an aggregator run with ``--clock sensor`` sees the day as it would
+have happened. Ctrl-C (or SIGTERM) stops cleanly after the messages already sent are
+acknowledged, and still prints the summary line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+
+import paho.mqtt.client as mqtt
+
+from kent_ops.errors import UsageError
+from kent_ops.mqtt import BrokerAddress, BrokerUrlError, make_client, parse_broker_url
+from kent_ops.permit import Permit, PermitError, load_permit
+from sensors.scenario import generate
+from sensors.scenario_file import Scenario, ScenarioError, load_scenario
+
+__all__ = ["cli_simulate", "run_simulation"]
+
+CONNECT_TIMEOUT_S = 10.0
+FINAL_ACK_TIMEOUT_S = 30.0
+PROGRESS_EVERY_S = 0.25
+
+Progress = Callable[[int, datetime], None]
+"""Called with (messages published so far, simulated time now), a few times a second."""
+
+
+class _Publisher:
+    """One paho connection that counts the acknowledgements of what it publishes."""
+
+    def __init__(self, address: BrokerAddress, client_id: str, ca_file: str | None) -> None:
+        self.address = address
+        self.sent = 0
+        self.acked = 0
+        self._cond = threading.Condition()
+        self._connected = threading.Event()
+        self._refused: str | None = None
+        self.client = make_client(address, client_id, ca_file=ca_file)
+        self.client.on_connect = self._on_connect
+        self.client.on_publish = self._on_publish
+
+    def connect(self, timeout: float) -> None:
+        try:
+            self.client.connect(self.address.host, self.address.port, keepalive=30)
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise UsageError(f"cannot reach the broker at {self.address.url}: {reason}") from None
+        self.client.loop_start()
+        deadline = time.monotonic() + timeout
+        while not self._connected.wait(0.05):
+            if self._refused or time.monotonic() > deadline:
+                self.close(0)
+                why = self._refused or f"no answer within {timeout:g} s"
+                raise UsageError(f"the broker at {self.address.url} refused us: {why}")
+
+    def publish(self, topic: str, payload: bytes, retain: bool) -> None:
+        with self._cond:
+            self.sent += 1
+        self.client.publish(topic, payload, qos=1, retain=retain)
+
+    def wait_acked(self, timeout: float) -> int:
+        """Wait until everything sent is acknowledged or ``timeout`` passes; the ack count."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.acked < self.sent:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            return self.acked
+
+    def close(self, timeout: float) -> int:
+        acked = self.wait_acked(timeout)
+        self.client.disconnect()
+        self.client.loop_stop()
+        return acked
+
+    def _on_connect(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        flags: mqtt.ConnectFlags,
+        reason_code: mqtt.ReasonCode,
+        properties: mqtt.Properties | None,
+    ) -> None:
+        if reason_code.is_failure:
+            self._refused = str(reason_code)
+        else:
+            self._connected.set()
+
+    def _on_publish(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        mid: int,
+        reason_code: mqtt.ReasonCode,
+        properties: mqtt.Properties,
+    ) -> None:
+        with self._cond:
+            self.acked += 1
+            self._cond.notify_all()
+
+
+def run_simulation(
+    permit: Permit,
+    scenario: str | Path | Scenario,
+    address: BrokerAddress,
+    *,
+    speed: float,
+    seed: int,
+    start: datetime | None = None,
+    duration: float | None = None,
+    stop: threading.Event | None = None,
+    ca_file: str | None = None,
+    on_progress: Progress | None = None,
+    keys: Mapping[str, bytes] | None = None,
+) -> int:
+    """Publish a scenario's messages at ``speed`` times real time; the number acknowledged.
+
+    Args:
+        permit: the permit whose gates, lots and stations are simulated.
+        scenario: a built-in name (``festival``, ``quiet``, ``faults``), a scenario
+            file's path, or a loaded :class:`~sensors.scenario_file.Scenario`.
+        address: the broker.
+        speed: simulated seconds per wall-clock second.
+        seed: the same seed publishes the same messages.
+        start: the scenario's 0:00 (default: the permit's first window opens).
+        duration: stop after this many simulated seconds.
+        stop: set it (from another thread) to stop early; returns normally.
+        ca_file: CA certificate for ``mqtts://`` brokers.
+        on_progress: called a few times a second with (published, simulated time).
+        keys: HMAC keys by sensor id, to sign payloads.
+
+    Raises:
+        UsageError: the scenario is invalid or the broker cannot be reached.
+    """
+    if speed <= 0:
+        raise UsageError("--speed must be more than 0")
+    if not isinstance(scenario, Scenario):
+        try:
+            scenario = load_scenario(scenario)
+        except ScenarioError as exc:
+            raise UsageError(str(exc)) from None
+    stop = stop or threading.Event()
+    try:
+        messages = generate(permit, scenario, seed, start, duration=duration, keys=keys)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    pub = _Publisher(address, f"kent-sim-{permit.event_id}-{os.getpid()}", ca_file)
+    pub.connect(CONNECT_TIMEOUT_S)
+    wall0 = time.monotonic()
+    sim0: datetime | None = None
+    now: datetime | None = None
+    last_report = 0.0
+    try:
+        for m in messages:
+            if sim0 is None:
+                sim0 = m.at
+            delay = wall0 + (m.at - sim0).total_seconds() / speed - time.monotonic()
+            if (delay > 0.001 and stop.wait(delay)) or stop.is_set():
+                break
+            pub.publish(m.topic, m.payload, m.retain)
+            now = m.at
+            if on_progress is not None and time.monotonic() - last_report >= PROGRESS_EVERY_S:
+                last_report = time.monotonic()
+                on_progress(pub.acked, now)
+    finally:
+        acked = pub.close(5.0 if stop.is_set() else FINAL_ACK_TIMEOUT_S)
+    if on_progress is not None and now is not None:
+        on_progress(acked, now)
+    return acked
+
+
+def cli_simulate(args: argparse.Namespace) -> int:
+    """``kent-ops simulate``: run a scenario against a broker and print one summary line."""
+    try:
+        permit = load_permit(args.permit)
+    except PermitError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        address = parse_broker_url(args.broker)
+    except BrokerUrlError as exc:
+        raise UsageError(str(exc)) from None
+    start = _parse_start(args.start, permit) if args.start else None
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        raise UsageError(str(exc)) from None
+
+    stop = threading.Event()
+    reached: list[datetime] = []
+
+    def progress(published: int, at: datetime) -> None:
+        reached[:] = [at]
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    wall0 = time.monotonic()
+    try:
+        published = run_simulation(
+            permit,
+            scenario,
+            address,
+            speed=args.speed,
+            seed=args.seed,
+            start=start,
+            duration=args.duration,
+            stop=stop,
+            ca_file=args.ca_file,
+            on_progress=progress,
+        )
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    wall = time.monotonic() - wall0
+    upto = ""
+    if reached:
+        upto = f", simulated up to {reached[0].astimezone(permit.timezone).isoformat()}"
+    verb = "stopped" if stop.is_set() else "done"
+    print(
+        f"{verb}: scenario {scenario.name} (seed {args.seed}): {published:,} messages "
+        f"published to {address.url} in {wall:.1f} s{upto}",
+        flush=True,
+    )
+    return 0
+
+
+def _parse_start(text: str, permit: Permit) -> datetime:
+    """``now``, or an ISO 8601 time; without an offset it is in the event's time zone."""
+    if text == "now":
+        return datetime.now(UTC)
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(
+            f"--start {text!r} is not an ISO 8601 time such as 2027-07-04T10:00:00-04:00"
+        ) from None
+    return t if t.tzinfo is not None else t.replace(tzinfo=permit.timezone)

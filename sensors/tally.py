@@ -1,0 +1,225 @@
+"""What a correct aggregator should conclude from sensor traffic: an independent tally.
+
+Tests of the engine, the demo and the reports need the right answers for a simulated
+day without trusting the engine to compute them. :class:`Tally` applies SPEC 3's
+counting rules to raw messages, written separately from ``kent_ops.counting`` so the
+two can check each other:
+
+- a message for a sensor the permit does not list, bad JSON, a field of the wrong type,
+  a negative count or a payload over 64 KiB is rejected and changes nothing;
+- a repeated or older ``seq`` changes nothing;
+- a ``seq`` back at 0 or 1 with lower totals is a restart: the totals before it are
+  kept and the new ones added (stitched);
+- totals that fall without a restart are rejected;
+- attendance = sum over gates of (in_total - out_total); entries = sum of in_total.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from kent_ops.permit import Permit
+from sensors.payloads import ROLES
+
+__all__ = ["GateTally", "Tally", "expected_totals"]
+
+MAX_PAYLOAD_BYTES = 64 * 1024
+
+
+class _Message(Protocol):
+    topic: str
+    payload: bytes
+
+
+@dataclass(slots=True)
+class GateTally:
+    """One gate's totals, stitched across device restarts."""
+
+    last_seq: int | None = None
+    device_in: int = 0
+    device_out: int = 0
+    base_in: int = 0
+    base_out: int = 0
+    restarts: int = 0
+
+    @property
+    def in_total(self) -> int:
+        return self.base_in + self.device_in
+
+    @property
+    def out_total(self) -> int:
+        return self.base_out + self.device_out
+
+    def apply(self, seq: int, in_total: int, out_total: int) -> str:
+        """``counted``, ``restart``, ``duplicate`` or ``rejected``."""
+        lower = in_total < self.device_in or out_total < self.device_out
+        if self.last_seq is not None:
+            if seq <= 1 and seq < self.last_seq and lower:
+                self.base_in += self.device_in
+                self.base_out += self.device_out
+                self.restarts += 1
+                self._take(seq, in_total, out_total)
+                return "restart"
+            if seq <= self.last_seq:
+                return "duplicate"
+            if lower:
+                return "rejected"
+        self._take(seq, in_total, out_total)
+        return "counted"
+
+    def _take(self, seq: int, in_total: int, out_total: int) -> None:
+        self.last_seq = seq
+        self.device_in = in_total
+        self.device_out = out_total
+
+
+@dataclass
+class Tally:
+    """Feeds on raw messages and keeps the figures SPEC 3 says they imply."""
+
+    permit: Permit
+    gates: dict[str, GateTally] = field(default_factory=dict)
+    lots: dict[str, int] = field(default_factory=dict)
+    on_duty: dict[str, str] = field(default_factory=dict)  # badge -> role
+    online: dict[str, bool] = field(default_factory=dict)
+    rejected: int = 0
+    duplicates: int = 0
+    _lot_seq: dict[str, int] = field(default_factory=dict)
+    _station_seq: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def attendance(self) -> int:
+        return sum(g.in_total - g.out_total for g in self.gates.values())
+
+    @property
+    def entries(self) -> int:
+        return sum(g.in_total for g in self.gates.values())
+
+    @property
+    def exits(self) -> int:
+        return sum(g.out_total for g in self.gates.values())
+
+    @property
+    def restarts(self) -> int:
+        return sum(g.restarts for g in self.gates.values())
+
+    @property
+    def cars(self) -> int:
+        return sum(self.lots.values())
+
+    def staff(self, role: str) -> int:
+        """Staff of ``role`` on duty now."""
+        return sum(1 for r in self.on_duty.values() if r == role)
+
+    def feed(self, topic: str, payload: bytes) -> str:
+        """Apply one message; returns what it did (``counted``, ``rejected``, …)."""
+        prefix = self.permit.topic_prefix + "/"
+        if len(payload) > MAX_PAYLOAD_BYTES or not topic.startswith(prefix):
+            return self._reject()
+        parts = topic[len(prefix) :].split("/")
+        if len(parts) != 3:
+            return self._reject()
+        area, source, leaf = parts
+        kinds = self.permit.sensors
+        if area == "sensor" and leaf == "availability":
+            if source not in kinds or payload.strip() not in (b"online", b"offline"):
+                return self._reject()
+            self.online[source] = payload.strip() == b"online"
+            return "counted"
+        expected = {
+            ("gate", "count"): "gate",
+            ("parking", "occupancy"): "lot",
+            ("staff", "badge"): "station",
+        }.get((area, leaf))
+        if expected is None or kinds.get(source) != expected:
+            return self._reject()
+        fields = _fields(payload)
+        if fields is None:
+            return self._reject()
+        seq = fields["seq"]
+        if expected == "gate":
+            if not (_count(fields, "in_total") and _count(fields, "out_total")):
+                return self._reject()
+            outcome = self.gates.setdefault(source, GateTally()).apply(
+                seq, fields["in_total"], fields["out_total"]
+            )
+            if outcome == "rejected":
+                self.rejected += 1
+            elif outcome == "duplicate":
+                self.duplicates += 1
+            return outcome
+        if expected == "lot":
+            if not _count(fields, "occupied"):
+                return self._reject()
+            if not _newer(self._lot_seq.get(source), seq):
+                self.duplicates += 1
+                return "duplicate"
+            self._lot_seq[source] = seq
+            self.lots[source] = fields["occupied"]
+            return "counted"
+        badge, role, action = fields.get("badge"), fields.get("role"), fields.get("action")
+        if not isinstance(badge, str) or not badge.strip() or role not in ROLES:
+            return self._reject()
+        if action not in ("on", "off"):
+            return self._reject()
+        if not _newer(self._station_seq.get(source), seq):
+            self.duplicates += 1
+            return "duplicate"
+        self._station_seq[source] = seq
+        if action == "on":
+            self.on_duty[badge] = role
+        else:
+            self.on_duty.pop(badge, None)
+        return "counted"
+
+    def _reject(self) -> str:
+        self.rejected += 1
+        return "rejected"
+
+
+def _fields(payload: bytes) -> dict[str, Any] | None:
+    """The decoded object if it has a valid ``seq`` and ``ts``, else None."""
+    try:
+        fields = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(fields, dict):
+        return None
+    seq = fields.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        return None
+    ts = fields.get("ts")
+    if not isinstance(ts, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    return fields if parsed.tzinfo is not None else None
+
+
+def _count(fields: dict[str, Any], name: str) -> bool:
+    value = fields.get(name)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _newer(last: int | None, seq: int) -> bool:
+    """A lot or station message counts if its seq is newer, or the device restarted."""
+    return last is None or seq > last or seq <= 1 < last
+
+
+def expected_totals(messages: Iterable[_Message], permit: Permit) -> dict[str, int]:
+    """The attendance, entries and exits a correct aggregator ends with.
+
+    Computed from the last accepted totals per gate, with restarts stitched, after
+    feeding every message in order. Works on :class:`~sensors.scenario.SimMessage` and
+    on anything else with ``topic`` and ``payload``.
+    """
+    tally = Tally(permit)
+    for m in messages:
+        tally.feed(m.topic, m.payload)
+    return {"attendance": tally.attendance, "entries": tally.entries, "exits": tally.exits}
