@@ -9,6 +9,7 @@ Every configuration written here lifts those limits so that nothing is dropped.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -56,6 +57,7 @@ class MosquittoBroker:
     port: int = field(default_factory=free_port)
     host: str = "127.0.0.1"
     extra_config: str = ""
+    listener_config: str | None = None
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -69,10 +71,15 @@ class MosquittoBroker:
     def write_config(self) -> Path:
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "data").mkdir(exist_ok=True)
+        listener = self.listener_config
+        if listener is None:
+            listener = f"listener {self.port} {self.host}\nallow_anonymous true\n"
+        # Started as root, Mosquitto drops to the "mosquitto" user and then cannot read
+        # its own config's files in a private (0700) temporary folder. This broker is
+        # ours, on the loopback, for tests and the demo: keep the user we started as.
+        keep_user = "user root\n" if hasattr(os, "geteuid") and os.geteuid() == 0 else ""
         self.config_path.write_text(
-            f"listener {self.port} {self.host}\n"
-            "allow_anonymous true\n"
-            "persistence true\n"
+            keep_user + listener + "persistence true\n"
             f"persistence_location {self.workdir / 'data'}/\n"
             "autosave_interval 1\n"
             f"{NO_DROP_LIMITS}"

@@ -1,0 +1,154 @@
+"""The generated ACL, TLS and passwords against a real Mosquitto running that config."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from kent_ops.broker import MosquittoBroker, free_port
+from kent_ops.deploy import acl_text, make_certs, users_for
+from kent_ops.mqtt import BrokerAddress, make_client
+from kent_ops.permit import Permit
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+PASSWORD = "field-secret"
+
+
+@pytest.fixture
+def secure_broker(tmp_path: Path, example_permit: Permit) -> Iterator[MosquittoBroker]:
+    """Mosquitto with TLS, a password file and the ACL generated for the example permit."""
+    if shutil.which("mosquitto_passwd") is None:
+        pytest.fail("mosquitto_passwd is needed (Debian package mosquitto)")
+    certs = make_certs(tmp_path / "certs", ["localhost", "127.0.0.1"])
+    acl = tmp_path / "acl"
+    acl.write_text(acl_text(example_permit, ["insp-1", "insp-2"]))
+    passwords = tmp_path / "passwords"
+    passwords.touch()
+    for user in users_for(example_permit, ["insp-1", "insp-2"]):
+        subprocess.run(
+            ["mosquitto_passwd", "-b", str(passwords), user, PASSWORD], check=True, timeout=10
+        )
+    for path in (tmp_path, tmp_path / "certs", *tmp_path.glob("**/*")):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    port = free_port()
+    listener = (
+        "per_listener_settings false\n"
+        "allow_anonymous false\n"
+        f"password_file {passwords}\n"
+        f"acl_file {acl}\n"
+        f"listener {port} 127.0.0.1\n"
+        f"cafile {certs['ca_crt']}\n"
+        f"certfile {certs['server_crt']}\n"
+        f"keyfile {certs['server_key']}\n"
+    )
+    broker = MosquittoBroker(tmp_path / "broker", port=port, listener_config=listener)
+    broker.start()
+    broker.ca_file = str(certs["ca_crt"])  # type: ignore[attr-defined]
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def _connect(
+    broker: MosquittoBroker, user: str | None, password: str | None = PASSWORD
+) -> tuple[mqtt.Client, int]:
+    """Connect over TLS as ``user``; return the client and the CONNACK reason code."""
+    address = BrokerAddress("localhost", broker.port, tls=True, username=user, password=password)
+    client = make_client(address, ca_file=broker.ca_file)  # type: ignore[attr-defined]
+    result: dict[str, int] = {}
+    done = threading.Event()
+
+    def on_connect(c: mqtt.Client, u: object, flags: object, rc: object, props: object) -> None:
+        result["rc"] = int(rc.value) if hasattr(rc, "value") else int(rc)  # type: ignore[arg-type]
+        done.set()
+
+    client.on_connect = on_connect
+    client.connect(address.host, address.port)
+    client.loop_start()
+    done.wait(10)
+    return client, result.get("rc", -1)
+
+
+def _stop(client: mqtt.Client) -> None:
+    client.disconnect()
+    client.loop_stop()
+
+
+def _collect(client: mqtt.Client, topic: str) -> list[tuple[str, bytes]]:
+    got: list[tuple[str, bytes]] = []
+    client.on_message = lambda c, u, m: got.append((m.topic, m.payload))
+    subscribed = threading.Event()
+    client.on_subscribe = lambda *a: subscribed.set()
+    client.subscribe(topic, qos=1)
+    assert subscribed.wait(10)
+    return got
+
+
+def test_anonymous_and_wrong_password_clients_are_refused(secure_broker: MosquittoBroker) -> None:
+    anonymous, rc = _connect(secure_broker, None, None)
+    _stop(anonymous)
+    assert rc != 0
+    wrong, rc = _connect(secure_broker, "sensor-north", "guess")
+    _stop(wrong)
+    assert rc != 0
+
+
+def test_a_sensor_publishes_its_own_counts_but_not_another_gates(
+    secure_broker: MosquittoBroker, example_permit: Permit
+) -> None:
+    e = f"kent/{example_permit.event_id}"
+    aggregator, rc = _connect(secure_broker, "kent-ops-aggregator")
+    assert rc == 0
+    got = _collect(aggregator, f"{e}/gate/+/count")
+    north, rc = _connect(secure_broker, "sensor-north")
+    assert rc == 0
+    body = b'{"seq":1,"ts":"2027-07-04T14:00:00Z","in_total":5,"out_total":0}'
+    north.publish(f"{e}/gate/south/count", body, qos=1).wait_for_publish(5)
+    north.publish(f"{e}/gate/north/count", body, qos=1).wait_for_publish(5)
+    deadline = time.monotonic() + 10
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # let a wrongly delivered south message arrive too, if it would
+    _stop(north)
+    _stop(aggregator)
+    assert [t for t, _ in got] == [f"{e}/gate/north/count"]
+
+
+def test_an_inspector_writes_only_its_own_topics_and_dashboards_only_read(
+    secure_broker: MosquittoBroker, example_permit: Permit
+) -> None:
+    e = f"kent/{example_permit.event_id}"
+    aggregator, _ = _connect(secure_broker, "kent-ops-aggregator")
+    got = _collect(aggregator, f"{e}/inspector/+/+")
+    insp, rc = _connect(secure_broker, "inspector-insp-1")
+    assert rc == 0
+    note = b'{"ts":"2027-07-04T14:00:00Z","text":"water ok"}'
+    insp.publish(f"{e}/inspector/insp-2/note", note, qos=1).wait_for_publish(5)
+    insp.publish(f"{e}/inspector/insp-1/note", note, qos=1).wait_for_publish(5)
+    dash, rc = _connect(secure_broker, "dashboard")
+    assert rc == 0
+    dash.publish(f"{e}/inspector/insp-1/note", note, qos=1).wait_for_publish(5)
+    deadline = time.monotonic() + 10
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    for c in (insp, dash, aggregator):
+        _stop(c)
+    assert [t for t, _ in got] == [f"{e}/inspector/insp-1/note"]
+
+
+def test_clients_without_the_ca_cannot_talk_tls(secure_broker: MosquittoBroker) -> None:
+    client = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2)
+    client.username_pw_set("dashboard", PASSWORD)
+    client.tls_set()  # the system CAs do not know our self-signed field CA
+    with pytest.raises(OSError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+        client.connect("localhost", secure_broker.port)
