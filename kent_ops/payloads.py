@@ -162,12 +162,14 @@ def decode(
     """
     if len(payload) > MAX_PAYLOAD_BYTES:
         return Rejection("unknown", f"payload of {len(payload):,} bytes is over the 64 KiB limit")
-    route = _ROUTES.get((prefix, topic))
-    if route is None:
+    cached = _ROUTES.get((prefix, topic))
+    if cached is not None and cached[0] is sensors:
+        route = cached[1]
+    else:
         route = _route(prefix, sensors, topic)
         if len(_ROUTES) >= _ROUTES_KEPT:
             _ROUTES.clear()  # a flood of made-up topics must not grow memory without bound
-        _ROUTES[(prefix, topic)] = route
+        _ROUTES[(prefix, topic)] = (sensors, route)
     kind, source, cls, problem = route
     if problem is not None:
         return Rejection(kind, problem)
@@ -191,16 +193,18 @@ def decode(
 
 _SIGNED_KINDS = frozenset({"gate", "lot", "badge"})
 _Route = tuple[str, str, "type[msgspec.Struct] | None", "str | None"]
-_ROUTES: dict[tuple[str, str], _Route] = {}
+_ROUTES: dict[tuple[str, str], tuple[Mapping[str, str], _Route]] = {}
 _ROUTES_KEPT = 10_000
 
 
 def _route(prefix: str, sensors: Mapping[str, str], topic: str) -> _Route:
     """Where a topic leads: (kind, source, payload type, or the reason it leads nowhere).
 
-    The answer depends only on the topic and the permit's sensors, so it is cached.
-    Callers with another permit pass another ``sensors`` mapping *and* prefix; a permit
-    is bound to one event id, so (prefix, topic) identifies the answer.
+    The answer depends only on the topic and the permit's sensors, so it is cached with
+    the very ``sensors`` mapping it was worked out for: two permits may share an event id
+    (a permit amended mid-event, a test's variant) yet list different sensors, so a route
+    is reused only for the same mapping object (the cache keeps it alive, so its id
+    cannot be reused by another).
     """
     if not topic.startswith(prefix + "/"):
         return ("unknown", "", None, f"topic {topic!r} is not under {prefix}/")
