@@ -276,6 +276,7 @@ class Engine:
             outcome = counts.apply_gate(msg.source, rec, t)  # type: ignore[arg-type]
             if outcome.effect == "rejected":
                 raise _Refused(outcome.reason or "refused")
+            was_stale = counts.sensors[msg.source].stale
             self._heard(msg.source, t)
             if outcome.effect == "restart":
                 self._track_presence(t)  # the stitched totals can bring persons present
@@ -292,7 +293,8 @@ class Engine:
                 )
                 return outcome.reason
             self._track_presence(t)
-            self._counts_only = not skew_changed
+            # A stale gate heard again ends its sensor-offline now: not counts only.
+            self._counts_only = not (skew_changed or was_stale)
             return outcome.reason if outcome.effect == "duplicate" else None
         if kind == "lot":
             applied = counts.apply_lot(msg.source, rec)  # type: ignore[arg-type]
