@@ -1,0 +1,415 @@
+"""Payload decoding (SPEC 3): every rejection reason, and that a rejection changes nothing.
+
+The decoder is tested directly for its reasons; then every bad payload is fed through the
+engine to prove it is counted in ``status["rejected"]`` and moves no other figure.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from core_support import PREFIX, QUICK, Driver, local, permit_variant
+
+from kent_ops.payloads import (
+    MAX_PAYLOAD_BYTES,
+    Ack,
+    Adjust,
+    Availability,
+    Badge,
+    Decoded,
+    GateCount,
+    Inspection,
+    LotOccupancy,
+    Note,
+    Rejection,
+    decode,
+)
+
+SENSORS = permit_variant().sensors
+TS = "2027-07-04T14:03:05.120-04:00"
+
+
+def gate_payload(**fields: Any) -> bytes:
+    body = {"seq": 17, "ts": TS, "in_total": 1234, "out_total": 87}
+    body.update(fields)
+    return json.dumps({k: v for k, v in body.items() if v is not ...}).encode()
+
+
+def run(tail: str, payload: bytes | str) -> Decoded | Rejection:
+    if isinstance(payload, str):
+        payload = payload.encode()
+    return decode(PREFIX, SENSORS, f"{PREFIX}/{tail}", payload)
+
+
+def rejected(tail: str, payload: bytes | str) -> str:
+    result = run(tail, payload)
+    assert isinstance(result, Rejection), result
+    return result.reason
+
+
+# -- what decodes -------------------------------------------------------------------------
+
+
+def test_a_gate_count_decodes_to_a_frozen_record() -> None:
+    result = run("gate/north/count", gate_payload())
+    assert isinstance(result, Decoded)
+    assert (result.kind, result.source) == ("gate", "north")
+    assert result.record == GateCount(
+        seq=17,
+        ts=datetime(2027, 7, 4, 18, 3, 5, 120000, tzinfo=UTC),
+        in_total=1234,
+        out_total=87,
+    )
+    with pytest.raises(AttributeError):
+        result.record.seq = 18  # type: ignore[misc]
+
+
+def test_z_and_offsets_are_both_accepted() -> None:
+    a = run("gate/north/count", gate_payload(ts="2027-07-04T18:03:05.120Z"))
+    b = run("gate/north/count", gate_payload())
+    assert isinstance(a, Decoded)
+    assert isinstance(b, Decoded)
+    assert a.record.ts == b.record.ts  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("tail", "payload", "kind", "source", "record"),
+    [
+        (
+            "parking/lot-a/occupancy",
+            {"seq": 5, "ts": TS, "occupied": 312},
+            "lot",
+            "lot-a",
+            LotOccupancy,
+        ),
+        (
+            "staff/first-aid/badge",
+            {"seq": 9, "ts": TS, "badge": "RN-0042", "role": "nurse", "action": "on"},
+            "badge",
+            "first-aid",
+            Badge,
+        ),
+        ("inspector/insp-2/note", {"ts": TS, "text": "No water east"}, "note", "insp-2", Note),
+        ("inspector/insp-2/ack", {"ts": TS, "alert": "A-0007"}, "ack", "insp-2", Ack),
+        (
+            "inspector/insp-2/inspection",
+            {"ts": TS, "item": "C(1)(h)", "result": "deficient", "note": "common cup"},
+            "inspection",
+            "insp-2",
+            Inspection,
+        ),
+        (
+            "inspector/insp-2/adjust",
+            {"ts": TS, "attendance": 3050, "reason": "sweep count"},
+            "adjust",
+            "insp-2",
+            Adjust,
+        ),
+    ],
+)
+def test_every_input_topic_decodes(
+    tail: str, payload: dict[str, Any], kind: str, source: str, record: type
+) -> None:
+    result = run(tail, json.dumps(payload))
+    assert isinstance(result, Decoded)
+    assert (result.kind, result.source) == (kind, source)
+    assert isinstance(result.record, record)
+
+
+@pytest.mark.parametrize(
+    ("text", "online"), [("online", True), ("offline", False), ("online\n", True)]
+)
+def test_availability_is_plain_text(text: str, online: bool) -> None:
+    result = run("sensor/lot-b/availability", text)
+    assert isinstance(result, Decoded)
+    assert result.record == Availability(online)
+
+
+# -- every rejection reason ---------------------------------------------------------------
+
+
+def test_an_unknown_sensor_is_rejected() -> None:
+    assert rejected("gate/east/count", gate_payload()) == "gate 'east' is not listed in the permit"
+    lot = json.dumps({"seq": 1, "ts": TS, "occupied": 1})
+    assert rejected("parking/lot-z/occupancy", lot) == "lot 'lot-z' is not listed in the permit"
+    assert "not listed" in rejected("sensor/east/availability", "online")
+
+
+@pytest.mark.parametrize(
+    ("tail", "expected"),
+    [
+        ("gate/lot-a/count", "'lot-a' is listed as a lot, not a gate"),
+        ("parking/north/occupancy", "'north' is listed as a gate, not a lot"),
+        ("staff/lot-b/badge", "'lot-b' is listed as a lot, not a station"),
+    ],
+)
+def test_a_sensor_listed_under_another_kind_is_rejected(tail: str, expected: str) -> None:
+    assert rejected(tail, gate_payload()) == expected
+
+
+@pytest.mark.parametrize("payload", [b'{"seq": 17, "ts": ', b"not json", b"\xff\xfe{}", b""])
+def test_bad_json_is_rejected(payload: bytes) -> None:
+    assert rejected("gate/north/count", payload).startswith("not valid JSON")
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"in_total": "1234"}, "wrong field: Expected `int`, got `str` - at `$.in_total`"),
+        ({"in_total": True}, "wrong field: Expected `int`, got `bool` - at `$.in_total`"),
+        ({"out_total": 87.0}, "wrong field: Expected `int`, got `float` - at `$.out_total`"),
+        ({"seq": 17.5}, "wrong field: Expected `int`, got `float` - at `$.seq`"),
+        ({"in_total": None}, "wrong field: Expected `int`, got `null` - at `$.in_total`"),
+        ({"out_total": ...}, "wrong field: Object missing required field `out_total`"),
+        ({"ts": ...}, "wrong field: Object missing required field `ts`"),
+        ({"ts": 1783000000}, "wrong field: Expected `datetime`, got `int` - at `$.ts`"),
+    ],
+)
+def test_wrong_types_and_missing_fields_are_rejected(fields: dict[str, Any], expected: str) -> None:
+    assert rejected("gate/north/count", gate_payload(**fields)) == expected
+
+
+def test_a_payload_that_is_not_an_object_is_rejected() -> None:
+    assert rejected("gate/north/count", "[1, 2]").startswith("wrong field: Expected `object`")
+
+
+@pytest.mark.parametrize(
+    ("tail", "payload", "expected"),
+    [
+        ("gate/north/count", gate_payload(in_total=-1), "negative count: in_total is -1"),
+        ("gate/north/count", gate_payload(out_total=-87), "negative count: out_total is -87"),
+        ("gate/north/count", gate_payload(seq=-1), "negative seq -1"),
+        (
+            "parking/lot-a/occupancy",
+            json.dumps({"seq": 1, "ts": TS, "occupied": -3}).encode(),
+            "negative count: occupied is -3",
+        ),
+        (
+            "inspector/i/adjust",
+            json.dumps({"ts": TS, "attendance": -1, "reason": "sweep"}).encode(),
+            "negative count: attendance is -1",
+        ),
+    ],
+)
+def test_negative_counts_are_rejected(tail: str, payload: bytes, expected: str) -> None:
+    assert rejected(tail, payload) == expected
+
+
+@pytest.mark.parametrize("value", [10**9 + 1, 10**30])
+def test_enormous_counts_are_rejected(value: int) -> None:
+    reason = rejected("gate/north/count", gate_payload(in_total=value))
+    assert reason == f"count out of range: in_total is {value}"
+
+
+def test_a_billion_is_still_a_count() -> None:
+    assert isinstance(run("gate/north/count", gate_payload(in_total=10**9)), Decoded)
+
+
+def test_a_payload_over_64_kib_is_rejected_unread() -> None:
+    base = gate_payload()
+    at_limit = base[:-1] + b" " * (MAX_PAYLOAD_BYTES - len(base)) + b"}"
+    assert len(at_limit) == MAX_PAYLOAD_BYTES
+    assert isinstance(run("gate/north/count", at_limit), Decoded)
+    over = at_limit[:-1] + b" }"
+    assert rejected("gate/north/count", over) == (
+        f"payload of {MAX_PAYLOAD_BYTES + 1:,} bytes is over the 64 KiB limit"
+    )
+
+
+@pytest.mark.parametrize("ts", ["2027-07-04T14:03:05", "2027-07-04T14:03:05.120"])
+def test_a_timestamp_without_an_offset_is_rejected(ts: str) -> None:
+    assert rejected("gate/north/count", gate_payload(ts=ts)).startswith(
+        "bad timestamp: ts has no offset"
+    )
+
+
+def test_a_timestamp_that_is_not_a_time_is_rejected() -> None:
+    assert "RFC3339" in rejected("gate/north/count", gate_payload(ts="yesterday teatime"))
+
+
+@pytest.mark.parametrize("text", ["maybe", "ONLINE", "", '{"online": true}'])
+def test_availability_other_than_online_or_offline_is_rejected(text: str) -> None:
+    assert rejected("sensor/north/availability", text) == (
+        "availability must be 'online' or 'offline'"
+    )
+
+
+def test_an_unknown_inspector_topic_is_rejected() -> None:
+    reason = rejected("inspector/insp-1/delete", json.dumps({"ts": TS}))
+    assert reason == "inspector topic 'delete' is not note, ack, inspection or adjust"
+
+
+def test_an_adjustment_without_a_reason_is_rejected() -> None:
+    missing = rejected("inspector/i/adjust", json.dumps({"ts": TS, "attendance": 3050}))
+    assert missing == "wrong field: Object missing required field `reason`"
+    blank = rejected("inspector/i/adjust", json.dumps({"ts": TS, "attendance": 5, "reason": " "}))
+    assert blank == "an adjustment needs a reason"
+
+
+@pytest.mark.parametrize(
+    ("tail", "payload", "expected"),
+    [
+        ("inspector/i/note", {"ts": TS, "text": "  "}, "a note needs text"),
+        ("inspector/i/note", {"ts": TS, "text": "x" * 4001}, "note text is over 4000 characters"),
+        ("inspector/i/inspection", {"ts": TS, "item": " ", "result": "ok"}, "an inspection needs"),
+        ("inspector/i/inspection", {"ts": TS, "item": "C(3)", "result": "fine"}, "wrong field"),
+        (
+            "staff/first-aid/badge",
+            {"seq": 1, "ts": TS, "badge": "X-1", "role": "janitor", "action": "on"},
+            "wrong field",
+        ),
+        (
+            "staff/first-aid/badge",
+            {"seq": 1, "ts": TS, "badge": "X-1", "role": "nurse", "action": "lunch"},
+            "wrong field",
+        ),
+        (
+            "staff/first-aid/badge",
+            {"seq": 1, "ts": TS, "badge": "", "role": "nurse", "action": "on"},
+            "badge id is empty",
+        ),
+    ],
+)
+def test_inspector_and_badge_payloads_are_checked(
+    tail: str, payload: dict[str, Any], expected: str
+) -> None:
+    assert rejected(tail, json.dumps(payload)).startswith(expected)
+
+
+@pytest.mark.parametrize(
+    "topic",
+    [
+        "kent/other-event/gate/north/count",
+        f"{PREFIX}/gate/north/count/extra",
+        f"{PREFIX}/gate/north/total",
+        f"{PREFIX}/status",
+        "north/count",
+    ],
+)
+def test_topics_that_are_not_inputs_are_rejected(topic: str) -> None:
+    result = decode(PREFIX, SENSORS, topic, gate_payload())
+    assert isinstance(result, Rejection)
+    assert result.kind == "unknown"
+
+
+def test_decode_never_raises_on_junk() -> None:
+    for payload in (b"\x00" * 10, b"{" * 5000, b"1e999999", b'{"seq": 1e400}', "ü".encode()):
+        assert isinstance(run("gate/north/count", payload), Rejection)
+
+
+# -- through the engine: rejections are counted and change no figure ---------------------
+
+BAD_MESSAGES: list[tuple[str, bytes]] = [
+    ("gate/east/count", gate_payload()),
+    ("gate/lot-a/count", gate_payload()),
+    ("gate/north/count", b'{"seq": 3,'),
+    ("gate/north/count", gate_payload(seq=3, in_total="900")),
+    ("gate/north/count", gate_payload(seq=3, out_total=...)),
+    ("gate/north/count", gate_payload(seq=3, in_total=-5)),
+    ("gate/north/count", gate_payload(seq=3, in_total=10**12)),
+    ("gate/north/count", gate_payload(seq=3, in_total=True)),
+    ("gate/north/count", gate_payload(seq=3, in_total=900.0)),
+    ("gate/north/count", gate_payload(seq=3) + b" " * MAX_PAYLOAD_BYTES),
+    ("gate/north/count", gate_payload(seq=3, ts="2027-07-04T12:00:00")),
+    ("sensor/north/availability", b"sleeping"),
+    ("inspector/insp-1/shout", b'{"ts": "2027-07-04T12:00:00Z"}'),
+    ("inspector/insp-1/adjust", b'{"ts": "2027-07-04T12:00:00Z", "attendance": 9000}'),
+    ("inspector/insp-1/ack", b'{"ts": "2027-07-04T12:00:00Z", "alert": "A-9999"}'),
+    ("inspector/insp-1/note", b'{"ts": "2027-07-04T12:00:00Z", "text": "x", "alert": "A-9999"}'),
+    (
+        "inspector/insp-1/inspection",
+        b'{"ts": "2027-07-04T12:00:00Z", "item": "Q(9)", "result": "ok"}',
+    ),
+]
+
+
+def started_driver() -> Driver:
+    d = Driver(permit_variant(QUICK))
+    d.gate("north", local(12), 800, 100)
+    d.gate("south", local(12), 300, 0)
+    d.lot("lot-a", local(12), 200)
+    d.staff(local(12), doctors=1, nurses=2, security=20)
+    d.tick(local(12))  # let the alerts those first messages ended clear (clear_s = 0)
+    assert d.status()["active_alerts"] == []
+    return d
+
+
+@pytest.mark.parametrize(("tail", "payload"), BAD_MESSAGES, ids=[t for t, _ in BAD_MESSAGES])
+def test_a_rejected_message_is_counted_and_changes_no_figure(tail: str, payload: bytes) -> None:
+    d = started_driver()
+    before = d.status()
+    alerts_before = d.engine.alerts
+    result = d.feed(tail, payload, local(12))
+    assert not result.accepted
+    assert result.reason
+    after = d.status()
+    assert after["rejected"] == before["rejected"] + 1
+    assert {**after, "rejected": before["rejected"]} == before
+    assert d.engine.alerts == alerts_before
+
+
+def test_falling_totals_are_rejected_through_the_engine() -> None:
+    d = started_driver()
+    before = d.status()
+    result = d.gate("north", local(12), 790, 100)  # seq 2, in_total fell from 800
+    assert not result.accepted
+    assert result.reason is not None
+    assert result.reason.startswith("totals fell without a restart")
+    after = d.status()
+    assert after["rejected"] == before["rejected"] + 1
+    assert after["attendance"] == before["attendance"]
+    assert after["gates"]["north"] == before["gates"]["north"]
+    # the counter carries on from the totals it had
+    assert d.gate("north", local(12, 1), 810, 100).accepted
+    assert d.attendance == 1010
+
+
+def test_falling_out_total_is_rejected_too() -> None:
+    d = started_driver()
+    assert not d.gate("north", local(12), 800, 99).accepted
+    assert d.status()["attendance"]["exits"] == 100
+
+
+def test_an_ack_for_an_unknown_alert_is_rejected() -> None:
+    d = started_driver()
+    result = d.inspector("insp-1", "ack", local(12), alert="A-0042", comment="seen")
+    assert not result.accepted
+    assert result.reason == "acknowledgement for unknown alert 'A-0042'"
+    assert d.status()["rejected"] == 1
+
+
+def test_rejections_accumulate() -> None:
+    d = started_driver()
+    for i, (tail, payload) in enumerate(BAD_MESSAGES, start=1):
+        d.feed(tail, payload, local(12))
+        assert d.status()["rejected"] == i
+    assert d.status()["accepted"] == 26  # 2 gates, 1 lot, 23 badges
+
+
+def test_a_rejected_message_never_moves_the_sensor_clock_backwards_or_forwards() -> None:
+    d = started_driver()
+    result = d.feed("gate/north/count", b"garbage", local(12), received=local(13))
+    assert not result.accepted
+    assert result.time == local(12)
+    assert d.engine.now == local(12)
+    five_s = (local(12) + timedelta(seconds=5)).isoformat()
+    payload = gate_payload(seq=9, ts=five_s, in_total=801, out_total=100)
+    later = d.feed("gate/north/count", payload, local(13))
+    assert later.accepted
+    assert later.time == local(12) + timedelta(seconds=5)
+
+
+def test_two_permits_with_one_event_id_route_by_their_own_sensors() -> None:
+    """The topic cache must not let one permit's sensor list leak into another's engine."""
+    first = Driver(permit_variant())
+    assert first.lot("lot-a", local(12), 5).accepted
+    other = Driver(permit_variant({"lots": [{"id": "lot-z", "capacity": 10}]}))
+    result = other.lot("lot-a", local(12), 5)  # must be refused, not raise KeyError
+    assert not result.accepted
+    assert result.reason == "lot 'lot-a' is not listed in the permit"
+    assert other.lot("lot-z", local(12), 5).accepted
+    assert first.lot("lot-a", local(12, 1), 6).accepted
+    assert first.status()["lots"]["lot-a"]["occupied"] == 6

@@ -1,0 +1,278 @@
+"""The permit file (SPEC 2): loaded into frozen objects, every problem listed at once."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from core_support import (
+    DELETE,
+    EXAMPLE_PATH,
+    EXAMPLE_TEXT,
+    NY,
+    WINDOW_END,
+    WINDOW_START,
+    permit_text,
+    permit_variant,
+)
+
+from kent_ops.permit import PermitError, load_permit, local_midnight_after, parse_permit
+
+
+def problems_of(changes: dict[str, Any]) -> list[str]:
+    with pytest.raises(PermitError) as caught:
+        permit_variant(changes)
+    return caught.value.problems
+
+
+def only_problem(changes: dict[str, Any]) -> str:
+    problems = problems_of(changes)
+    assert len(problems) == 1, problems
+    return problems[0]
+
+
+def test_the_example_permit_is_valid() -> None:
+    permit = load_permit(EXAMPLE_PATH)
+    assert permit.event_id == "kent-summer-fest-2027"
+    assert permit.timezone.key == "America/New_York"
+    assert permit.status == "issued"
+    assert permit.number == "MG-2027-003"
+    assert permit.gates == ("north", "south", "north-manual")
+    assert permit.manual_gates == frozenset({"north-manual"})
+    assert permit.lots == {"lot-a": 600, "lot-b": 450}
+    assert permit.spaces_provided == 1050
+    assert permit.staff_stations == ("first-aid",)
+    assert permit.persons_per_nurse == 500
+    assert permit.doctors_min == 1
+    assert permit.max_at_one_time == 4000
+    assert permit.alerting.pending_s == 10
+    assert permit.alerting.clear_s == 30
+    assert permit.alerting.stale_after_s == 60
+    assert (permit.alerting.hold_at, permit.alerting.resume_below) == (4000, 3960)
+    assert permit.windows[0].start == WINDOW_START
+    assert permit.windows[0].end == WINDOW_END
+    assert permit.topic_prefix == "kent/kent-summer-fest-2027"
+    assert permit.application_filed_on == date(2027, 4, 1)
+    assert permit.source_path == EXAMPLE_PATH
+
+
+def test_the_permit_is_frozen() -> None:
+    permit = load_permit(EXAMPLE_PATH)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        permit.status = "revoked"  # type: ignore[misc]
+
+
+def test_sensors_map_every_listed_id_to_its_kind() -> None:
+    assert load_permit(EXAMPLE_PATH).sensors == {
+        "north": "gate",
+        "south": "gate",
+        "north-manual": "gate",
+        "lot-a": "lot",
+        "lot-b": "lot",
+        "first-aid": "station",
+    }
+
+
+def test_a_looser_nurse_ratio_is_refused_naming_field_and_section() -> None:
+    text = EXAMPLE_TEXT.replace("persons_per_nurse = 500", "persons_per_nurse = 600")
+    assert text != EXAMPLE_TEXT
+    with pytest.raises(PermitError) as caught:
+        parse_permit(text)
+    (problem,) = caught.value.problems
+    assert problem.startswith("staffing.persons_per_nurse:")
+    assert "permit:C(9)" in problem
+    assert "600" in problem
+    assert "staffing.persons_per_nurse" in str(caught.value)
+
+
+def test_a_stricter_nurse_ratio_is_accepted() -> None:
+    assert permit_variant({"staffing.persons_per_nurse": 250}).persons_per_nurse == 250
+
+
+def test_no_doctor_is_refused() -> None:
+    problem = only_problem({"staffing.doctors_min": 0})
+    assert problem.startswith("staffing.doctors_min:")
+    assert "permit:C(9)" in problem
+
+
+def test_more_doctors_than_the_law_asks_is_accepted() -> None:
+    assert permit_variant({"staffing.doctors_min": 2}).doctors_min == 2
+
+
+def test_every_problem_is_listed_at_once() -> None:
+    problems = problems_of(
+        {
+            "staffing.persons_per_nurse": 600,
+            "staffing.doctors_min": 0,
+            "event.timezone": "Mars/Olympus_Mons",
+            "permit.status": "maybe",
+        }
+    )
+    fields = sorted(p.split(":", 1)[0] for p in problems)
+    assert fields == [
+        "event.timezone",
+        "permit.status",
+        "staffing.doctors_min",
+        "staffing.persons_per_nurse",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("limits.max_at_one_time", "4000", "limits.max_at_one_time: must be a whole number"),
+        ("limits.max_at_one_time", 4000.5, "limits.max_at_one_time: must be a whole number"),
+        ("limits.max_at_one_time", True, "limits.max_at_one_time: must be a whole number"),
+        ("staffing.security_guards", -1, "staffing.security_guards: must not be negative"),
+        ("facilities.housing_declared", "no", "facilities.housing_declared: must be true or"),
+        ("permit.application_filed_on", "2027-04-01", "permit.application_filed_on: must be a"),
+        ("event.name", 7, "event.name: must be a string"),
+        ("event.id", "Kent Fest", "event.id: must match [a-z0-9-]+"),
+        ("alerting.pending_s", -1, "alerting.pending_s: must not be negative"),
+        ("alerting.stale_after_s", 0, "alerting.stale_after_s: must be more than 0"),
+    ],
+)
+def test_wrong_types_and_values_are_named(field: str, value: Any, expected: str) -> None:
+    assert only_problem({field: value}).startswith(expected)
+
+
+def test_a_datetime_where_a_date_belongs_is_refused() -> None:
+    problem = only_problem({"permit.decided_on": datetime(2027, 4, 29, 12, 0, tzinfo=UTC)})
+    assert problem.startswith("permit.decided_on: must be a date")
+
+
+def test_a_missing_required_field_is_named() -> None:
+    problem = only_problem({"limits.max_at_one_time": DELETE})
+    assert problem == "limits.max_at_one_time: missing (permit:B(2))"
+
+
+def test_a_missing_table_is_named() -> None:
+    assert "[limits]: missing table" in problems_of({"limits": DELETE})
+
+
+def test_an_unknown_timezone_is_refused() -> None:
+    problem = only_problem({"event.timezone": "America/Kent"})
+    assert problem.startswith("event.timezone: unknown time zone")
+
+
+def test_a_window_without_an_offset_is_refused() -> None:
+    text = EXAMPLE_TEXT.replace("start = 2027-07-04T10:00:00-04:00", "start = 2027-07-04T10:00:00")
+    assert text != EXAMPLE_TEXT
+    with pytest.raises(PermitError) as caught:
+        parse_permit(text)
+    (problem,) = caught.value.problems
+    assert problem.startswith("windows[0].start: needs an offset")
+
+
+@pytest.mark.parametrize("end", ["2027-07-04T09:00:00-04:00", "2027-07-04T10:00:00-04:00"])
+def test_a_window_ending_at_or_before_its_start_is_refused(end: str) -> None:
+    text = EXAMPLE_TEXT.replace("end = 2027-07-04T23:30:00-04:00", f"end = {end}")
+    with pytest.raises(PermitError) as caught:
+        parse_permit(text)
+    (problem,) = caught.value.problems
+    assert problem.startswith("windows[0].end: must be after its start")
+
+
+def test_overlapping_windows_are_refused() -> None:
+    windows = [
+        {"start": WINDOW_START, "end": WINDOW_END},
+        {"start": WINDOW_END - timedelta(hours=1), "end": WINDOW_END + timedelta(hours=1)},
+    ]
+    assert only_problem({"windows": windows}).startswith("[[windows]]: windows overlap")
+
+
+def test_no_window_is_refused() -> None:
+    assert only_problem({"windows": DELETE}).startswith("[[windows]]: at least one")
+
+
+def test_windows_are_held_in_order() -> None:
+    later = {"start": WINDOW_START + timedelta(days=1), "end": WINDOW_END + timedelta(days=1)}
+    permit = permit_variant({"windows": [later, {"start": WINDOW_START, "end": WINDOW_END}]})
+    assert [w.start for w in permit.windows] == [WINDOW_START, later["start"]]
+    assert permit.first_start == WINDOW_START
+    assert permit.last_end == later["end"]
+
+
+def test_an_unknown_status_is_refused() -> None:
+    problem = only_problem({"permit.status": "approved"})
+    assert problem.startswith("permit.status: must be one of issued, pending, denied")
+    assert "permit:A" in problem
+
+
+@pytest.mark.parametrize("status", ["issued", "pending", "denied", "revoked", "none"])
+def test_every_known_status_loads(status: str) -> None:
+    assert permit_variant({"permit.status": status}).status == status
+
+
+def test_hold_at_above_the_permitted_maximum_is_refused() -> None:
+    problem = only_problem({"alerting.hold_at": 4001, "alerting.resume_below": 3000})
+    assert problem.startswith("alerting.hold_at:")
+
+
+def test_resume_below_above_hold_at_is_refused() -> None:
+    assert only_problem({"alerting.resume_below": 4001}).startswith("alerting.resume_below:")
+
+
+def test_hold_defaults_to_the_maximum_and_resume_to_99_percent() -> None:
+    permit = permit_variant({"alerting.hold_at": DELETE, "alerting.resume_below": DELETE})
+    assert permit.alerting.hold_at == 4000
+    assert permit.alerting.resume_below == 3960
+
+
+def test_a_sensor_id_listed_twice_is_refused() -> None:
+    lots = [{"id": "north", "capacity": 10}]
+    assert only_problem({"lots": lots}).startswith("north: sensor id listed twice")
+
+
+def test_a_manual_gate_is_known_by_its_suffix_or_flag() -> None:
+    gates = [{"id": "north"}, {"id": "east-manual"}, {"id": "tally", "manual": True}]
+    assert permit_variant({"gates": gates}).manual_gates == frozenset({"east-manual", "tally"})
+
+
+def test_a_toml_syntax_error_is_a_permit_error() -> None:
+    with pytest.raises(PermitError) as caught:
+        parse_permit(EXAMPLE_TEXT + "\n[limits\n")
+    assert caught.value.problems[0].startswith("TOML syntax")
+
+
+def test_a_missing_file_is_a_permit_error(tmp_path: Path) -> None:
+    with pytest.raises(PermitError, match="no such file"):
+        load_permit(tmp_path / "absent.toml")
+
+
+def test_a_permit_round_trips_through_the_helper() -> None:
+    """The helper's TOML writer must not itself change the permit."""
+    a = parse_permit(EXAMPLE_TEXT)
+    b = parse_permit(permit_text())
+    assert dataclasses.replace(a, raw={}) == dataclasses.replace(b, raw={})
+
+
+def test_window_inside_means_start_inclusive_end_exclusive() -> None:
+    window = load_permit(EXAMPLE_PATH).windows[0]
+    step = timedelta(microseconds=1)
+    assert not window.contains(WINDOW_START - step)
+    assert window.contains(WINDOW_START)
+    assert window.contains(WINDOW_END - step)
+    assert not window.contains(WINDOW_END)
+
+
+@pytest.mark.parametrize(
+    ("t", "expected"),
+    [
+        (datetime(2027, 7, 4, 23, 0, tzinfo=NY), datetime(2027, 7, 5, 4, 0, tzinfo=UTC)),
+        # 20:30 local is already past midnight UTC: the next local midnight is still 04:00 Z.
+        (datetime(2027, 7, 4, 20, 30, tzinfo=NY), datetime(2027, 7, 5, 4, 0, tzinfo=UTC)),
+        # exactly at midnight: strictly after, so the next day's
+        (datetime(2027, 7, 5, 0, 0, tzinfo=NY), datetime(2027, 7, 6, 4, 0, tzinfo=UTC)),
+        # the nights the clocks change: EST before spring-forward, EDT before fall-back
+        (datetime(2027, 3, 13, 22, 0, tzinfo=NY), datetime(2027, 3, 14, 5, 0, tzinfo=UTC)),
+        (datetime(2027, 3, 14, 12, 0, tzinfo=NY), datetime(2027, 3, 15, 4, 0, tzinfo=UTC)),
+        (datetime(2027, 11, 6, 22, 0, tzinfo=NY), datetime(2027, 11, 7, 4, 0, tzinfo=UTC)),
+        (datetime(2027, 11, 7, 12, 0, tzinfo=NY), datetime(2027, 11, 8, 5, 0, tzinfo=UTC)),
+    ],
+)
+def test_local_midnight_after_is_in_the_event_zone(t: datetime, expected: datetime) -> None:
+    assert local_midnight_after(t, NY) == expected
