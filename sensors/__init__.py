@@ -3,7 +3,7 @@
 This is a stable library API; the demo, the aggregator's tests and the benchmarks use it.
 
 Devices (SPEC 3), each also a command, ``python -m sensors.<device> --permit P --id ID
---broker URL [--state FILE] [--heartbeat S] [--key-file F]``, reading events from stdin:
+--broker URL [--state FILE] [--heartbeat S] [--keys FILE]``, reading events from stdin:
 
 - :class:`sensors.gate_counter.GateCounter`: ``count(entered, exited)``, ``tick()``
   (heartbeat, call every second or so), ``power_cycle()``; stdin ``in``, ``out 2``.
@@ -17,7 +17,9 @@ connection with availability ``online`` retained and last will ``offline`` retai
 QoS 1, reconnecting by itself), ``attach(link)``, ``close()``; constructor arguments
 ``clock`` (injectable: simulated time), ``tz``, ``key`` (HMAC signing, canonical form in
 :mod:`sensors.payloads`), ``state_file`` (``seq`` and totals survive a reboot) and
-``heartbeat_s``. While the broker is away a gate counter or lot sensor keeps counting and
+``heartbeat_s``. With a permit whose ``[signing]`` names a keys file, the commands, the
+generator and the simulator sign with each sensor's key (see :mod:`kent_ops.signing`).
+While the broker is away a gate counter or lot sensor keeps counting and
 publishes its latest figures once on reconnection; a badge reader keeps its scans and
 sends them in order.
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from kent_ops.mqtt import DEFAULT_BROKER_URL, BrokerUrlError, parse_broker_url
 from kent_ops.permit import PermitError, load_permit
+from kent_ops.signing import load_keys
 from sensors.device import Device
 
 __all__ = ["DeviceSpec", "run_device_cli"]
@@ -64,7 +65,11 @@ def _parser(spec: DeviceSpec) -> argparse.ArgumentParser:
     )
     p.add_argument("--ca-file", metavar="PEM", help="CA certificate for mqtts:// brokers")
     p.add_argument("--state", metavar="FILE", help="keep seq (and totals) here across reboots")
-    p.add_argument("--key-file", metavar="FILE", help="sign payloads with this HMAC key")
+    p.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="the event's signing keys file (TOML [keys]); default: the permit's [signing]",
+    )
     if spec.periodic:
         p.add_argument(
             "--heartbeat",
@@ -86,12 +91,13 @@ def run_device_cli(spec: DeviceSpec, argv: Sequence[str] | None = None) -> int:
     args = _parser(spec).parse_args(argv)
     event_id: str = args.event or ""
     tz: tzinfo | None = None
+    keys_file: Path | None = None
     if args.permit:
         try:
             permit = load_permit(args.permit)
         except PermitError as exc:
             return _fail(spec.prog, str(exc))
-        event_id, tz = permit.event_id, permit.timezone
+        event_id, tz, keys_file = permit.event_id, permit.timezone, permit.signing_keys_file
         listed = permit.sensors.get(args.id)
         if listed != spec.kind:
             what = f"is a {listed}" if listed else "is not listed"
@@ -101,11 +107,14 @@ def run_device_cli(spec: DeviceSpec, argv: Sequence[str] | None = None) -> int:
     except BrokerUrlError as exc:
         return _fail(spec.prog, f"{exc}.")
     key: bytes | None = None
-    if args.key_file:
+    keys_file = Path(args.keys) if args.keys else keys_file
+    if keys_file is not None:
         try:
-            key = Path(args.key_file).read_bytes().strip()
-        except OSError as exc:
-            return _fail(spec.prog, f"cannot read the key file: {exc.strerror}.")
+            key = load_keys(keys_file).get(args.id)
+        except ValueError as exc:
+            return _fail(spec.prog, f"{exc}.")
+        if key is None:
+            return _fail(spec.prog, f"{keys_file} holds no signing key for {args.id!r}.")
     kwargs: dict[str, Any] = {"tz": tz, "key": key, "state_file": args.state}
     if spec.periodic:
         if args.heartbeat <= 0:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from kent_ops.mqtt import Topics
 from kent_ops.permit import Permit
+from kent_ops.signing import keys_for_permit
 from sensors.badge_reader import BadgeReader
 from sensors.device import Device, MemoryLink, Sent
 from sensors.gate_counter import GateCounter
@@ -121,11 +122,14 @@ def generate(
         start: the scenario's 0:00 (default: when the permit's first window opens);
             setup (devices online, the first staff) comes ``setup`` before it.
         duration: stop this many simulated seconds after the first message.
-        keys: HMAC keys by sensor id, for signed payloads.
+        keys: HMAC keys by sensor id, for signed payloads; default: the permit's
+            ``[signing]`` keys file if it names one (pass ``{}`` for unsigned payloads).
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
-    return _Run(permit, scenario, seed, start, duration, keys or {}).messages()
+    if keys is None:
+        keys = keys_for_permit(permit.signing_keys_file) or {}
+    return _Run(permit, scenario, seed, start, duration, keys).messages()
 
 
 class _Run:
@@ -446,9 +450,9 @@ class _Run:
         for k in range(self.n_steps):
             t0 = self.offset(k)
             actions: list[tuple[float, int, Callable[[], None]]] = []
-            if first:
+            if first:  # devices come online at their own point in the step, too
                 for i, sid in enumerate(order):
-                    actions.append((t0, -len(order) + i, self._attach(sid)))
+                    actions.append((t0 + slot.get(sid, 0.0), -len(order) + i, self._attach(sid)))
                 first = False
             for i, sid in enumerate(periodic):
                 actions.append((t0 + slot[sid], i, self._periodic(sid, k, ins, outs, occupied)))

@@ -142,7 +142,7 @@ def run_simulation(
         stop: set it (from another thread) to stop early; returns normally.
         ca_file: CA certificate for ``mqtts://`` brokers.
         on_progress: called a few times a second with (published, simulated time).
-        keys: HMAC keys by sensor id, to sign payloads.
+        keys: HMAC keys by sensor id, to sign payloads (default: the permit's).
 
     Raises:
         UsageError: the scenario is invalid or the broker cannot be reached.

@@ -1,0 +1,73 @@
+"""The scenarios through the real engine (no broker): each raises what it was built for.
+
+The engine and the reference tally are written apart; here they must agree on the
+figures, and the engine must raise the alerts each scenario exists to cause.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kent_ops.engine import Engine
+from kent_ops.permit import Permit, load_permit
+from sensors.scenario import generate
+from sensors.tally import expected_totals
+
+EXAMPLE_PERMIT = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"
+
+
+@pytest.fixture(scope="module")
+def permit() -> Permit:
+    return load_permit(EXAMPLE_PERMIT)
+
+
+def run(permit: Permit, scenario: str) -> tuple[Engine, dict[str, int]]:
+    engine = Engine(permit, clock="sensor")
+    messages = list(generate(permit, scenario, seed=1))
+    for i, m in enumerate(messages):
+        engine.feed(m.topic, m.payload, m.at, record_id=i + 1)
+    engine.tick(messages[-1].at)
+    return engine, expected_totals(messages, permit)
+
+
+def rules(engine: Engine) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for alert in engine.alerts.values():
+        found.setdefault(alert["rule"], []).append(alert)
+    return found
+
+
+def test_festival_raises_the_nurse_ratio_and_maximum_breaches(permit: Permit) -> None:
+    engine, totals = run(permit, "festival")
+    attendance = engine.status()["attendance"]
+    assert (attendance["current"], attendance["entries"]) == (
+        totals["attendance"],
+        totals["entries"],
+    )
+    assert attendance["peak"] > permit.max_at_one_time
+    found = rules(engine)
+    assert len(found["nurse-ratio"]) == 1
+    assert len(found["max-at-one-time"]) == 1
+    breaches = {r for r, alerts in found.items() if alerts[0]["severity"] == "breach"}
+    assert breaches == {"nurse-ratio", "max-at-one-time"}
+
+
+def test_quiet_raises_nothing(permit: Permit) -> None:
+    engine, totals = run(permit, "quiet")
+    assert engine.alerts == {}
+    assert engine.status()["attendance"]["entries"] == totals["entries"]
+
+
+def test_faults_are_stitched_and_the_outage_is_uncertain(permit: Permit) -> None:
+    engine, totals = run(permit, "faults")
+    status = engine.status()
+    assert status["attendance"]["current"] == totals["attendance"]
+    assert status["attendance"]["entries"] == totals["entries"]
+    assert status["rejected"] == 5
+    found = rules(engine)
+    assert set(found) == {"counter-reset", "sensor-offline"}
+    [offline] = found["sensor-offline"]
+    assert offline["subject"] == "south"
+    assert offline["uncertain"] is True
