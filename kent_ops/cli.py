@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--headless", action="store_true", help="no dashboard; print a summary")
     p.add_argument("--duration", type=_positive_float, help="stop after S seconds (wall clock)")
     p.add_argument("--out", metavar="DIR", help="keep the evidence log in DIR")
+    p.add_argument("--permit", metavar="P", help="permit file (default: examples/permit.toml)")
     p.set_defaults(func=_command("kent_ops.demo:cli_demo"))
 
     p = sub.add_parser("run", help="the aggregator service")

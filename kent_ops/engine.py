@@ -219,6 +219,11 @@ class Engine:
                 t = to_us(ts)
             elif self._now is not None:
                 t = self._now
+            else:
+                # Sensor time has not started (an availability before any timestamped
+                # message): the receive time is on another clock, so take the message
+                # without starting the clock from it.
+                return self._feed_untimed(decoded, received_at, record_id)
         now = self._now
         if now is not None and t < now:
             t = now  # time never goes back: a late message is taken now
@@ -242,6 +247,21 @@ class Engine:
         if not (self._counts_only and self._within_band()):
             self._evaluate()
         return FeedResult(True, reason, decoded.kind, at)
+
+    def _feed_untimed(
+        self, decoded: Decoded | Rejection, received_at: datetime, record_id: int | None
+    ) -> FeedResult:
+        if record_id is not None:
+            self._last_record = record_id
+        if isinstance(decoded, Rejection):
+            self.rejected += 1
+            return FeedResult(False, decoded.reason, decoded.kind, received_at)
+        if decoded.kind != "availability":
+            self.rejected += 1
+            return FeedResult(False, "message has no ts to time it by", decoded.kind, received_at)
+        self.counts.set_available(decoded.source, decoded.record.online)  # type: ignore[union-attr]
+        self.accepted += 1
+        return FeedResult(True, None, decoded.kind, received_at)
 
     def _within_band(self) -> bool:
         """True when this attendance leaves every rule and the gate command as they were.
