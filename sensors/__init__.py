@@ -33,7 +33,8 @@ Simulation, pure (no broker, no clock):
   the first staff badge on ``setup`` (15 min) before it. ``duration`` cuts the run that
   many simulated seconds after its first message.
 - ``SimMessage(at, topic, payload, retain, fault)``: ``at`` is simulated, timezone-aware
-  and equals the payload's ``ts``; ``fault`` tags injected faults (``restart``,
+  and equals the payload's ``ts`` (a duplicate repeats an earlier payload, ts and all,
+  later); ``fault`` tags injected faults (``restart``,
   ``offline``, ``reconnect``, ``duplicate``, ``bad-json``, ``negative-count``,
   ``wrong-type``, ``unknown-sensor``, ``oversize``), None otherwise.
 - ``sensors.scenario.timeline(permit, scenario, start=None) -> Timeline(begin, zero,

@@ -2,8 +2,9 @@
 
 A device reads one event per line from stdin (a GPIO script, a serial reader or a person
 can feed it), publishes while it runs, heartbeats in the background, and on end of input,
-Ctrl-C or SIGTERM says ``offline`` and exits 0 (at the end of input it first waits up to
-10 s for a broker it has not reached yet, so the last totals are delivered). A bad line
+Ctrl-C or SIGTERM says ``offline`` and exits 0. At the end of input it first waits up to
+10 s for a broker it has not reached yet, so the last totals are delivered; if none
+answers it exits 1 (the state file, if any, still holds the counts). A bad line
 is reported on stderr and skipped: a counter must not stop counting for one garbled line.
 """
 
@@ -27,6 +28,7 @@ from sensors.device import Device
 __all__ = ["DeviceSpec", "run_device_cli"]
 
 EXIT_OK = 0
+EXIT_UNDELIVERED = 1
 EXIT_USAGE = 2
 FINAL_WAIT_S = 10.0
 """At the end of input, how long to wait for the broker so the last reading goes out."""
@@ -130,6 +132,7 @@ def run_device_cli(spec: DeviceSpec, argv: Sequence[str] | None = None) -> int:
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(device, stop), name="heartbeat", daemon=True)
     beat.start()
+    status = EXIT_OK
     try:
         for number, line in enumerate(sys.stdin, start=1):
             if not line.strip() or line.lstrip().startswith("#"):
@@ -143,13 +146,14 @@ def run_device_cli(spec: DeviceSpec, argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(
                 f"{spec.prog}: broker {address.url} not reachable; last reading not sent\n"
             )
+            status = EXIT_UNDELIVERED
     except KeyboardInterrupt:
         pass
     finally:
         stop.set()
         beat.join(timeout=5)
         device.close()
-    return EXIT_OK
+    return status
 
 
 def _interrupt(signum: int, frame: object) -> None:
