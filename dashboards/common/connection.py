@@ -1,0 +1,80 @@
+"""Is what the screen shows current? The connection state and the banner's sentence.
+
+A dashboard that silently shows old figures is worse than none: an inspector could
+cite a count from ten minutes ago. Three things make the figures doubtful (SPEC 3,
+issue 5): the broker cannot be reached, the aggregator's availability says
+``offline``, or the last status is older than 15 s by the local clock. Pure state and
+a pure function, so the wording and the thresholds are unit tested without a broker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import Literal
+
+from dashboards.common.format import fmt_age, local_clock
+
+__all__ = ["STALE_AFTER_S", "ConnectionState", "LinkState", "connection_problem"]
+
+STALE_AFTER_S = 15.0
+"""A status older than this (status ``ts`` against the local clock) is stale."""
+
+LinkState = Literal["standalone", "connecting", "up", "down"]
+"""``standalone`` is a dashboard built with no broker (snapshots, the benchmark)."""
+
+
+@dataclass(slots=True)
+class ConnectionState:
+    """What the dashboard knows about its link, the aggregator and the last status."""
+
+    link: LinkState = "connecting"
+    reason: str | None = None
+    """Why the link is down, when the client said (refused, auth, network)."""
+    down_since: datetime | None = None
+    aggregator_online: bool | None = None
+    """The retained ``aggregator/availability``; None until one arrives."""
+    status_ts: datetime | None = None
+    """The ``ts`` of the last status shown."""
+    received_at: datetime | None = None
+    """The local clock when it arrived: on a simulated clock (the demo) ``ts`` can run
+    ahead of the wall clock, and the time since arrival still tells a dead aggregator."""
+
+
+def connection_problem(
+    state: ConnectionState,
+    now: datetime,
+    zone: tzinfo,
+    *,
+    stale_after_s: float = STALE_AFTER_S,
+) -> str | None:
+    """One sentence saying why the figures may be out of date, or None if they are current.
+
+    The broker comes first (nothing else can be known without it), then the
+    aggregator's own word, then the age of the last status.
+    """
+    shown = (
+        f"figures from {local_clock(state.status_ts, zone)}"
+        if state.status_ts is not None
+        else "no figures yet"
+    )
+    if state.link == "connecting":
+        return f"Connecting to the broker… ({shown})"
+    if state.link == "down":
+        why = f" ({state.reason})" if state.reason else ""
+        since = (
+            f" since {local_clock(state.down_since, zone)}" if state.down_since is not None else ""
+        )
+        return f"Broker unreachable{since}{why}; showing {shown}"
+    if state.aggregator_online is False:
+        return f"The aggregator is offline; showing {shown}"
+    if state.status_ts is None:
+        if state.link == "standalone":
+            return None
+        return "Waiting for the aggregator's first status…"
+    age = (now - state.status_ts).total_seconds()
+    if state.received_at is not None:
+        age = max(age, (now - state.received_at).total_seconds())
+    if age > stale_after_s:
+        return f"No status for {fmt_age(age)}; showing {shown}"
+    return None

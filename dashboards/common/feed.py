@@ -1,0 +1,243 @@
+"""The dashboards' MQTT feed: a plain paho thread that turns messages into typed records.
+
+Like Toolong's file watcher, it imports nothing from Textual: it parses each payload
+once, at the edge, into a frozen record and hands it to a callback. The app decides
+how records reach the screen (``post_message``, which is thread-safe). A payload that
+is not what SPEC 3 says is logged and counted, never raised into paho's loop, so one
+bad retained message cannot take a dashboard down.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import paho.mqtt.client as mqtt
+
+from kent_ops.mqtt import BrokerAddress, Topics, make_client
+
+__all__ = [
+    "AlertUpdate",
+    "AvailabilityUpdate",
+    "CommandUpdate",
+    "FeedEvent",
+    "LinkUpdate",
+    "MqttFeed",
+    "StatusUpdate",
+    "classify",
+]
+
+log = logging.getLogger(__name__)
+
+_json = msgspec.json.Decoder()
+
+
+@dataclass(frozen=True, slots=True)
+class StatusUpdate:
+    """A whole status snapshot (SPEC 3); rendered as one, never half of one."""
+
+    status: dict[str, Any]
+    received_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AlertUpdate:
+    """One alert in its latest form; ``alert`` None when its retained message was cleared."""
+
+    alert_id: str
+    alert: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class CommandUpdate:
+    """The aggregator's order for one gate (``admit``, ``attendance``, ``hold_at``…)."""
+
+    gate: str
+    command: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class AvailabilityUpdate:
+    """The aggregator's retained availability: ``online`` or not."""
+
+    online: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LinkUpdate:
+    """The broker connection came up or went down (with the client's reason)."""
+
+    connected: bool
+    reason: str | None = None
+
+
+FeedEvent = StatusUpdate | AlertUpdate | CommandUpdate | AvailabilityUpdate | LinkUpdate
+
+
+class BadPayload(ValueError):
+    """A message on one of our topics that is not what SPEC 3 says it is."""
+
+
+def _object(payload: bytes) -> dict[str, Any]:
+    try:
+        value = _json.decode(payload)
+    except msgspec.DecodeError as exc:
+        raise BadPayload(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise BadPayload("not a JSON object")
+    return value
+
+
+def classify(topics: Topics, topic: str, payload: bytes, received_at: datetime) -> FeedEvent | None:
+    """The record for one received message; None for a topic the dashboards do not show.
+
+    Raises:
+        BadPayload: the topic is ours but the payload is not a valid one.
+    """
+    prefix = topics.prefix + "/"
+    if not topic.startswith(prefix):
+        return None
+    rest = topic[len(prefix) :].split("/")
+    if rest == ["status"]:
+        status = _object(payload)
+        if not isinstance(status.get("ts"), str):
+            raise BadPayload("status has no ts")
+        return StatusUpdate(status, received_at)
+    if len(rest) == 2 and rest[0] == "alerts":
+        if not payload:
+            return AlertUpdate(rest[1], None)
+        alert = _object(payload)
+        return AlertUpdate(rest[1], alert)
+    if len(rest) == 3 and rest[0] == "gate" and rest[2] == "command":
+        if not payload:
+            return CommandUpdate(rest[1], None)
+        command = _object(payload)
+        if not isinstance(command.get("admit"), bool):
+            raise BadPayload("command has no boolean admit")
+        return CommandUpdate(rest[1], command)
+    if rest == ["aggregator", "availability"]:
+        text = payload.decode("utf-8", errors="replace").strip().lower()
+        return AvailabilityUpdate(text == "online")
+    return None
+
+
+class MqttFeed:
+    """Subscribe to the aggregator's retained topics in a paho network thread.
+
+    ``on_event`` is called from that thread, so it must be thread-safe and quick
+    (Textual's ``post_message`` is both). Publishing (inspector actions, the manual
+    tally) goes through the same client: paho's ``publish`` is thread-safe and queues
+    QoS 1 messages while the link is down.
+    """
+
+    def __init__(
+        self,
+        address: BrokerAddress,
+        topics: Topics,
+        subscriptions: Sequence[str],
+        on_event: Callable[[FeedEvent], None],
+        *,
+        ca_file: str | None = None,
+        client_name: str = "dashboard",
+        will: tuple[str, str] | None = None,
+    ) -> None:
+        self.address = address
+        self.topics = topics
+        self.subscriptions = list(subscriptions)
+        self.rejected = 0
+        """Payloads on our topics that were not valid; logged, counted, never raised."""
+        self._on_event = on_event
+        self._lock = threading.Lock()
+        self._started = False
+        client_id = f"kent-{client_name}-{uuid.uuid4().hex[:8]}"
+        self.client = make_client(
+            address,
+            client_id,
+            ca_file=ca_file,
+            will_topic=will[0] if will else None,
+            will_payload=will[1] if will else b"offline",
+        )
+        self.client.on_connect = self._handle_connect
+        self.client.on_connect_fail = self._handle_connect_fail
+        self.client.on_disconnect = self._handle_disconnect
+        self.client.on_message = self._handle_message
+
+    def start(self) -> None:
+        """Connect in the background; paho keeps retrying (1 s to 30 s) until it can."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        self.client.connect_async(self.address.host, self.address.port, keepalive=10)
+        self.client.loop_start()
+
+    def stop(self) -> None:
+        """Disconnect cleanly and join the network thread."""
+        with self._lock:
+            if not self._started:
+                return
+            self._started = False
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    def publish(
+        self, topic: str, payload: bytes | str, *, qos: int = 1, retain: bool = False
+    ) -> mqtt.MQTTMessageInfo:
+        """Publish (thread-safe); QoS 1 messages wait in paho's queue while offline."""
+        return self.client.publish(topic, payload, qos=qos, retain=retain)
+
+    @property
+    def connected(self) -> bool:
+        return self.client.is_connected()
+
+    # paho callbacks: run in the network thread ------------------------------------
+
+    def _emit(self, event: FeedEvent) -> None:
+        try:
+            self._on_event(event)
+        except Exception:  # the receiver's bug must not kill paho's thread
+            log.exception("dashboard feed callback failed")
+
+    def _handle_connect(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        flags: mqtt.ConnectFlags,
+        reason_code: Any,
+        properties: Any,
+    ) -> None:
+        if reason_code.is_failure:
+            self._emit(LinkUpdate(False, f"broker refused: {reason_code}"))
+            return
+        for topic in self.subscriptions:
+            client.subscribe(topic, qos=1)
+        self._emit(LinkUpdate(True))
+
+    def _handle_connect_fail(self, client: mqtt.Client, userdata: object) -> None:
+        self._emit(LinkUpdate(False, "cannot connect"))
+
+    def _handle_disconnect(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        flags: mqtt.DisconnectFlags,
+        reason_code: Any,
+        properties: Any,
+    ) -> None:
+        self._emit(LinkUpdate(False, "connection lost"))
+
+    def _handle_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
+        try:
+            event = classify(self.topics, msg.topic, msg.payload, datetime.now(UTC))
+        except BadPayload as exc:
+            self.rejected += 1
+            log.warning("ignored a bad payload on %s: %s", msg.topic, exc)
+            return
+        if event is not None:
+            self._emit(event)

@@ -1,0 +1,132 @@
+"""The part of both dashboards that is about being connected, written once.
+
+An app built on :class:`FeedApp` starts the MQTT feed on mount and stops it on
+unmount, turns feed records into messages, keeps the connection state, ticks its
+(injectable) clock once a second and publishes ``problem`` (the banner's sentence)
+and the ``-stale`` class that greys the figures. Built with ``broker=None`` it runs
+standalone on injected data: the snapshot tests and the benchmark use that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from textual import on
+from textual.app import App
+from textual.reactive import reactive
+
+from dashboards.common.clock import Clock, wall_clock
+from dashboards.common.connection import STALE_AFTER_S, ConnectionState, connection_problem
+from dashboards.common.feed import FeedEvent, MqttFeed
+from dashboards.common.format import event_zone, parse_ts
+from dashboards.common.messages import (
+    AvailabilityChanged,
+    LinkChanged,
+    StatusReceived,
+    to_message,
+)
+from kent_ops.mqtt import BrokerAddress, Topics
+
+__all__ = ["FeedApp"]
+
+
+class FeedApp(App[int]):
+    """A Textual app whose figures come from the aggregator's retained topics."""
+
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The last status snapshot, whole (SPEC 3); None until the first arrives."""
+
+    now: reactive[datetime | None] = reactive(None)
+    """The local clock, ticked every second: the event's time and the status age."""
+
+    problem: reactive[str | None] = reactive(None)
+    """Why the figures may be out of date, in one sentence; None while they are current."""
+
+    def __init__(
+        self,
+        *,
+        event_id: str,
+        broker: BrokerAddress | None,
+        subscriptions: Sequence[str],
+        ca_file: str | None = None,
+        clock: Clock | None = None,
+        client_name: str = "dashboard",
+        will: tuple[str, str] | None = None,
+        stale_after_s: float = STALE_AFTER_S,
+    ) -> None:
+        super().__init__()
+        self.event_id = event_id
+        self.topics = Topics(event_id)
+        self.broker = broker
+        self.clock: Clock = clock or wall_clock
+        self.stale_after_s = stale_after_s
+        self.connection = ConnectionState(link="standalone" if broker is None else "connecting")
+        self.feed: MqttFeed | None = None
+        if broker is not None:
+            self.feed = MqttFeed(
+                broker,
+                self.topics,
+                subscriptions,
+                self._deliver,
+                ca_file=ca_file,
+                client_name=client_name,
+                will=will,
+            )
+
+    # lifecycle ----------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        if self.feed is not None:
+            self.feed.start()
+        self.set_interval(1.0, self.tick, name="connection-clock")
+        self.tick()
+
+    def on_unmount(self) -> None:
+        if self.feed is not None:
+            self.feed.stop()
+
+    def _deliver(self, event: FeedEvent) -> None:
+        """Called in paho's thread: hand the record to the app's queue (thread-safe)."""
+        self.post_message(to_message(event))
+
+    # connection ---------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Advance the clock and re-judge whether the figures are current."""
+        now = self.clock()
+        self.now = now
+        state = self.connection
+        zone = event_zone(self.status)
+        self.problem = connection_problem(state, now, zone, stale_after_s=self.stale_after_s)
+
+    def watch_problem(self, problem: str | None) -> None:
+        self.set_class(problem is not None, "-stale")
+
+    @on(LinkChanged)
+    def _link_changed(self, message: LinkChanged) -> None:
+        state = self.connection
+        if message.connected:
+            state.link, state.reason, state.down_since = "up", None, None
+        else:
+            if state.link != "down":
+                state.down_since = self.clock()
+            state.link, state.reason = "down", message.reason
+        self.tick()
+
+    @on(AvailabilityChanged)
+    def _availability_changed(self, message: AvailabilityChanged) -> None:
+        self.connection.aggregator_online = message.online
+        self.tick()
+
+    @on(StatusReceived)
+    def _status_received(self, message: StatusReceived) -> None:
+        self.show_status(message.status)
+
+    def show_status(self, status: dict[str, Any]) -> None:
+        """Take a status snapshot as the current one (from the feed, or injected)."""
+        self.connection.status_ts = parse_ts(status.get("ts"))
+        self.connection.received_at = self.clock()
+        self.status = status
+        self.tick()

@@ -1,0 +1,129 @@
+"""Formatting shared by both dashboards: numbers, times in the event's zone, limit colours.
+
+Every figure on screen goes through here, so "3,120", "14:03:05" and the red/amber
+convention read the same on the inspector's laptop and the deputy's tablet. Pure
+functions only: nothing here knows about Textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime, tzinfo
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+__all__ = [
+    "LEVEL_STYLE",
+    "NEAR_FRACTION",
+    "Level",
+    "event_zone",
+    "fmt_age",
+    "fmt_int",
+    "fmt_share",
+    "level",
+    "local_clock",
+    "local_time",
+    "parse_ts",
+]
+
+NONE_TEXT = "—"
+"""What a figure the status does not have yet looks like: a dash, never a blank."""
+
+NEAR_FRACTION = 0.9
+"""A figure within 10% of its limit is shown amber (the issue's convention)."""
+
+Level = Literal["ok", "near", "breach"]
+
+LEVEL_STYLE: dict[str, str] = {
+    "ok": "",
+    "near": "bold dark_orange",
+    "breach": "bold red",
+}
+"""Rich styles for each level: breach red, near its limit amber, otherwise plain."""
+
+
+def parse_ts(value: object) -> datetime | None:
+    """An ISO 8601 string with an offset (or ``Z``) as an aware datetime; None if not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return moment
+
+
+def event_zone(status: Mapping[str, Any] | None) -> tzinfo:
+    """The event's time zone from the status (``timezone``), UTC when absent or unknown."""
+    name = status.get("timezone") if status else None
+    if isinstance(name, str) and name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            return UTC
+    return UTC
+
+
+def local_clock(moment: datetime | None, zone: tzinfo, *, with_zone: bool = False) -> str:
+    """``14:03:05`` (optionally ``14:03:05 EDT``) in the event's zone; a dash for None."""
+    if moment is None:
+        return NONE_TEXT
+    local = moment.astimezone(zone)
+    text = local.strftime("%H:%M:%S")
+    if with_zone:
+        text = f"{text} {local.strftime('%Z')}"
+    return text
+
+
+def local_time(value: object, zone: tzinfo) -> str:
+    """An ISO time from a payload shown as the event's local ``HH:MM:SS``; a dash if absent."""
+    return local_clock(parse_ts(value), zone)
+
+
+def fmt_int(value: object) -> str:
+    """``3,120``; a dash for a missing figure, so a gap never reads as zero."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return NONE_TEXT
+    return f"{round(value):,}"
+
+
+def fmt_share(value: object) -> str:
+    """A fraction as a whole percentage (``0.92`` → ``92%``); a dash if absent."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return NONE_TEXT
+    return f"{value * 100:.0f}%"
+
+
+def fmt_age(seconds: float | None) -> str:
+    """A short age for a human: ``4 s``, ``3 min``, ``2 h 05 min``."""
+    if seconds is None:
+        return NONE_TEXT
+    whole = max(0, int(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def level(used: object, limit: object, *, near: float = NEAR_FRACTION) -> Level:
+    """How close a demand is to its limit: ``breach`` above it, ``near`` within 10%.
+
+    Works both ways round by choosing what is "used": attendance against the maximum,
+    or the nurses *required* against the nurses *on duty* (a minimum is a limit on
+    the demand). No demand is never a problem; a missing figure is never coloured.
+    """
+    if isinstance(used, bool) or isinstance(limit, bool):
+        return "ok"
+    if not isinstance(used, int | float) or not isinstance(limit, int | float):
+        return "ok"
+    if used <= 0:
+        return "ok"
+    if used > limit:
+        return "breach"
+    if used >= near * limit:
+        return "near"
+    return "ok"

@@ -1,0 +1,1 @@
+"""Widgets both dashboards use."""

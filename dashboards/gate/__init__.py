@@ -1,0 +1,1 @@
+"""The deputy's gate view (``kent-ops gate GATE``): ADMIT or HOLD, and a manual tally."""

@@ -1,0 +1,77 @@
+"""The gate screen: the order filling the screen, the figures, the manual tally."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.gate.panels import GateOrder, gate_order
+from dashboards.gate.tally import TallyState
+from dashboards.gate.widgets.figures import GateCounts, GateHeader, OrderDetails, TallyPanel
+from dashboards.gate.widgets.order_sign import OrderSign
+
+__all__ = ["GateScreen"]
+
+
+class GateScreen(Screen[None]):
+    """ADMIT (green) or HOLD (red) for one gate, with its figures and the manual tally."""
+
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The last status snapshot."""
+    command: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The aggregator's last order for this gate."""
+    order: reactive[GateOrder] = reactive(GateOrder(admit=None))
+    """The order shown, from the command (or the status until a command arrives)."""
+    tally: reactive[TallyState] = reactive(TallyState())
+    """The manual tally."""
+    delivered: reactive[bool | None] = reactive(None)
+    """Whether the broker has the tally's last message."""
+    now: reactive[datetime | None] = reactive(None)
+    """The local clock."""
+    problem: reactive[str | None] = reactive(None)
+    """Why the figures may be out of date; None when current."""
+
+    def __init__(self, gate: str, event_id: str) -> None:
+        super().__init__(id="gate")
+        self.gate, self.event_id = gate, event_id
+
+    def compose(self) -> ComposeResult:
+        yield GateHeader(self.gate, self.event_id, id="header").data_bind(
+            GateScreen.status, GateScreen.now
+        )
+        yield ConnectionBanner(id="banner").data_bind(GateScreen.problem)
+        with Vertical(id="order", classes="-none"):
+            yield OrderSign(id="sign").data_bind(GateScreen.order)
+            yield OrderDetails(id="order-details").data_bind(GateScreen.order)
+        yield GateCounts(self.gate, id="counts").data_bind(GateScreen.status)
+        yield TallyPanel(self.gate, id="tally").data_bind(
+            GateScreen.tally, GateScreen.delivered, GateScreen.status
+        )
+        yield Footer()
+
+    def _reorder(self) -> None:
+        self.order = gate_order(self.command, self.status)
+
+    def watch_status(self) -> None:
+        self._reorder()
+
+    def watch_command(self) -> None:
+        self._reorder()
+
+    def watch_order(self, order: GateOrder) -> None:
+        panels = self.query("#order")
+        if panels:
+            panel = panels.first()
+            panel.set_class(order.admit is True, "-admit")
+            panel.set_class(order.admit is False, "-hold")
+            panel.set_class(order.admit is None, "-none")
+
+    def on_mount(self) -> None:
+        self.watch_order(self.order)

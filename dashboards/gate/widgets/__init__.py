@@ -1,0 +1,1 @@
+"""The gate view's widgets."""

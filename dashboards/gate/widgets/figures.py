@@ -1,0 +1,91 @@
+"""The lines under the sign: the order's figures, this gate's counter, the manual tally."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from dashboards.common.format import event_zone, local_clock
+from dashboards.gate.panels import GateOrder, counts_text, order_details, tally_text
+from dashboards.gate.tally import TallyState
+
+__all__ = ["GateCounts", "GateHeader", "OrderDetails", "TallyPanel"]
+
+
+class GateHeader(Static):
+    """The event's local time, the gate and the event."""
+
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The status snapshot (event name and time zone)."""
+    now: reactive[datetime | None] = reactive(None)
+    """The local clock."""
+
+    def __init__(self, gate: str, event_id: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.gate, self.event_id = gate, event_id
+
+    def _redraw(self) -> None:
+        status = self.status or {}
+        name = status.get("event_name") or self.event_id
+        clock = local_clock(self.now, event_zone(status), with_zone=True)
+        self.update(f"[b]{clock}[/b]  [b]Gate {self.gate}[/b]  {name}")
+
+    def watch_status(self) -> None:
+        self._redraw()
+
+    def watch_now(self) -> None:
+        self._redraw()
+
+
+class OrderDetails(Static):
+    """Attendance against hold_at, and why."""
+
+    order: reactive[GateOrder] = reactive(GateOrder(admit=None))
+    """The order shown."""
+
+    def watch_order(self, order: GateOrder) -> None:
+        self.update(order_details(order))
+
+
+class GateCounts(Static):
+    """This gate's counter, as the aggregator counts it."""
+
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The status snapshot."""
+
+    def __init__(self, gate: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.gate = gate
+
+    def watch_status(self, status: dict[str, Any] | None) -> None:
+        self.update(counts_text(status, self.gate))
+
+
+class TallyPanel(Static):
+    """The manual tally's totals and whether its last message reached the broker."""
+
+    tally: reactive[TallyState] = reactive(TallyState())
+    """The tally's totals and seq."""
+    delivered: reactive[bool | None] = reactive(None)
+    """Whether the broker has the last message (None: no broker)."""
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The status snapshot (what the aggregator counted for the tally)."""
+
+    def __init__(self, gate: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.gate = gate
+
+    def _redraw(self) -> None:
+        self.update(tally_text(self.tally, self.status, self.gate, delivered=self.delivered))
+
+    def watch_tally(self) -> None:
+        self._redraw()
+
+    def watch_delivered(self) -> None:
+        self._redraw()
+
+    def watch_status(self) -> None:
+        self._redraw()

@@ -1,0 +1,153 @@
+"""Inspector actions: the exact payloads of SPEC 3, and how to see the aggregator took them.
+
+An acknowledgement, a note or an attendance adjustment is published once, at QoS 1,
+on ``kent/{e}/inspector/{who}/{kind}``. "Sent" is not "recorded": the inspector is
+told an action counts only when the aggregator's next status or alert shows it (an
+ack in the alert's ``acknowledged``, a note in the status ``notes``, an adjustment in
+the status ``adjustments``). Each kind registers the function that finds it there,
+so the checklist (issue 8: kind ``inspection``, found in the status ``checklist``)
+plugs in by adding one entry to ``RECORDED_IN``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+__all__ = [
+    "RECORDED_IN",
+    "ActionState",
+    "SentAction",
+    "ack_payload",
+    "adjust_payload",
+    "describe",
+    "iso_utc",
+    "note_payload",
+    "recorded_entries",
+    "update_recorded",
+]
+
+ActionState = Literal["sent", "delivered", "recorded", "unsent"]
+"""sent: handed to the client; delivered: the broker has it (PUBACK); recorded: the
+aggregator's status or alert shows it; unsent: there is no broker (standalone)."""
+
+
+def iso_utc(moment: datetime) -> str:
+    """ISO 8601 in UTC with its offset, as every kent-ops payload carries times."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def ack_payload(alert_id: str, comment: str, now: datetime) -> dict[str, Any]:
+    """``{"ts", "alert", "comment"}``: SPEC 3's acknowledgement."""
+    return {"ts": iso_utc(now), "alert": alert_id, "comment": comment}
+
+
+def note_payload(text: str, now: datetime, alert_id: str | None = None) -> dict[str, Any]:
+    """``{"ts", "text"}`` and ``"alert"`` when the note is about one: SPEC 3's note."""
+    payload: dict[str, Any] = {"ts": iso_utc(now), "text": text}
+    if alert_id:
+        payload["alert"] = alert_id
+    return payload
+
+
+def adjust_payload(attendance: int, reason: str, now: datetime) -> dict[str, Any]:
+    """``{"ts", "attendance", "reason"}``: SPEC 3's adjustment; the reason is required."""
+    if attendance < 0:
+        raise ValueError("attendance cannot be negative")
+    if not reason.strip():
+        raise ValueError("an adjustment needs a reason")
+    return {"ts": iso_utc(now), "attendance": attendance, "reason": reason}
+
+
+Status = Mapping[str, Any]
+Alerts = Mapping[str, Mapping[str, Any]]
+Finder = Callable[[Mapping[str, Any], str, Status | None, Alerts], frozenset[tuple[Any, ...]]]
+
+
+def _entries(value: object) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _acks(payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts):
+    alert = alerts.get(str(payload.get("alert"))) or {}
+    return frozenset(
+        (a.get("by"), a.get("at"), a.get("comment"))
+        for a in _entries(alert.get("acknowledged"))
+        if a.get("by") == who and a.get("comment") == payload.get("comment")
+    )
+
+
+def _notes(payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts):
+    notes = _entries(status.get("notes")) if status else []
+    return frozenset(
+        (n.get("by"), n.get("at"), n.get("text"))
+        for n in notes
+        if n.get("by") == who
+        and n.get("text") == payload.get("text")
+        and (n.get("alert") or None) == (payload.get("alert") or None)
+    )
+
+
+def _adjustments(payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts):
+    adjustments = _entries(status.get("adjustments")) if status else []
+    return frozenset(
+        (a.get("by"), a.get("at"), a.get("attendance"), a.get("reason"))
+        for a in adjustments
+        if a.get("by") == who
+        and a.get("attendance") == payload.get("attendance")
+        and a.get("reason") == payload.get("reason")
+    )
+
+
+RECORDED_IN: dict[str, Finder] = {"ack": _acks, "note": _notes, "adjust": _adjustments}
+"""For each action kind: the matching entries the aggregator shows for it."""
+
+
+def recorded_entries(
+    kind: str, payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts
+) -> frozenset[tuple[Any, ...]]:
+    """The entries in the status or alerts that look like this action (by, text, …)."""
+    finder = RECORDED_IN.get(kind)
+    return finder(payload, who, status, alerts) if finder else frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class SentAction:
+    """One action this inspector sent, and how far it has got."""
+
+    number: int
+    kind: str
+    topic: str
+    payload: dict[str, Any]
+    inspector: str
+    sent_at: datetime
+    state: ActionState = "sent"
+    recorded_at: datetime | None = None
+    baseline: frozenset[tuple[Any, ...]] = field(default_factory=frozenset)
+    """Matching entries that were already there when it was sent (a repeated note)."""
+
+
+def update_recorded(
+    action: SentAction, status: Status | None, alerts: Alerts, now: datetime
+) -> SentAction:
+    """The action marked ``recorded`` once a new matching entry shows up; else unchanged."""
+    if action.state in ("recorded", "unsent"):
+        return action
+    found = recorded_entries(action.kind, action.payload, action.inspector, status, alerts)
+    if found - action.baseline:
+        return replace(action, state="recorded", recorded_at=now)
+    return action
+
+
+def describe(kind: str, payload: Mapping[str, Any]) -> str:
+    """One line saying what an action does, for the confirmation and the action log."""
+    if kind == "ack":
+        return f"acknowledge {payload.get('alert')}: “{payload.get('comment')}”"
+    if kind == "note":
+        about = f" about {payload['alert']}" if payload.get("alert") else ""
+        return f"note{about}: “{payload.get('text')}”"
+    if kind == "adjust":
+        return f"set attendance to {payload.get('attendance'):,}: “{payload.get('reason')}”"
+    return f"{kind}: {dict(payload)}"

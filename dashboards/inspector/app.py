@@ -1,0 +1,374 @@
+"""The inspector dashboard: ``kent-ops dashboard --event ID [--broker URL] [--inspector ID]``.
+
+A pure view of what the aggregator publishes (SPEC 3): the retained status, every
+alert, the gate commands and the aggregator's availability. It keeps no counts and
+no rules; its only state is what it has seen (the last hour's attendance line,
+which alerts already rang the bell) and what this inspector sent. Acknowledgements,
+notes and adjustments go out on ``kent/{e}/inspector/{who}/…`` at QoS 1, each after
+a confirmation, and are shown as "recorded" once the aggregator reflects them.
+
+One factory, :func:`make_inspector_app`, builds the app for the command line and for
+the tests; with ``broker=None`` and injected statuses it runs without a broker (the
+snapshot tests and the benchmark).
+
+Issue 8's checklist plugs in here: a ``ChecklistScreen`` bound to a key on the main
+screen, reading ``status["checklist"]`` and sending kind ``inspection`` through
+:meth:`InspectorApp.send_action` (its "recorded" check goes in
+``actions.RECORDED_IN``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from textual import on
+from textual.app import SystemCommand
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+
+from dashboards.common.clock import Clock
+from dashboards.common.feed_app import FeedApp
+from dashboards.common.format import parse_ts
+from dashboards.common.messages import AlertReceived, CommandReceived
+from dashboards.inspector.actions import (
+    SentAction,
+    ack_payload,
+    adjust_payload,
+    describe,
+    iso_utc,
+    note_payload,
+    recorded_entries,
+    update_recorded,
+)
+from dashboards.inspector.panels import is_flashing
+from dashboards.inspector.screens.alert_detail import AlertDetailScreen
+from dashboards.inspector.screens.forms import (
+    AckForm,
+    AdjustForm,
+    AdjustInput,
+    ConfirmScreen,
+    NoteForm,
+    NoteInput,
+)
+from dashboards.inspector.screens.help import HelpScreen
+from dashboards.inspector.screens.main import MainScreen
+from dashboards.inspector.trend import AttendanceTrend
+from kent_ops.errors import UsageError
+from kent_ops.mqtt import BrokerAddress, BrokerUrlError, parse_broker_url
+
+__all__ = ["InspectorApp", "cli_dashboard", "make_inspector_app"]
+
+_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+_EVENT_ID = re.compile(r"^[a-z0-9-]+$")
+
+
+class InspectorApp(FeedApp):
+    """The inspector's live view of one event."""
+
+    CSS_PATH = "inspector.tcss"
+    TITLE = "kent-ops inspector"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("question_mark,f1", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True)
+    """Every alert seen, by id, in its latest form."""
+    trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple)
+    """The last hour of attendance, from the statuses received (view state only)."""
+    flash_on: reactive[bool] = reactive(False)
+    """The phase of the flash of unacknowledged breaches (from the clock, so it repeats)."""
+    actions: reactive[tuple[SentAction, ...]] = reactive(tuple)
+    """This inspector's actions this session, oldest first, with how far each got."""
+
+    def __init__(
+        self,
+        event_id: str,
+        broker: BrokerAddress | None,
+        inspector: str,
+        *,
+        ca_file: str | None = None,
+        clock: Clock | None = None,
+        statuses: Iterable[dict[str, Any]] = (),
+        alerts: Iterable[dict[str, Any]] = (),
+        blink: bool = True,
+    ) -> None:
+        topics_prefix = f"kent/{event_id}"
+        super().__init__(
+            event_id=event_id,
+            broker=broker,
+            subscriptions=[
+                f"{topics_prefix}/status",
+                f"{topics_prefix}/alerts/+",
+                f"{topics_prefix}/gate/+/command",
+                f"{topics_prefix}/aggregator/availability",
+            ],
+            ca_file=ca_file,
+            clock=clock,
+            client_name=f"inspector-{inspector}",
+        )
+        self.inspector = inspector
+        self.blink = blink
+        self.commands: dict[str, dict[str, Any]] = {}
+        """The latest order for each gate (view state)."""
+        self.rung: set[str] = set()
+        """Breach alerts that have rung the bell: each rings once."""
+        self._trend = AttendanceTrend()
+        self._initial_statuses = list(statuses)
+        self._initial_alerts = list(alerts)
+        self._deliveries: dict[int, mqtt.MQTTMessageInfo] = {}
+
+    # lifecycle ----------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        main = MainScreen(self.event_id, self.inspector).data_bind(
+            InspectorApp.status,
+            InspectorApp.alerts,
+            InspectorApp.trend,
+            InspectorApp.flash_on,
+            InspectorApp.now,
+            InspectorApp.problem,
+            InspectorApp.actions,
+        )
+        self.push_screen(main)
+        for status in self._initial_statuses:
+            self.show_status(status)
+        for alert in self._initial_alerts:
+            self.show_alert(str(alert.get("id")), alert)
+        self.set_interval(0.5, self._flash, name="alert-flash")
+
+    # what arrives -------------------------------------------------------------------
+
+    def watch_status(self, status: dict[str, Any] | None) -> None:
+        if status is not None and self._trend.add_status(status):
+            self.trend = self._trend.points()
+        self._check_recorded()
+
+    @on(AlertReceived)
+    def _alert_received(self, message: AlertReceived) -> None:
+        self.show_alert(message.alert_id, message.alert)
+
+    @on(CommandReceived)
+    def _command_received(self, message: CommandReceived) -> None:
+        if message.command is None:
+            self.commands.pop(message.gate, None)
+        else:
+            self.commands[message.gate] = message.command
+
+    def show_alert(self, alert_id: str, alert: dict[str, Any] | None) -> None:
+        """Take one alert's latest form; ring the bell once for a new breach."""
+        alerts = dict(self.alerts)
+        if alert is None:
+            alerts.pop(alert_id, None)
+        else:
+            alerts[alert_id] = alert
+            if is_flashing(alert) and alert_id not in self.rung:
+                self.rung.add(alert_id)
+                self.bell()
+        self.alerts = alerts
+        self._check_recorded()
+
+    def _flash(self) -> None:
+        moment = self.clock()
+        self.flash_on = int(moment.timestamp() * 2) % 2 == 0
+
+    def tick(self) -> None:
+        super().tick()
+        self._check_delivered()
+
+    # inspector actions ----------------------------------------------------------------
+
+    def start_ack(self, alert_id: str) -> None:
+        """Ask for a comment, confirm, then publish the acknowledgement."""
+        self.run_worker(
+            self._ack_flow(alert_id), name="ack", group="inspector-action", exclusive=True
+        )
+
+    def start_note(self, alert_id: str | None) -> None:
+        """Ask for a note (about ``alert_id`` if given), confirm, publish."""
+        self.run_worker(
+            self._note_flow(alert_id), name="note", group="inspector-action", exclusive=True
+        )
+
+    def start_adjust(self) -> None:
+        """Ask for a counted attendance and a reason, confirm, publish."""
+        self.run_worker(
+            self._adjust_flow(), name="adjust", group="inspector-action", exclusive=True
+        )
+
+    async def _ack_flow(self, alert_id: str) -> None:
+        comment = await self.push_screen_wait(
+            AckForm(alert_id, self.alerts.get(alert_id), blink=self.blink)
+        )
+        if comment is not None:
+            await self._confirm_and_send("ack", ack_payload(alert_id, comment, self.clock()))
+
+    async def _note_flow(self, alert_id: str | None) -> None:
+        entered: NoteInput | None = await self.push_screen_wait(
+            NoteForm(alert_id, set(self.alerts), blink=self.blink)
+        )
+        if entered is not None:
+            payload = note_payload(entered.text, self.clock(), entered.alert)
+            await self._confirm_and_send("note", payload)
+
+    async def _adjust_flow(self) -> None:
+        attendance = (self.status or {}).get("attendance") or {}
+        current = attendance.get("current") if isinstance(attendance, dict) else None
+        entered: AdjustInput | None = await self.push_screen_wait(
+            AdjustForm(current if isinstance(current, int) else None, blink=self.blink)
+        )
+        if entered is not None:
+            payload = adjust_payload(entered.attendance, entered.reason, self.clock())
+            await self._confirm_and_send("adjust", payload)
+
+    async def _confirm_and_send(self, kind: str, payload: dict[str, Any]) -> None:
+        topic = self.topics.inspector(self.inspector, kind)
+        confirmed = await self.push_screen_wait(
+            ConfirmScreen(describe(kind, payload), self.inspector, topic)
+        )
+        if confirmed:
+            self.send_action(kind, {**payload, "ts": iso_utc(self.clock())})
+
+    def send_action(self, kind: str, payload: dict[str, Any]) -> SentAction:
+        """Publish one inspector action at QoS 1 and follow it until it is recorded."""
+        topic = self.topics.inspector(self.inspector, kind)
+        number = len(self.actions) + 1
+        baseline = recorded_entries(kind, payload, self.inspector, self.status, self.alerts)
+        state = "unsent"
+        if self.feed is not None:
+            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+            self._deliveries[number] = self.feed.publish(topic, body, qos=1)
+            state = "sent"
+        action = SentAction(
+            number=number,
+            kind=kind,
+            topic=topic,
+            payload=payload,
+            inspector=self.inspector,
+            sent_at=parse_ts(payload.get("ts")) or self.clock(),
+            state=state,  # type: ignore[arg-type]
+            baseline=baseline,
+        )
+        self.actions = (*self.actions, action)
+        if state == "unsent":
+            self.notify("Not sent: this dashboard has no broker.", severity="error")
+        else:
+            self.notify(f"Sent: {describe(kind, payload)}", title="Waiting for the aggregator")
+        return action
+
+    def _check_delivered(self) -> None:
+        changed = False
+        updated = []
+        for action in self.actions:
+            info = self._deliveries.get(action.number)
+            if action.state == "sent" and info is not None and info.is_published():
+                action = replace(action, state="delivered")
+                changed = True
+            updated.append(action)
+        if changed:
+            self.actions = tuple(updated)
+
+    def _check_recorded(self) -> None:
+        if not self.actions:
+            return
+        now = self.clock()
+        updated = tuple(update_recorded(a, self.status, self.alerts, now) for a in self.actions)
+        if updated != self.actions:
+            for before, after in zip(self.actions, updated, strict=True):
+                if before.state != after.state and after.state == "recorded":
+                    self.notify(
+                        f"Recorded: {describe(after.kind, after.payload)}",
+                        title="The aggregator has it",
+                    )
+                    self._deliveries.pop(after.number, None)
+            self.actions = updated
+
+    # navigation ---------------------------------------------------------------------
+
+    def open_alert(self, alert_id: str) -> None:
+        """Show one alert in full."""
+        self.push_screen(AlertDetailScreen(alert_id))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def _main(self) -> MainScreen | None:
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                return screen
+        return None
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterator[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        main = self._main()
+        if main is not None:
+            yield SystemCommand(
+                "Acknowledge alert",
+                "Acknowledge the chosen alert, with a comment",
+                main.action_acknowledge,
+            )
+            yield SystemCommand("Alert details", "The chosen alert in full", main.action_details)
+        yield SystemCommand("Add a note", "A note for the record", lambda: self.start_note(None))
+        yield SystemCommand(
+            "Adjust attendance", "Set attendance to a counted figure", self.start_adjust
+        )
+        yield SystemCommand("Help", "Keys and rules", self.action_help)
+
+
+def make_inspector_app(
+    event_id: str,
+    broker: BrokerAddress | None,
+    inspector: str = "inspector",
+    *,
+    ca_file: str | None = None,
+    clock: Clock | None = None,
+    statuses: Iterable[dict[str, Any]] = (),
+    alerts: Iterable[dict[str, Any]] = (),
+    blink: bool = True,
+) -> InspectorApp:
+    """Build the inspector dashboard: the command line and every test come through here.
+
+    Args:
+        event_id: the event, as in the permit and the topics (``[a-z0-9-]+``).
+        broker: where the aggregator publishes; None runs standalone on ``statuses``.
+        inspector: the id that signs this inspector's notes and acknowledgements.
+        ca_file: CA certificate for an ``mqtts://`` broker.
+        clock: "now" (status age, the event's local time); the wall clock by default.
+        statuses: status snapshots to show at start, oldest first (tests, benchmark).
+        alerts: alerts to show at start (tests).
+        blink: whether text cursors blink (off for repeatable snapshots).
+    """
+    if not _EVENT_ID.match(event_id):
+        raise UsageError(f"event id {event_id!r} must be lower-case letters, digits and dashes")
+    if not _ID.match(inspector):
+        raise UsageError(f"inspector id {inspector!r} must be letters, digits, '.', '_' or '-'")
+    return InspectorApp(
+        event_id,
+        broker,
+        inspector,
+        ca_file=ca_file,
+        clock=clock,
+        statuses=statuses,
+        alerts=alerts,
+        blink=blink,
+    )
+
+
+def cli_dashboard(args: argparse.Namespace) -> int:
+    """``kent-ops dashboard``: run the inspector dashboard until the inspector quits."""
+    try:
+        broker = parse_broker_url(args.broker)
+    except BrokerUrlError as exc:
+        raise UsageError(str(exc)) from None
+    app = make_inspector_app(args.event, broker, args.inspector, ca_file=args.ca_file)
+    app.run()
+    return 0

@@ -1,0 +1,1 @@
+"""The inspector's screens: main, alert detail, help, and the action forms."""

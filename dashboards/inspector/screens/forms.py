@@ -1,0 +1,209 @@
+"""The action forms (acknowledge, note, adjust) and the confirmation before sending.
+
+Each form returns what the inspector typed, or None when cancelled; nothing is sent
+until the confirmation screen, which shows exactly what will be published and under
+which inspector id, returns True.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+__all__ = [
+    "AckForm",
+    "AdjustForm",
+    "AdjustInput",
+    "ConfirmScreen",
+    "NoteForm",
+    "NoteInput",
+]
+
+
+def _input(blink: bool, **kwargs: Any) -> Input:
+    field = Input(**kwargs)
+    field.cursor_blink = blink
+    return field
+
+
+class _Form(ModalScreen[Any]):
+    """A centred dialog with a title, fields, and a line for what is wrong."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, *, blink: bool = True) -> None:
+        super().__init__(classes="form-screen")
+        self.form_title = title
+        self.blink = blink
+
+    def fields(self) -> ComposeResult:
+        yield from ()
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="form"):
+            yield Static(Text(self.form_title, style="bold"), classes="form-title")
+            yield from self.fields()
+            yield Static("", classes="form-error")
+            yield Static(
+                Text("Enter: continue to confirm · Esc: cancel", style="dim"), classes="form-hint"
+            )
+
+    def error(self, message: str) -> None:
+        self.query_one(".form-error", Static).update(Text(message, style="bold red"))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class AckForm(_Form):
+    """The comment for an acknowledgement; required, it is what the record will say."""
+
+    def __init__(self, alert_id: str, alert: dict[str, Any] | None, *, blink: bool = True) -> None:
+        rule = alert.get("rule") if alert else None
+        super().__init__(f"Acknowledge {alert_id}" + (f" ({rule})" if rule else ""), blink=blink)
+        self.alert = alert
+
+    def fields(self) -> ComposeResult:
+        if self.alert and self.alert.get("message"):
+            yield Static(Text(str(self.alert["message"])), classes="form-context")
+        yield Label("Comment (what you did or saw)")
+        yield _input(self.blink, id="comment", placeholder="e.g. Called the organiser")
+
+    @on(Input.Submitted, "#comment")
+    def _submit(self, event: Input.Submitted) -> None:
+        comment = event.value.strip()
+        if not comment:
+            self.error("An acknowledgement needs a comment.")
+            return
+        self.dismiss(comment)
+
+
+@dataclass(frozen=True, slots=True)
+class NoteInput:
+    """A note's text and, optionally, the alert it is about."""
+
+    text: str
+    alert: str | None
+
+
+class NoteForm(_Form):
+    """A note, optionally tied to an alert (filled in when opened from one)."""
+
+    def __init__(
+        self, alert_id: str | None, known_alerts: Collection[str], *, blink: bool = True
+    ) -> None:
+        super().__init__("Add a note" + (f" about {alert_id}" if alert_id else ""), blink=blink)
+        self.alert_id = alert_id
+        self.known_alerts = known_alerts
+
+    def fields(self) -> ComposeResult:
+        yield Label("Note")
+        yield _input(self.blink, id="text", placeholder="e.g. No drinking water at the east field")
+        yield Label("About alert (optional)")
+        yield _input(self.blink, id="alert", value=self.alert_id or "", placeholder="e.g. A-0007")
+
+    @on(Input.Submitted)
+    def _submit(self, event: Input.Submitted) -> None:
+        text = self.query_one("#text", Input).value.strip()
+        alert = self.query_one("#alert", Input).value.strip() or None
+        if not text:
+            self.query_one("#text", Input).focus()
+            self.error("The note is empty.")
+            return
+        if alert is not None and alert not in self.known_alerts:
+            self.error(f"There is no alert {alert}; leave it blank for a general note.")
+            return
+        self.dismiss(NoteInput(text, alert))
+
+
+@dataclass(frozen=True, slots=True)
+class AdjustInput:
+    """The counted attendance and why it replaces the counters' figure."""
+
+    attendance: int
+    reason: str
+
+
+class AdjustForm(_Form):
+    """An attendance correction: a counted figure and a required reason."""
+
+    def __init__(self, current: int | None, *, blink: bool = True) -> None:
+        super().__init__("Adjust attendance", blink=blink)
+        self.current = current
+
+    def fields(self) -> ComposeResult:
+        shown = f"{self.current:,}" if self.current is not None else "unknown"
+        yield Static(
+            Text(
+                f"The counters say {shown}. From now on attendance = counters + the offset "
+                "this sets."
+            ),
+            classes="form-context",
+        )
+        yield Label("Counted attendance")
+        yield _input(self.blink, id="attendance", type="integer", placeholder="e.g. 3050")
+        yield Label("Reason (required)")
+        yield _input(self.blink, id="reason", placeholder="e.g. sweep count of the grounds")
+
+    @on(Input.Submitted)
+    def _submit(self, event: Input.Submitted) -> None:
+        raw = self.query_one("#attendance", Input).value.strip()
+        reason = self.query_one("#reason", Input).value.strip()
+        try:
+            attendance = int(raw)
+        except ValueError:
+            self.query_one("#attendance", Input).focus()
+            self.error("Attendance must be a whole number.")
+            return
+        if attendance < 0:
+            self.error("Attendance cannot be negative.")
+            return
+        if not reason:
+            self.query_one("#reason", Input).focus()
+            self.error("An adjustment needs a reason.")
+            return
+        self.dismiss(AdjustInput(attendance, reason))
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Shows exactly what will be published, and by whom; y sends, n or Esc does not."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Send"),
+        Binding("n,escape", "answer(False)", "Cancel"),
+    ]
+
+    def __init__(self, what: str, inspector: str, topic: str) -> None:
+        super().__init__(classes="form-screen")
+        self.what, self.inspector, self.topic = what, inspector, topic
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="form"):
+            yield Static(Text("Send this?", style="bold"), classes="form-title")
+            yield Static(Text(self.what), classes="form-context")
+            yield Static(
+                Text(f"signed as {self.inspector} · {self.topic}", style="dim"),
+                classes="form-hint",
+            )
+            with Horizontal(classes="form-buttons"):
+                yield Button("Send (y)", id="send", variant="primary")
+                yield Button("Cancel (n)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#send", Button).focus()
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "send")

@@ -1,0 +1,131 @@
+"""The main screen: everything at a glance, the tables, the alerts, the last action.
+
+The app binds its reactives into this screen and the screen binds them on into its
+widgets (``data_bind``), so one status snapshot reaches every panel in the same
+refresh. A checklist screen (issue 8) adds a binding here and an entry in the app's
+screens; it needs nothing else from this module.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList
+
+from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.inspector.actions import SentAction
+from dashboards.inspector.widgets.action_log import ActionLog
+from dashboards.inspector.widgets.alert_list import AlertList
+from dashboards.inspector.widgets.glance import AttendancePanel, CompliancePanel, HeaderBar
+from dashboards.inspector.widgets.tables import GatesTable, LotsTable
+
+__all__ = ["MainScreen"]
+
+
+class MainScreen(Screen[None]):
+    """Attendance, staffing, gates, lots and alerts of one event, live."""
+
+    BINDINGS = [
+        Binding("a", "acknowledge", "Ack alert"),
+        Binding("n", "note", "Note"),
+        Binding("c", "adjust", "Adjust att."),
+        Binding("d", "details", "Details", show=False),
+        Binding("tab", "app.focus_next", "Next panel", show=False),
+    ]
+
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The last status snapshot, whole."""
+    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True)
+    """Every alert seen, by id."""
+    trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple)
+    """The last hour of attendance seen by this dashboard."""
+    flash_on: reactive[bool] = reactive(False)
+    """The flash phase of unacknowledged breaches."""
+    now: reactive[datetime | None] = reactive(None)
+    """The local clock."""
+    problem: reactive[str | None] = reactive(None)
+    """Why the figures may be out of date; None when current."""
+    actions: reactive[tuple[SentAction, ...]] = reactive(tuple)
+    """This inspector's actions this session."""
+
+    def __init__(self, event_id: str, inspector: str) -> None:
+        super().__init__(id="main")
+        self.event_id = event_id
+        self.inspector = inspector
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(self.event_id, self.inspector, id="header").data_bind(
+            MainScreen.status, MainScreen.now
+        )
+        yield ConnectionBanner(id="banner").data_bind(MainScreen.problem)
+        with Horizontal(id="glance"):
+            yield AttendancePanel(id="attendance").data_bind(MainScreen.status, MainScreen.trend)
+            yield CompliancePanel(id="compliance").data_bind(MainScreen.status)
+        with Horizontal(id="tables"):
+            yield GatesTable(id="gates").data_bind(MainScreen.status)
+            yield LotsTable(id="lots").data_bind(MainScreen.status)
+        yield AlertList(id="alerts").data_bind(
+            MainScreen.alerts, MainScreen.status, MainScreen.flash_on
+        )
+        yield ActionLog(id="action-log").data_bind(MainScreen.actions, MainScreen.status)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#attendance").border_title = "Attendance"
+        self.query_one("#compliance").border_title = "Staffing & parking"
+        self.query_one(AlertList).focus()
+        self._titles()
+
+    def watch_status(self) -> None:
+        self._titles()
+
+    def watch_alerts(self) -> None:
+        self._titles()
+
+    def _titles(self) -> None:
+        if not self.is_mounted:
+            return
+        status = self.status or {}
+        gates = status.get("gates") or {}
+        lots = status.get("lots") or {}
+        down = sum(1 for g in gates.values() if isinstance(g, dict) and g.get("online") is False)
+        self.query_one("#gates").border_title = f"Gates ({len(gates)}, {down} down)"
+        self.query_one("#lots").border_title = f"Lots ({len(lots)})"
+        active = sum(1 for a in self.alerts.values() if a.get("state") == "active")
+        pending = len(status.get("pending") or [])
+        self.query_one(
+            "#alerts"
+        ).border_title = f"Alerts ({active} active, {pending} pending, {len(self.alerts)} in all)"
+
+    @property
+    def selected_alert(self) -> str | None:
+        return self.query_one(AlertList).selected_alert
+
+    def action_acknowledge(self) -> None:
+        alert_id = self.selected_alert
+        if alert_id is None:
+            self.notify("Select an alert to acknowledge first.", severity="warning")
+            return
+        self.app.start_ack(alert_id)  # type: ignore[attr-defined]
+
+    def action_note(self) -> None:
+        self.app.start_note(None)  # type: ignore[attr-defined]
+
+    def action_adjust(self) -> None:
+        self.app.start_adjust()  # type: ignore[attr-defined]
+
+    def action_details(self) -> None:
+        alert_id = self.selected_alert
+        if alert_id is not None:
+            self.app.open_alert(alert_id)  # type: ignore[attr-defined]
+
+    @on(OptionList.OptionSelected, "#alerts")
+    def _alert_chosen(self, event: OptionList.OptionSelected) -> None:
+        self.action_details()

@@ -1,0 +1,1 @@
+"""The inspector's widgets, by screen region: header, glance, tables, alerts, action log."""

@@ -1,0 +1,54 @@
+"""One line at the foot of the main screen: this inspector's latest action and its fate."""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+from typing import Any
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from dashboards.common.format import event_zone, local_clock
+from dashboards.inspector.actions import SentAction, describe
+
+__all__ = ["ActionLog", "action_line"]
+
+_STATE = {
+    "sent": ("sent, waiting for the broker…", "dark_orange"),
+    "delivered": ("delivered; waiting for the aggregator to record it…", "dark_orange"),
+    "recorded": ("recorded by the aggregator ✓", "bold green"),
+    "unsent": ("not sent: no broker", "bold red"),
+}
+
+
+def action_line(action: SentAction | None, zone: tzinfo) -> Text:
+    """``14:03:09 acknowledge A-0004: “…” — recorded by the aggregator ✓``."""
+    if action is None:
+        return Text("No actions yet: a acknowledge · n note · c adjust attendance", style="dim")
+    words, style = _STATE[action.state]
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(f"{local_clock(action.sent_at, zone)} ", style="dim")
+    text.append(describe(action.kind, action.payload))
+    text.append(" — ")
+    text.append(words, style=style)
+    return text
+
+
+class ActionLog(Static):
+    """Shows the newest of this inspector's actions and whether it has been recorded."""
+
+    actions: reactive[tuple[SentAction, ...]] = reactive(tuple)
+    """This inspector's actions this session, oldest first."""
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The status snapshot (for the event's time zone)."""
+
+    def _redraw(self) -> None:
+        latest = self.actions[-1] if self.actions else None
+        self.update(action_line(latest, event_zone(self.status)))
+
+    def watch_actions(self) -> None:
+        self._redraw()
+
+    def watch_status(self) -> None:
+        self._redraw()

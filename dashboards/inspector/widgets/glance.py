@@ -1,0 +1,64 @@
+"""The top of the main screen: the header line, attendance, and staffing and parking."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from dashboards.inspector.panels import attendance_panel, compliance_panel, header_text
+
+__all__ = ["AttendancePanel", "CompliancePanel", "HeaderBar"]
+
+
+class HeaderBar(Static):
+    """The event, its permit, the event's local time and who is signed in."""
+
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The status snapshot shown."""
+    now: reactive[datetime | None] = reactive(None)
+    """The local clock (shown in the event's time zone)."""
+
+    def __init__(self, event_id: str, inspector: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.event_id = event_id
+        self.inspector = inspector
+
+    def _redraw(self) -> None:
+        self.update(header_text(self.status, self.event_id, self.inspector, self.now))
+
+    def watch_status(self) -> None:
+        self._redraw()
+
+    def watch_now(self) -> None:
+        self._redraw()
+
+
+class AttendancePanel(Static):
+    """Attendance large, the bar to the maximum, the last hour's trend, uncertainty."""
+
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The status snapshot shown."""
+    trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple)
+    """The last hour of attendance seen by this dashboard."""
+
+    def _redraw(self) -> None:
+        self.update(attendance_panel(self.status, self.trend))
+
+    def watch_status(self) -> None:
+        self._redraw()
+
+    def watch_trend(self) -> None:
+        self._redraw()
+
+
+class CompliancePanel(Static):
+    """Doctors, nurses, security and parking against what is required."""
+
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The status snapshot shown."""
+
+    def watch_status(self, status: dict[str, Any] | None) -> None:
+        self.update(compliance_panel(status))

@@ -1,0 +1,94 @@
+"""Real paho clients for the dashboard tests: publish retained fixtures, collect what is sent."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from textual.pilot import Pilot
+
+from kent_ops.broker import MosquittoBroker
+
+
+def _client(broker: MosquittoBroker, name: str) -> mqtt.Client:
+    client = mqtt.Client(
+        callback_api_version=CallbackAPIVersion.VERSION2,
+        client_id=f"test-{name}-{uuid.uuid4().hex[:6]}",
+    )
+    client.connect(broker.host, broker.port)
+    client.loop_start()
+    return client
+
+
+def publish(
+    broker: MosquittoBroker, messages: list[tuple[str, Any]], *, retain: bool = True
+) -> None:
+    """Publish each (topic, payload) at QoS 1 (dicts as JSON) and wait until the broker has it."""
+    client = _client(broker, "publisher")
+    try:
+        for topic, payload in messages:
+            body = payload if isinstance(payload, str | bytes) else json.dumps(payload)
+            client.publish(topic, body, qos=1, retain=retain).wait_for_publish(timeout=5)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
+class Collector:
+    """Subscribes to topics and keeps every message received, decoded when JSON."""
+
+    def __init__(self, broker: MosquittoBroker, *topics: str) -> None:
+        self.messages: list[tuple[str, Any, bool]] = []
+        self._lock = threading.Lock()
+        self._subscribed = threading.Event()
+        self.client = mqtt.Client(
+            callback_api_version=CallbackAPIVersion.VERSION2,
+            client_id=f"test-collector-{uuid.uuid4().hex[:6]}",
+        )
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = lambda *a: self._subscribed.set()
+        self.client.connect(broker.host, broker.port)
+        self.client.loop_start()
+        self.client.subscribe([(t, 1) for t in topics])
+        if not self._subscribed.wait(5):
+            raise TimeoutError("the collector could not subscribe")
+
+    def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
+        try:
+            payload: Any = json.loads(msg.payload)
+        except ValueError:
+            payload = msg.payload.decode()
+        with self._lock:
+            self.messages.append((msg.topic, payload, bool(msg.retain)))
+
+    def on(self, topic: str) -> list[Any]:
+        with self._lock:
+            return [p for t, p, _ in self.messages if t == topic]
+
+    def wait_for(self, check: Callable[[], bool], timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if check():
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"timed out; received {self.messages}")
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+async def until(pilot: Pilot[Any], check: Callable[[], bool], within: float = 10.0) -> None:
+    """Let the app run until ``check()`` holds; fail after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if check():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("timed out waiting for the dashboard")

@@ -1,0 +1,237 @@
+"""Unit tests of the shared pieces: formatting, the connection verdict, fonts, renderables."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from rich.console import Console
+
+from dashboards.common.bigtext import big_number, big_word, big_word_size, fit_scale
+from dashboards.common.connection import ConnectionState, connection_problem
+from dashboards.common.feed import (
+    AlertUpdate,
+    AvailabilityUpdate,
+    BadPayload,
+    CommandUpdate,
+    StatusUpdate,
+    classify,
+)
+from dashboards.common.format import (
+    event_zone,
+    fmt_age,
+    fmt_int,
+    fmt_share,
+    level,
+    local_clock,
+    local_time,
+    parse_ts,
+)
+from dashboards.common.renderables import TrendLine, bar_text, bin_series, spark
+from kent_ops.mqtt import Topics
+
+NY = ZoneInfo("America/New_York")
+T0 = datetime(2027, 7, 4, 18, 3, 5, tzinfo=UTC)
+
+
+def render(renderable: object, width: int = 40) -> str:
+    console = Console(width=width, record=True, color_system=None, legacy_windows=False)
+    console.print(renderable)
+    return console.export_text()
+
+
+# -- format ------------------------------------------------------------------------------
+
+
+def test_parse_ts_accepts_offsets_and_z_and_refuses_naive_times() -> None:
+    assert parse_ts("2027-07-04T14:03:05-04:00") == T0
+    assert parse_ts("2027-07-04T18:03:05Z") == T0
+    assert parse_ts("2027-07-04T18:03:05") is None
+    assert parse_ts("yesterday") is None
+    assert parse_ts(None) is None
+
+
+def test_times_show_in_the_event_zone() -> None:
+    assert local_clock(T0, NY) == "14:03:05"
+    assert local_clock(T0, NY, with_zone=True) == "14:03:05 EDT"
+    assert local_time(T0.isoformat(), NY) == "14:03:05"
+    assert local_time(None, NY) == "—"
+    assert event_zone({"timezone": "America/New_York"}) == NY
+    assert event_zone({"timezone": "Mars/Olympus"}) == UTC
+    assert event_zone(None) == UTC
+
+
+def test_missing_figures_are_a_dash_never_zero() -> None:
+    assert fmt_int(3120) == "3,120"
+    assert fmt_int(None) == "—"
+    assert fmt_int(True) == "—"
+    assert fmt_share(0.983) == "98%"
+    assert fmt_share(None) == "—"
+    assert fmt_age(4.7) == "4 s"
+    assert fmt_age(125) == "2 min"
+    assert fmt_age(7500) == "2 h 05 min"
+
+
+@pytest.mark.parametrize(
+    ("used", "limit", "expected"),
+    [
+        (3120, 4000, "ok"),
+        (3600, 4000, "near"),  # exactly 90% of the limit: amber
+        (3599, 4000, "ok"),
+        (4000, 4000, "near"),  # at the limit is not past it
+        (4001, 4000, "breach"),
+        (7, 6, "breach"),  # 7 nurses required, 6 on duty
+        (1, 1, "near"),  # one doctor required, one on duty: no slack
+        (0, 0, "ok"),  # no demand is never a problem
+        (None, 4000, "ok"),  # a missing figure is never coloured
+    ],
+)
+def test_level_is_red_past_the_limit_and_amber_within_ten_percent(
+    used: int | None, limit: int, expected: str
+) -> None:
+    assert level(used, limit) == expected
+
+
+# -- connection --------------------------------------------------------------------------
+
+
+def test_current_figures_raise_no_banner() -> None:
+    state = ConnectionState(link="up", aggregator_online=True, status_ts=T0, received_at=T0)
+    assert connection_problem(state, T0 + timedelta(seconds=15), NY) is None
+
+
+def test_a_status_older_than_15_s_is_stale_by_its_ts() -> None:
+    state = ConnectionState(link="up", aggregator_online=True, status_ts=T0, received_at=T0)
+    problem = connection_problem(state, T0 + timedelta(seconds=16), NY)
+    assert problem == "No status for 16 s; showing figures from 14:03:05"
+
+
+def test_a_retained_old_status_is_stale_even_if_it_just_arrived() -> None:
+    now = T0 + timedelta(minutes=10)
+    state = ConnectionState(link="up", status_ts=T0, received_at=now)
+    assert "No status for 10 min" in (connection_problem(state, now, NY) or "")
+
+
+def test_a_status_ahead_of_the_clock_is_stale_once_nothing_arrives() -> None:
+    # The demo runs simulated time ahead of the wall clock.
+    state = ConnectionState(link="up", status_ts=T0 + timedelta(days=300), received_at=T0)
+    assert connection_problem(state, T0 + timedelta(seconds=5), NY) is None
+    assert connection_problem(state, T0 + timedelta(seconds=20), NY) is not None
+
+
+def test_broker_down_comes_before_everything_else() -> None:
+    state = ConnectionState(
+        link="down",
+        reason="connection lost",
+        down_since=T0,
+        aggregator_online=False,
+        status_ts=T0,
+    )
+    assert connection_problem(state, T0, NY) == (
+        "Broker unreachable since 14:03:05 (connection lost); showing figures from 14:03:05"
+    )
+
+
+def test_aggregator_offline_and_no_status_yet() -> None:
+    offline = ConnectionState(link="up", aggregator_online=False, status_ts=T0, received_at=T0)
+    assert connection_problem(offline, T0, NY) == (
+        "The aggregator is offline; showing figures from 14:03:05"
+    )
+    waiting = ConnectionState(link="up")
+    assert connection_problem(waiting, T0, NY) == "Waiting for the aggregator's first status…"
+    assert connection_problem(ConnectionState(link="standalone"), T0, NY) is None
+    assert "Connecting" in (connection_problem(ConnectionState(), T0, NY) or "")
+
+
+# -- the feed's edge -----------------------------------------------------------------------
+
+
+def test_classify_turns_our_topics_into_records() -> None:
+    topics = Topics("fest")
+    got = classify(topics, "kent/fest/status", b'{"ts": "2027-07-04T18:03:05Z"}', T0)
+    assert got == StatusUpdate({"ts": "2027-07-04T18:03:05Z"}, T0)
+    assert classify(topics, "kent/fest/alerts/A-0001", b'{"id": "A-0001"}', T0) == AlertUpdate(
+        "A-0001", {"id": "A-0001"}
+    )
+    assert classify(topics, "kent/fest/alerts/A-0001", b"", T0) == AlertUpdate("A-0001", None)
+    assert classify(topics, "kent/fest/gate/north/command", b'{"admit": false}', T0) == (
+        CommandUpdate("north", {"admit": False})
+    )
+    assert classify(topics, "kent/fest/aggregator/availability", b"offline", T0) == (
+        AvailabilityUpdate(False)
+    )
+    assert classify(topics, "kent/other/status", b"{}", T0) is None
+    assert classify(topics, "kent/fest/gate/north/count", b"{}", T0) is None
+
+
+@pytest.mark.parametrize(
+    ("topic", "payload"),
+    [
+        ("kent/fest/status", b"not json"),
+        ("kent/fest/status", b"[1, 2]"),
+        ("kent/fest/status", b'{"no": "ts"}'),
+        ("kent/fest/gate/north/command", b'{"admit": "yes"}'),
+    ],
+)
+def test_classify_rejects_bad_payloads_with_a_reason(topic: str, payload: bytes) -> None:
+    with pytest.raises(BadPayload):
+        classify(Topics("fest"), topic, payload, T0)
+
+
+def test_the_feed_and_the_panels_import_no_textual() -> None:
+    """The MQTT thread and the pure panels must be usable (and tested) without Textual."""
+    code = (
+        "import sys\n"
+        "import dashboards.common.feed, dashboards.common.connection\n"
+        "import dashboards.inspector.panels, dashboards.inspector.actions\n"
+        "import dashboards.inspector.trend, dashboards.gate.panels, dashboards.gate.tally\n"
+        "assert 'textual' not in sys.modules, sorted(m for m in sys.modules if 'textual' in m)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# -- fonts and renderables -------------------------------------------------------------------
+
+
+def test_big_number_draws_three_rows_per_character() -> None:
+    rows = big_number("3,120")
+    assert len(rows) == 3
+    assert all(len(r) == len(rows[0]) for r in rows)
+    assert rows[2][3] == "╻"  # the comma
+
+
+def test_big_word_fits_the_space_it_is_given() -> None:
+    assert big_word_size("ADMIT", 1) == (29, 3)
+    scale = fit_scale("ADMIT", 80, 12)
+    columns, rows = big_word_size("ADMIT", scale)
+    assert columns <= 80
+    assert rows <= 12
+    assert big_word_size("ADMIT", scale + 1)[0] > 80 or big_word_size("ADMIT", scale + 1)[1] > 12
+    lines = big_word("HOLD", 2)
+    assert len(lines) == 5
+    assert len({len(line) for line in lines}) == 1
+    assert fit_scale("ADMIT", 3, 1) == 1  # never smaller than the smallest
+
+
+def test_bar_marks_the_threshold_and_fills_to_the_value() -> None:
+    text = bar_text(2000, 4000, 20, mark=500)
+    assert text.plain == "██┃███████" + "░" * 10
+    over = bar_text(5000, 4000, 10)
+    assert over.plain == "█" * 10
+
+
+def test_bin_series_keeps_the_peak_and_carries_values_over_gaps() -> None:
+    points = [(0.0, 10), (1.0, 30), (2.0, 20), (8.0, 5)]
+    assert bin_series(points, 0, 10, 5) == [30, 20, 20, 20, 5]
+    assert bin_series([(5.0, 7)], 0, 10, 4) == [None, None, 7, 7]
+    assert bin_series(points, 10, 0, 5) == []
+    assert spark([0, 50, 100, None], 100) == "▁▅█ "
+
+
+def test_trend_line_renders_at_the_width_it_is_given() -> None:
+    out = render(TrendLine([(0.0, 0), (3600.0, 100)], 3600.0, top=100), width=12).rstrip("\n")
+    assert len(out) == 12
+    assert out.endswith("█")

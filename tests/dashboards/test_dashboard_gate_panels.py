@@ -1,0 +1,102 @@
+"""The gate view's panels and the manual tally's file, without Textual or a broker."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dashboard_samples as samples
+import pytest
+
+from dashboards.gate.panels import GateOrder, counts_text, gate_order, order_details, tally_text
+from dashboards.gate.tally import ManualTally, TallyState, manual_gate, tally_path
+
+T = datetime(2027, 7, 4, 18, 3, 5, tzinfo=UTC)
+
+
+def test_the_command_decides_the_order() -> None:
+    order = gate_order(samples.command(admit=False), samples.status(admit=True))
+    assert order.word == "HOLD"
+    assert order.source == "command"
+    assert (order.attendance, order.hold_at, order.resume_below) == (4010, 4000, 3960)
+    assert gate_order(samples.command(admit=True), None).word == "ADMIT"
+
+
+def test_without_a_command_the_status_is_shown_and_said_to_be() -> None:
+    order = gate_order(None, samples.status(admit=False))
+    assert order.word == "HOLD"
+    assert order.source == "status"
+    assert "no order for this gate yet" in order.reason
+    nothing = gate_order(None, None)
+    assert nothing.word == "NO ORDER"
+    assert nothing.admit is None
+
+
+def test_order_details_colour_attendance_against_hold_at() -> None:
+    text = order_details(gate_order(samples.command(admit=False), None))
+    assert "Attendance 4,010 of 4,000 (hold at)" in text.plain
+    assert "admit again below 3,960" in text.plain
+    assert "attendance at hold_at" in text.plain
+    assert any("red" in str(s.style) for s in text.spans)
+    near = order_details(GateOrder(admit=True, attendance=3700, hold_at=4000))
+    assert any("dark_orange" in str(s.style) for s in near.spans)
+
+
+def test_counts_show_this_gate_and_tell_the_deputy_when_its_counter_is_down() -> None:
+    assert "in 2,210  out 640  net 1,570  14/min" in counts_text(samples.status(), "north").plain
+    down = counts_text(samples.status(), "south").plain
+    assert "COUNTER OFFLINE (last seen 1 min ago): use the manual tally" in down
+    assert "no figures for this gate" in counts_text(samples.status(), "west").plain
+
+
+def test_tally_text_says_where_the_counts_are() -> None:
+    state = TallyState(seq=3, in_total=2, out_total=1)
+    status = samples.status()
+    assert "not used yet" in tally_text(TallyState(), status, "north", delivered=True).plain
+    assert "#3 delivered ✓" in tally_text(state, status, "north", delivered=True).plain
+    assert "waiting for the broker" in tally_text(state, status, "north", delivered=False).plain
+    assert "no broker" in tally_text(state, status, "north", delivered=None).plain
+    assert "aggregator has in 12 out 0" in tally_text(state, status, "north", delivered=True).plain
+    unlisted = tally_text(state, status, "south", delivered=True).plain
+    assert "south-manual is not a gate in the permit" in unlisted
+
+
+def test_the_tally_counts_up_saves_first_and_continues_after_a_restart(tmp_path: Path) -> None:
+    path = tally_path(tmp_path / "state", "fest", "north")
+    assert path.name == "fest.north-manual.json"
+    tally = ManualTally(path)
+    assert tally.state == TallyState()
+    assert not tally.state.in_use
+    first = tally.count(T, persons_in=1)
+    assert first == {
+        "seq": 1,
+        "ts": "2027-07-04T18:03:05.000+00:00",
+        "in_total": 1,
+        "out_total": 0,
+    }
+    tally.count(T, persons_in=1)
+    tally.count(T, persons_out=1)
+    assert json.loads(path.read_text()) == {"seq": 3, "in_total": 2, "out_total": 1}
+    again = ManualTally(path)  # the tablet rebooted
+    assert again.state == TallyState(3, 2, 1)
+    beat = again.heartbeat(T)
+    assert (beat["seq"], beat["in_total"], beat["out_total"]) == (4, 2, 1)
+    with pytest.raises(ValueError, match="only counts up"):
+        again.count(T, persons_in=-1)
+
+
+def test_an_unreadable_tally_file_is_kept_aside_and_counting_restarts(tmp_path: Path) -> None:
+    path = tally_path(tmp_path, "fest", "north")
+    path.write_text("{not json")
+    tally = ManualTally(path)
+    assert tally.state == TallyState()
+    assert tally.recovered_from is not None
+    assert tally.recovered_from.read_text() == "{not json"
+    assert not path.exists()
+
+
+def test_a_signer_sees_every_payload(tmp_path: Path) -> None:
+    tally = ManualTally(tmp_path / "t.json", signer=lambda body: {**body, "sig": "s"})
+    assert tally.count(T, persons_in=1)["sig"] == "s"
+    assert manual_gate("north") == "north-manual"
