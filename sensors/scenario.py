@@ -238,9 +238,14 @@ class _Run:
                 else:
                     hazard = sum(p.leave_per_hour for p in active)
                     left = _binomial(rng, present, 1 - math.exp(-hazard * step / 3600))
-                # While a sold-out crowd holds, one comes in for each one who leaves.
-                holding = s_ramp_end <= t < s_hold_end
-                arrived = left if holding else _poisson(rng, lam)
+                if s_ramp_end <= t < s_hold_end:
+                    # A sold-out crowd holds: one comes in for each one who leaves, at the
+                    # same gate, so no counter's message ever shows more than the peak.
+                    for g in _spread(rng, left, weights):
+                        ins[k][g] += 1
+                        outs[k][g] += 1
+                    continue
+                arrived = _poisson(rng, lam)
             present += arrived - left
             for g in _spread(rng, arrived, weights):
                 ins[k][g] += 1
