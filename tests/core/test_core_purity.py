@@ -1,0 +1,89 @@
+"""The core is pure: no MQTT, no SQLite, no Textual or Rich, and no clock.
+
+Importing it in a fresh interpreter must not drag any of those in, and its source must
+not read the time: every instant comes in through a call, which is what lets a replay
+of the evidence log reproduce the live run exactly.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kent_ops
+
+PACKAGE = Path(kent_ops.__file__).resolve().parent
+CORE = (
+    "ordinance",
+    "permit",
+    "payloads",
+    "signing",
+    "counting",
+    "rules",
+    "alerts",
+    "checklist",
+    "timeutil",
+    "engine",
+)
+FORBIDDEN = ("paho", "sqlite3", "_sqlite3", "textual", "rich", "aiomqtt", "amqtt")
+SHELLS = ("kent_ops.mqtt", "kent_ops.evidence", "kent_ops.aggregator", "kent_ops.broker")
+CLOCK_CALLS = (
+    "datetime.now(",
+    "datetime.utcnow(",
+    "date.today(",
+    "time.time(",
+    "time.monotonic(",
+    "time.perf_counter(",
+    "time.time_ns(",
+)
+
+
+def test_importing_the_core_pulls_in_no_io_or_ui_library() -> None:
+    script = (
+        "import json, sys\n"
+        + "".join(f"import kent_ops.{name}\n" for name in CORE)
+        + "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(json.loads(out.stdout))
+    assert "kent_ops.engine" in loaded  # the probe really imported the core
+    roots = {name.split(".")[0] for name in loaded}
+    assert not roots & set(FORBIDDEN), sorted(roots & set(FORBIDDEN))
+    assert not loaded & set(SHELLS), sorted(loaded & set(SHELLS))
+
+
+def test_the_probe_would_see_a_forbidden_import() -> None:
+    """The subprocess check is not vacuous: a shell module does load sqlite3."""
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys, kent_ops.evidence; print('sqlite3' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert out.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_the_core_never_reads_the_clock(name: str) -> None:
+    path = PACKAGE / f"{name}.py"
+    source = path.read_text(encoding="utf-8")
+    for call in CLOCK_CALLS:
+        assert call not in source, f"{path.name} calls {call}"
+    tree = ast.parse(source, filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            assert "time" not in {a.name for a in node.names}, f"{path.name} imports time"
+        if isinstance(node, ast.ImportFrom):
+            assert node.module != "time", f"{path.name} imports from time"
+        if isinstance(node, ast.Attribute) and node.attr in ("now", "utcnow", "today"):
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in ("datetime", "date"):
+                pytest.fail(f"{path.name} reads the clock: {base.id}.{node.attr}")
