@@ -75,6 +75,7 @@ class LinkUpdate:
 
     connected: bool
     reason: str | None = None
+    """Said only when the broker refused us (credentials, ACL): "unreachable" says the rest."""
 
 
 FeedEvent = StatusUpdate | AlertUpdate | CommandUpdate | AvailabilityUpdate | LinkUpdate
@@ -220,7 +221,7 @@ class MqttFeed:
         self._emit(LinkUpdate(True))
 
     def _handle_connect_fail(self, client: mqtt.Client, userdata: object) -> None:
-        self._emit(LinkUpdate(False, "cannot connect"))
+        self._emit(LinkUpdate(False))
 
     def _handle_disconnect(
         self,
@@ -230,7 +231,7 @@ class MqttFeed:
         reason_code: Any,
         properties: Any,
     ) -> None:
-        self._emit(LinkUpdate(False, "connection lost"))
+        self._emit(LinkUpdate(False))
 
     def _handle_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         try:

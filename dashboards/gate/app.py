@@ -154,10 +154,7 @@ class GateApp(FeedApp):
     def tick(self) -> None:
         super().tick()
         if self._last_sent is not None:
-            try:
-                self.delivered = self._last_sent.is_published()
-            except (RuntimeError, ValueError):
-                self.delivered = False
+            self.delivered = _delivered(self._last_sent)
 
     # the manual tally ---------------------------------------------------------------
 
@@ -184,11 +181,19 @@ class GateApp(FeedApp):
             self._announced = True
         body = json.dumps(payload, separators=(",", ":"))
         self._last_sent = self.feed.publish(self.topics.gate_count(self.counter), body, qos=1)
-        self.delivered = self._last_sent.is_published()
+        self.delivered = _delivered(self._last_sent)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, GateHelpScreen):
             self.push_screen(GateHelpScreen())
+
+
+def _delivered(info: mqtt.MQTTMessageInfo) -> bool:
+    """Whether the broker acknowledged a message; one queued while offline says so late."""
+    try:
+        return info.is_published()
+    except (RuntimeError, ValueError):  # published while the link was down: still queued
+        return False
 
 
 def make_gate_app(

@@ -14,7 +14,6 @@ from typing import Any, Literal
 from rich.text import Text
 
 from dashboards.common.format import (
-    LEVEL_STYLE,
     event_zone,
     fmt_age,
     fmt_int,
@@ -80,11 +79,15 @@ def gate_order(command: Mapping[str, Any] | None, status: Mapping[str, Any] | No
     return GateOrder(admit=None, reason="waiting for the aggregator's order for this gate")
 
 
+_ON_SIGN = {"ok": "bold", "near": "bold black on yellow", "breach": "bold white on black"}
+
+
 def order_details(order: GateOrder) -> Text:
-    """Attendance against ``hold_at`` (amber within 10%, red past it) and the reason."""
+    """Attendance against ``hold_at`` (marked within 10% of it and past it) and the reason."""
     text = Text(justify="center")
     if order.attendance is not None:
-        style = LEVEL_STYLE[level(order.attendance, order.hold_at)] or "bold"
+        # Drawn on the sign's green or red: a chip, not a coloured figure, stays readable.
+        style = _ON_SIGN[level(order.attendance, order.hold_at)]
         text.append("Attendance ")
         text.append(fmt_int(order.attendance), style=style)
         if order.hold_at is not None:

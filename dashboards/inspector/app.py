@@ -121,6 +121,8 @@ class InspectorApp(FeedApp):
         """The latest order for each gate (view state)."""
         self.rung: set[str] = set()
         """Breach alerts that have rung the bell: each rings once."""
+        self.bells = 0
+        """How many times the bell rang (a headless terminal has no bell to hear)."""
         self._trend = AttendanceTrend()
         self._initial_statuses = list(statuses)
         self._initial_alerts = list(alerts)
@@ -172,6 +174,7 @@ class InspectorApp(FeedApp):
             alerts[alert_id] = alert
             if is_flashing(alert) and alert_id not in self.rung:
                 self.rung.add(alert_id)
+                self.bells += 1
                 self.bell()
         self.alerts = alerts
         self._check_recorded()

@@ -553,12 +553,17 @@ def alert_detail(alert: Alert | None, status: Status | None) -> RenderableType:
 
 
 def rules_table() -> Table:
-    """Each live rule in one line with its severity and citation (kent_ops.ordinance.RULES)."""
-    table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", expand=True)
-    table.add_column("Rule", no_wrap=True)
-    table.add_column("Cite", no_wrap=True, style="cyan")
-    table.add_column("What it means", ratio=1)
+    """Each live rule in one line with its severity and citation (kent_ops.ordinance.RULES).
+
+    The name and its citation stack in the first column so the explanation keeps
+    most of an 80-column screen.
+    """
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1)
     for rule in RULES.values():
-        mark, style = SEVERITY_MARK.get(rule.severity, ("", ""))
-        table.add_row(Text(rule.name, style=style), rule.cite, rule.summary)
+        _, style = SEVERITY_MARK.get(rule.severity, ("", ""))
+        name = Text(rule.name, style=style)
+        name.append(f"\n{rule.cite}", style="cyan")
+        table.add_row(name, f"{rule.summary}\n")
     return table

@@ -38,9 +38,13 @@ def test_order_details_colour_attendance_against_hold_at() -> None:
     assert "Attendance 4,010 of 4,000 (hold at)" in text.plain
     assert "admit again below 3,960" in text.plain
     assert "attendance at hold_at" in text.plain
-    assert any("red" in str(s.style) for s in text.spans)
+    # On the red or green sign a coloured figure would vanish: past hold_at is a black chip,
+    # near it a yellow one.
+    assert any("on black" in str(s.style) for s in text.spans)
     near = order_details(GateOrder(admit=True, attendance=3700, hold_at=4000))
-    assert any("dark_orange" in str(s.style) for s in near.spans)
+    assert any("on yellow" in str(s.style) for s in near.spans)
+    calm = order_details(GateOrder(admit=True, attendance=3000, hold_at=4000))
+    assert not any(" on " in str(s.style) for s in calm.spans)
 
 
 def test_counts_show_this_gate_and_tell_the_deputy_when_its_counter_is_down() -> None:

@@ -26,6 +26,7 @@ class RowsTable(DataTable[Text]):
         super().__init__(
             id=id, classes=classes, cursor_type="row", zebra_stripes=True, cell_padding=0
         )
+        self.show_cursor = False
         self._keys: list[str] = []
         self._cells: dict[str, tuple[Text, ...]] = {}
         self._waiting: Sequence[Row] | None = None
@@ -37,6 +38,13 @@ class RowsTable(DataTable[Text]):
         if self._waiting is not None:
             rows, self._waiting = self._waiting, None
             self.set_rows(rows)
+
+    def on_focus(self) -> None:
+        self.show_cursor = True
+
+    def on_blur(self) -> None:
+        # An unfocused table has no selection to show: a highlighted gate reads as an alarm.
+        self.show_cursor = False
 
     @property
     def selected_key(self) -> str | None:

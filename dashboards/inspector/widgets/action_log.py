@@ -15,23 +15,23 @@ from dashboards.inspector.actions import SentAction, describe
 __all__ = ["ActionLog", "action_line"]
 
 _STATE = {
-    "sent": ("sent, waiting for the broker…", "dark_orange"),
-    "delivered": ("delivered; waiting for the aggregator to record it…", "dark_orange"),
-    "recorded": ("recorded by the aggregator ✓", "bold green"),
-    "unsent": ("not sent: no broker", "bold red"),
+    "sent": ("… sending", "dark_orange"),
+    "delivered": ("… sent, not yet recorded", "dark_orange"),
+    "recorded": ("✓ recorded", "bold green"),
+    "unsent": ("✗ not sent: no broker", "bold red"),
 }
+"""The state comes first on the line, so a narrow screen cuts the words, not the verdict."""
 
 
 def action_line(action: SentAction | None, zone: tzinfo) -> Text:
-    """``14:03:09 acknowledge A-0004: “…” — recorded by the aggregator ✓``."""
+    """``✓ recorded  14:03:09 acknowledge A-0004: “Called the organiser”``."""
     if action is None:
         return Text("No actions yet: a acknowledge · n note · c adjust attendance", style="dim")
     words, style = _STATE[action.state]
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(f"{local_clock(action.sent_at, zone)} ", style="dim")
-    text.append(describe(action.kind, action.payload))
-    text.append(" — ")
     text.append(words, style=style)
+    text.append(f"  {local_clock(action.sent_at, zone)} ", style="dim")
+    text.append(describe(action.kind, action.payload))
     return text
 
 

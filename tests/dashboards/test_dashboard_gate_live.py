@@ -1,0 +1,149 @@
+"""The deputy's gate view driven with Pilot against a real Mosquitto.
+
+The order follows the retained gate command; the manual tally publishes rising
+cumulative totals as gate ``{gate}-manual`` at QoS 1, announces itself, heartbeats,
+and carries on from its state file after the app restarts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dashboard_samples as samples
+import pytest
+from dashboard_mqtt import Collector, publish, until
+
+from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.gate.app import GateApp, make_gate_app
+from dashboards.gate.widgets.order_sign import OrderSign
+from kent_ops.broker import MosquittoBroker
+from kent_ops.mqtt import Topics, parse_broker_url
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+TOPICS = Topics(samples.EVENT)
+COUNT = TOPICS.gate_count("north-manual")
+AVAILABILITY = TOPICS.availability("north-manual")
+
+
+@pytest.fixture
+def tally_topics(broker: MosquittoBroker) -> Iterator[Collector]:
+    collector = Collector(broker, COUNT, AVAILABILITY)
+    yield collector
+    collector.close()
+
+
+def make_app(broker: MosquittoBroker, state_dir: Path, heartbeat_s: float = 30.0) -> GateApp:
+    return make_gate_app(
+        "north",
+        samples.EVENT,
+        parse_broker_url(broker.url),
+        state_dir=state_dir,
+        heartbeat_s=heartbeat_s,
+    )
+
+
+def counts(collector: Collector) -> list[tuple[int, int, int]]:
+    return [(p["seq"], p["in_total"], p["out_total"]) for p in collector.on(COUNT)]
+
+
+async def test_the_gate_view_flips_to_hold_when_its_command_says_so(
+    broker: MosquittoBroker, tmp_path: Path
+) -> None:
+    status = samples.status(ts=datetime.now(UTC).isoformat())
+    publish(
+        broker,
+        [
+            (TOPICS.status, status),
+            (TOPICS.aggregator_availability, "online"),
+            (TOPICS.gate_command("north"), samples.command(admit=True)),
+            (TOPICS.gate_command("south"), samples.command(admit=False)),  # not ours
+        ],
+    )
+    app = make_app(broker, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        sign = app.screen.query_one(OrderSign)
+        await until(pilot, lambda: sign.order.word == "ADMIT")
+        assert app.screen.query_one("#order").has_class("-admit")
+        assert app.problem is None
+        publish(broker, [(TOPICS.gate_command("north"), samples.command(admit=False))])
+        await until(pilot, lambda: sign.order.word == "HOLD")
+        await pilot.pause()
+        order = app.screen.query_one("#order")
+        assert order.has_class("-hold")
+        assert not order.has_class("-admit")
+        assert sign.order.hold_at == 4000
+        assert "HOLD" not in str(sign.render())  # drawn in large letters, not spelled out
+        assert "█" in str(sign.render())
+
+
+async def test_the_manual_tally_publishes_rising_totals_and_survives_a_restart(
+    broker: MosquittoBroker, tmp_path: Path, tally_topics: Collector
+) -> None:
+    app = make_app(broker, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.feed is not None and app.feed.connected)
+        await pilot.press("plus", "plus", "equals_sign", "minus")
+        await until(pilot, lambda: len(counts(tally_topics)) == 4)
+        await until(pilot, lambda: app.delivered is True, within=5)
+    assert counts(tally_topics) == [(1, 1, 0), (2, 2, 0), (3, 3, 0), (4, 3, 1)]
+    for payload in tally_topics.on(COUNT):
+        assert set(payload) == {"seq", "ts", "in_total", "out_total"}
+        assert datetime.fromisoformat(payload["ts"]).tzinfo is not None
+    # Online once used, offline when the deputy quits.
+    tally_topics.wait_for(lambda: tally_topics.on(AVAILABILITY)[-1:] == ["offline"])
+    assert tally_topics.on(AVAILABILITY) == ["online", "offline"]
+    state = json.loads((tmp_path / f"{samples.EVENT}.north-manual.json").read_text())
+    assert state == {"seq": 4, "in_total": 3, "out_total": 1}
+
+    # The tablet reboots: the tally carries on from the file.
+    again = make_app(broker, tmp_path)
+    async with again.run_test(size=(80, 24)) as pilot:
+        # On connecting it repeats its totals with the next seq, then counts on.
+        await until(pilot, lambda: len(counts(tally_topics)) == 5)
+        await pilot.press("plus")
+        await until(pilot, lambda: len(counts(tally_topics)) == 6)
+    assert counts(tally_topics)[4:] == [(5, 3, 1), (6, 4, 1)]
+
+
+async def test_a_tally_in_use_heartbeats_its_totals(
+    broker: MosquittoBroker, tmp_path: Path, tally_topics: Collector
+) -> None:
+    app = make_app(broker, tmp_path, heartbeat_s=0.2)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.feed is not None and app.feed.connected)
+        await pilot.pause(0.5)
+        assert counts(tally_topics) == []  # never used: no heartbeat
+        await pilot.press("plus")
+        await until(pilot, lambda: len(counts(tally_topics)) >= 3)
+    seen = counts(tally_topics)
+    assert [seq for seq, _, _ in seen] == list(range(1, len(seen) + 1))
+    assert {(i, o) for _, i, o in seen} == {(1, 0)}
+
+
+async def test_the_gate_view_shows_the_banner_when_the_broker_stops(
+    broker: MosquittoBroker, tmp_path: Path
+) -> None:
+    publish(
+        broker,
+        [
+            (TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat())),
+            (TOPICS.gate_command("north"), samples.command(admit=True)),
+        ],
+    )
+    app = make_app(broker, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        sign = app.screen.query_one(OrderSign)
+        await until(pilot, lambda: sign.order.word == "ADMIT" and app.problem is None)
+        broker.stop()
+        await until(pilot, lambda: (app.problem or "").startswith("Broker unreachable"))
+        await pilot.pause()
+        assert app.screen.query_one(ConnectionBanner).has_class("-shown")
+        assert app.has_class("-stale")
+        assert sign.order.word == "ADMIT"  # the last order stays, greyed
+        await pilot.press("plus")  # counting goes on, saved on the tablet
+        await pilot.pause()
+        assert app.tally.in_total == 1
