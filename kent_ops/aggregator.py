@@ -130,8 +130,11 @@ class Aggregator:
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self.connected = threading.Event()
+        self.subscribed = threading.Event()
         self._ack_lock = threading.Lock()
         self._generation = 0
+        self._stamp_lock = threading.Lock()
+        self._floor = datetime.min.replace(tzinfo=UTC)
         self._worker: threading.Thread | None = None
         self._client: mqtt.Client | None = None
         self._log: EvidenceLog | None = None
@@ -173,9 +176,14 @@ class Aggregator:
                 head[:16],
                 replayed,
             )
+            self._client = self._make_client()
+            # The engine's time starts (or resumes) here, with a status record at that
+            # instant, so a replay of this log starts its engine at the same instant.
+            now = self._record_time()
+            changes = self.engine.collect_changes()  # matured while the service was down
             self._log.append_json(
                 "system",
-                self._now(),
+                now,
                 {
                     "event": "started",
                     "version": __version__,
@@ -186,8 +194,11 @@ class Aggregator:
                     "replayed": replayed,
                 },
             )
+            self._append_changes(changes, now)
+            self._log.append("status", now, payload=json_bytes(self.engine.status()))
             self._log.commit()
-            self._client = self._make_client()
+            self._last_snapshot = time.monotonic()
+            self._publish_changes(changes)  # queued by paho until connected
         except BaseException:
             self._log.close()
             raise
@@ -242,6 +253,15 @@ class Aggregator:
 
         Alerts and commands it produces were already logged and published, so they are
         collected and discarded; alert ids then continue where they were.
+
+        With the wall clock, the engine is also ticked to the time of every other record,
+        except the service's own ``system`` records before the engine has any time (the
+        same rule as :func:`kent_ops.replay.replay`). That reproduces the live engine
+        exactly, because the live service keeps two promises (see :meth:`_record_time`):
+        every such record's time is one its engine had reached, with every change up to
+        it logged in the same commit; and no tick ever went past a message not yet fed.
+        So the replay never ticks further than the live engine had logged, and whatever
+        the live engine did after its last commit, the restarted one does again.
         """
         engine = Engine(self.permit, clock=self.clock)
         wall = self.clock == "wall"
@@ -251,11 +271,11 @@ class Aggregator:
                 engine.feed(rec.topic or "", rec.payload, rec.received_at, rec.id)
                 engine.note_record_hash(rec.id, rec.hash)
                 replayed += 1
-            else:
-                if rec.kind == "system" and b'"started"' in rec.payload:
-                    self._recorded_clock = json.loads(rec.payload).get("clock")
-                if wall:
-                    engine.tick(rec.received_at)
+                continue
+            if rec.kind == "system" and b'"started"' in rec.payload:
+                self._recorded_clock = json.loads(rec.payload).get("clock")
+            if wall and (rec.kind != "system" or engine.now is not None):
+                engine.tick(rec.received_at)
         engine.collect_changes()
         return engine, replayed
 
@@ -279,6 +299,7 @@ class Aggregator:
         client.on_connect_fail = self._on_connect_fail
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
+        client.on_subscribe = self._on_subscribe
         return client
 
     def _on_connect(
@@ -311,6 +332,9 @@ class Aggregator:
         )
         self.connected.set()
 
+    def _on_subscribe(self, client: mqtt.Client, userdata: object, *args: object) -> None:
+        self.subscribed.set()
+
     def _on_connect_fail(self, client: mqtt.Client, userdata: object) -> None:
         log.warning("cannot reach the broker at %s; retrying", self.address.url)
 
@@ -328,6 +352,7 @@ class Aggregator:
             self._generation += 1
         was_connected = self.connected.is_set()
         self.connected.clear()
+        self.subscribed.clear()
         if self._stopping.is_set() and not self._accepting:
             return
         if was_connected:
@@ -347,11 +372,14 @@ class Aggregator:
             topic = message.topic
         except UnicodeDecodeError:
             topic = bytes(message._topic).decode("utf-8", "replace")  # noqa: SLF001
-        self._queue.put((topic, message.payload, datetime.now(UTC), self._generation, message.mid))
+        with self._stamp_lock:
+            received_at = max(self._now(), self._floor)
+            self._queue.put((topic, message.payload, received_at, self._generation, message.mid))
 
     def _system_event(self, details: dict[str, Any]) -> None:
         """Record the service's own event; from the network thread, via the queue."""
-        self._queue.put((None, details, self._now(), -1, 0))
+        with self._stamp_lock:
+            self._queue.put((None, details, max(self._now(), self._floor), -1, 0))
 
     # -- the worker thread ----------------------------------------------------------------
 
@@ -454,6 +482,8 @@ class Aggregator:
         for item in batch:
             topic, payload, received_at, generation, mid = item
             if topic is None:
+                if self.clock == "wall" and engine.now is not None:
+                    engine.tick(received_at)  # a replay ticks here too
                 evidence.append_json("system", received_at, payload)
                 continue
             record_id = evidence.head[0] + 1
@@ -469,10 +499,7 @@ class Aggregator:
             engine.note_record_hash(record_id, digest)
             if mid:
                 acks.append((generation, mid))
-        now = self._now()
-        if self.clock == "wall":
-            engine.tick(now)
-            self._last_tick = time.monotonic()
+        now = self._record_time()
         changes = engine.collect_changes()
         self._append_changes(changes, now)
         if not self._commit(batch):
@@ -480,6 +507,40 @@ class Aggregator:
         self._ack(acks)
         self._publish_changes(changes)
         self._status_dirty = True
+
+    def _tick(self) -> datetime | None:
+        """Wall clock: let the engine's time pass to now, unless messages are waiting.
+
+        A tick never goes past a message received but not yet fed: receive stamps are
+        taken under the same lock and never fall below the last tick. So every message
+        is fed at its own receive time, and a replay that only feeds the log's messages
+        reaches exactly the live state. Returns the tick's time, or None if skipped.
+        """
+        if self.clock != "wall":
+            return None
+        with self._stamp_lock:
+            if self._backlog or not self._queue.empty():
+                return None
+            now = self._now()
+            self._floor = now
+        self.engine.tick(now)
+        self._last_tick = time.monotonic()
+        return now
+
+    def _record_time(self) -> datetime:
+        """The time of a record the service writes itself (alert, command, status, ...).
+
+        Wall clock: a time the engine has reached, ticking it to now when no message
+        waits, else the engine's own time; the caller logs the changes in the same
+        commit. A replay ticks to this time (see :meth:`_rebuild`), so it must be one
+        the live engine reached. Sensor clock: the wall time (the engine ignores it).
+        """
+        if self.clock != "wall":
+            return self._now()
+        ticked = self._tick()
+        if ticked is not None:
+            return ticked
+        return self.engine.now or self._now()
 
     def _append_changes(self, changes: Changes, now: datetime) -> None:
         evidence = self._log
@@ -563,7 +624,7 @@ class Aggregator:
         assert self._storage_failed_at is not None
         evidence.append_json(
             "system",
-            self._now(),
+            self._record_time(),
             {
                 "event": "storage-error",
                 "error": self._storage_error,
@@ -605,17 +666,17 @@ class Aggregator:
         engine = self._engine
         assert evidence is not None
         assert engine is not None
-        now = self._now()
-        changes = Changes()
-        if self.clock == "wall" and mono - self._last_tick >= t.tick_s:
-            engine.tick(now)
-            self._last_tick = mono
-            changes = engine.collect_changes()
-            self._append_changes(changes, now)
         snapshot = mono - self._last_snapshot >= t.snapshot_s
+        checkpoint = mono - self._last_checkpoint >= t.checkpoint_s
+        tick = self.clock == "wall" and mono - self._last_tick >= t.tick_s
+        if not (snapshot or checkpoint or tick):
+            self._maybe_publish_status(mono)
+            return
+        now = self._record_time()
+        changes = engine.collect_changes()
+        self._append_changes(changes, now)
         if snapshot:
             evidence.append("status", now, payload=json_bytes(engine.status()))
-        checkpoint = mono - self._last_checkpoint >= t.checkpoint_s
         if checkpoint:
             count, head = evidence.head
             point = {"record": count, "hash": head, "ts": now.isoformat()}
@@ -662,7 +723,9 @@ class Aggregator:
         assert evidence is not None
         assert client is not None
         if not self._failing:
-            now = self._now()
+            now = self._record_time()
+            changes = self.engine.collect_changes()
+            self._append_changes(changes, now)
             evidence.append("status", now, payload=json_bytes(self.engine.status()))
             evidence.append_json("system", now, {"event": "stopped"})
             try:
@@ -670,6 +733,8 @@ class Aggregator:
             except EvidenceWriteError as exc:
                 evidence.rollback()
                 log.error("could not record the stop: %s", exc)
+            else:
+                self._publish_changes(changes)
             if self.connected.is_set():
                 self._publish_status(time.monotonic())
             count, head = evidence.committed_head
