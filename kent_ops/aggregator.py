@@ -66,7 +66,7 @@ class Timing:
     """
 
     batch_max: int = 500
-    batch_window_s: float = 0.02
+    batch_window_s: float = 0.01
     status_min_interval_s: float = 0.1
     heartbeat_s: float = 5.0
     snapshot_s: float = 10.0
@@ -130,7 +130,7 @@ class Aggregator:
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self.connected = threading.Event()
-        self.subscribed = threading.Event()
+        """Set while connected with every input subscribed (after the SUBACK)."""
         self._ack_lock = threading.Lock()
         self._generation = 0
         self._stamp_lock = threading.Lock()
@@ -330,10 +330,20 @@ class Aggregator:
                 "session_present": bool(flags.session_present),
             }
         )
-        self.connected.set()
 
-    def _on_subscribe(self, client: mqtt.Client, userdata: object, *args: object) -> None:
-        self.subscribed.set()
+    def _on_subscribe(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        mid: int,
+        reason_codes: list[Any],
+        properties: object,
+    ) -> None:
+        for topic, code in zip(self.topics.inputs, reason_codes, strict=False):
+            if code.is_failure:
+                log.error("broker %s refused the subscription to %s", self.address.url, topic)
+        # Only now can a sensor's publish be sure to reach us: "connected" means this.
+        self.connected.set()
 
     def _on_connect_fail(self, client: mqtt.Client, userdata: object) -> None:
         log.warning("cannot reach the broker at %s; retrying", self.address.url)
@@ -352,7 +362,6 @@ class Aggregator:
             self._generation += 1
         was_connected = self.connected.is_set()
         self.connected.clear()
-        self.subscribed.clear()
         if self._stopping.is_set() and not self._accepting:
             return
         if was_connected:

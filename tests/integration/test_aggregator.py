@@ -424,7 +424,7 @@ def test_wall_clock_ticks_raise_alerts_with_no_messages(
     permit = load_permit(write_permit(tmp_path, pending_s=0.2, stale_after_s=0.5))
     agg = Aggregator(permit, evidence, parse_broker_url(broker.url), clock="wall", timing=FAST)
     with agg:
-        assert agg.subscribed.wait(10)
+        assert agg.connected.wait(10)
         alert = watcher.alert("A-0001")
     assert alert["rule"] == "sensor-offline"
     assert alert["state"] == "active"
@@ -571,7 +571,7 @@ def test_a_restart_replays_the_log_and_alert_ids_continue(
     address = parse_broker_url(broker.url)
     now = datetime.now(UTC).isoformat()
     with Aggregator(permit, evidence, address, clock="wall", timing=FAST) as first:
-        assert first.subscribed.wait(10)
+        assert first.connected.wait(10)
         publisher.send("gate/north/count", {"seq": 1, "ts": now, "in_total": 800, "out_total": 0})
         watcher.alert("A-0002")  # no doctor and no nurse for 800 persons
         watcher.status(lambda s: len(s["active_alerts"]) >= 2)
@@ -589,7 +589,7 @@ def test_a_restart_replays_the_log_and_alert_ids_continue(
         assert {k: replayed[k] for k in published} == published
         # Nothing was raised again: the replay stood exactly where the live engine was.
         assert [r.payload for r in read_records(evidence) if r.kind == "alert"] == logged_before
-        assert second.subscribed.wait(10)
+        assert second.connected.wait(10)
         publisher.send("parking/lot-a/occupancy", {"seq": 1, "ts": now, "occupied": 590})
         new = json.loads(watcher.wait_for(f"{P}/alerts/A-{len(replayed) + 1:04d}"))
         assert new["rule"] == "lot-full"

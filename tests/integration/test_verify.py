@@ -77,7 +77,7 @@ def test_verify_passes_a_live_log_and_names_a_flipped_byte(
     ]
     try:
         with agg:
-            assert agg.subscribed.wait(10)
+            assert agg.connected.wait(10)
             _publish(broker, messages)
             for _ in range(200):
                 if any(b'"entries":200' in s for s in seen):
