@@ -273,7 +273,9 @@ class Aggregator:
                 replayed += 1
                 continue
             if rec.kind == "system" and b'"started"' in rec.payload:
-                self._recorded_clock = json.loads(rec.payload).get("clock")
+                started = json.loads(rec.payload)
+                if started.get("event") == "started":
+                    self._recorded_clock = started.get("clock")
             if wall and (rec.kind != "system" or engine.now is not None):
                 engine.tick(rec.received_at)
         engine.collect_changes()
@@ -516,6 +518,13 @@ class Aggregator:
         self._ack(acks)
         self._publish_changes(changes)
         self._status_dirty = True
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "committed %d messages, %d alert changes; head %d",
+                len(acks),
+                len(changes.alerts),
+                evidence.committed_head[0],
+            )
 
     def _tick(self) -> datetime | None:
         """Wall clock: let the engine's time pass to now, unless messages are waiting.
