@@ -24,6 +24,16 @@ __all__ = ["Alert", "AlertBook"]
 Key = tuple[str, str | None]
 
 
+def worst_rank(cond: Condition) -> tuple[float, float]:
+    """How bad an observation is: its magnitude, ties going to the larger attendance.
+
+    A strict order on figures makes the worst one the maximum of everything seen, which
+    does not depend on the order or grouping in which observations are offered; so the
+    live engine (which looks often) and a replay (which does not) keep the same worst.
+    """
+    return (cond.magnitude, cond.observed.get("attendance", 0))
+
+
 @dataclass(slots=True)
 class Alert:
     """One raised alert, as inspectors and the Town Board see it."""
@@ -37,7 +47,7 @@ class Alert:
     required: dict[str, Any]
     worst_observed: dict[str, Any]
     worst_required: dict[str, Any]
-    worst_magnitude: float
+    worst_rank: tuple[float, float]
     uncertain: bool
     evidence_record: int | None
     ended_at: int | None = None
@@ -52,8 +62,12 @@ class Alert:
     def observe(self, cond: Condition) -> None:
         self.observed = cond.observed
         self.required = cond.required
-        if cond.magnitude > self.worst_magnitude:
-            self.worst_magnitude = cond.magnitude
+        self.offer_worst(cond)
+
+    def offer_worst(self, cond: Condition) -> None:
+        rank = worst_rank(cond)
+        if rank > self.worst_rank:
+            self.worst_rank = rank
             self.worst_observed = cond.observed
             self.worst_required = cond.required
 
@@ -141,7 +155,7 @@ class AlertBook:
             required=cond.required,
             worst_observed=cond.observed,
             worst_required=cond.required,
-            worst_magnitude=cond.magnitude,
+            worst_rank=worst_rank(cond),
             uncertain=uncertain,
             evidence_record=record,
         )
@@ -170,7 +184,7 @@ class AlertBook:
                 delay = self._delay(key[0])
                 if delay:
                     self._schedule(t + delay)
-            elif cond.magnitude > waiting.cond.magnitude:
+            elif worst_rank(cond) > worst_rank(waiting.cond):
                 waiting.cond = cond
             matures = waiting.since + self._delay(key[0])
             if t >= matures:
@@ -199,12 +213,10 @@ class AlertBook:
         """Offer figures seen between evaluations; only an alert's worst figure can change."""
         for key, cond in held.items():
             alert = self.live.get(key)
-            if alert is not None and cond.magnitude > alert.worst_magnitude:
-                alert.worst_magnitude = cond.magnitude
-                alert.worst_observed = cond.observed
-                alert.worst_required = cond.required
+            if alert is not None:
+                alert.offer_worst(cond)
             waiting = self.pending.get(key)
-            if waiting is not None and cond.magnitude > waiting.cond.magnitude:
+            if waiting is not None and worst_rank(cond) > worst_rank(waiting.cond):
                 waiting.cond = cond
 
     def event(

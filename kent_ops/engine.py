@@ -135,6 +135,7 @@ class Engine:
         self._band: tuple[int, int] | None = None
         self._over_collective = False
         self._stretch_peak: int | None = None
+        self._stretch_at: int = 0  # when the stretch's highest attendance was reached
 
     # -- time ---------------------------------------------------------------------------
 
@@ -238,6 +239,8 @@ class Engine:
             return FeedResult(False, decoded.reason, decoded.kind, from_us(t))
         at = received_at if t == received else from_us(t)
         self._counts_only = False
+        if decoded.kind != "gate":
+            self._fold_stretch()  # before a badge or an adjustment changes what the peak meant
         try:
             reason = self._apply(decoded, t, received, record_id)
         except _Refused as refused:
@@ -282,6 +285,7 @@ class Engine:
             return False
         if self._stretch_peak is None or attendance > self._stretch_peak:
             self._stretch_peak = attendance
+            self._stretch_at = self._now if self._now is not None else 0
         return True
 
     def _apply(self, msg: Decoded, t: int, received: int, record: int | None) -> str | None:
@@ -384,7 +388,7 @@ class Engine:
             return False
         skew = (to_us(rec.ts) - received) / SECOND
         if abs(skew) > CLOCK_SKEW_S:
-            changed = sensor not in self._skewed
+            changed = self._skewed.get(sensor) != skew  # a new figure must be observed now
             self._skewed[sensor] = skew
             return changed
         return self._skewed.pop(sensor, None) is not None
@@ -397,7 +401,8 @@ class Engine:
                 midnight = to_us(local_midnight_after(from_us(t), self.permit.timezone))
                 self._overnight_from = midnight
                 self._schedule_eval(midnight)
-        else:
+        elif self._present_since is not None:
+            self._fold_stretch()  # the stretch's peak was present overnight: offer it first
             self._present_since = None
             self._overnight_from = None
 
@@ -407,21 +412,7 @@ class Engine:
         t = self._now
         assert t is not None
         counts = self.counts
-        peak = self._stretch_peak
-        if peak is not None:
-            # Attendance rose and fell inside the band since the last evaluation; the
-            # worst figure of each alert is at the highest attendance reached.
-            self._stretch_peak = None
-            at_peak = evaluate(
-                self.terms,
-                counts,
-                t,
-                overnight_from=self._overnight_from,
-                deficient=self._deficient,
-                skewed=self._skewed,
-                attendance=peak,
-            )
-            self.alert_book.observe_worst(at_peak)
+        self._fold_stretch()
         held = evaluate(
             self.terms,
             counts,
@@ -450,6 +441,29 @@ class Engine:
             resume_below=self._resume_below,
         )
         self._over_collective = counts.entries > self.terms.max_collective
+
+    def _fold_stretch(self) -> None:
+        """Offer the highest attendance of the deferred messages to the alerts' worst figures.
+
+        Attendance rose and fell inside the band since the last evaluation; the worst
+        figure of each alert is at the highest attendance reached, taken at the instant it
+        was reached. Only worst figures change here, so folding when someone looks and
+        folding at the next evaluation give the same alerts.
+        """
+        peak = self._stretch_peak
+        if peak is None:
+            return
+        self._stretch_peak = None
+        at_peak = evaluate(
+            self.terms,
+            self.counts,
+            self._stretch_at,
+            overnight_from=self._overnight_from,
+            deficient=self._deficient,
+            skewed=self._skewed,
+            attendance=peak,
+        )
+        self.alert_book.observe_worst(at_peak)
 
     def _command_reason(self, permit_hold: bool) -> tuple[bool, str]:
         if permit_hold:
@@ -489,9 +503,13 @@ class Engine:
         return alert.to_dict(self._hashes.get(record) if record is not None else None)
 
     def _settle(self) -> None:
-        """Bring alert figures up to date after a stretch of in-band messages."""
-        if self._stretch_peak is not None and self._now is not None:
-            self._evaluate()
+        """Bring worst figures up to date after a stretch of in-band messages.
+
+        Looking must not change what a replay that never looks would compute, so this
+        folds the stretch into the worst figures only; ``observed`` keeps the figures of
+        the last evaluation.
+        """
+        self._fold_stretch()
 
     def collect_changes(self) -> Changes:
         """Alerts and gate commands that changed since the last call, to publish and log."""
