@@ -177,9 +177,17 @@ class Driver:
             out_total += (in_total - out_total) - want
         return self.gate(gate, t, in_total, out_total)
 
-    def lot(self, lot: str, t: datetime, occupied: int, *, seq: int | None = None) -> FeedResult:
+    def lot(
+        self,
+        lot: str,
+        t: datetime,
+        occupied: int,
+        *,
+        seq: int | None = None,
+        received: datetime | None = None,
+    ) -> FeedResult:
         payload = {"seq": self.next_seq(lot, seq), "ts": t.isoformat(), "occupied": occupied}
-        return self.feed(f"parking/{lot}/occupancy", payload, t)
+        return self.feed(f"parking/{lot}/occupancy", payload, t, received=received)
 
     def badge(
         self,
@@ -190,6 +198,7 @@ class Driver:
         *,
         station: str = "first-aid",
         seq: int | None = None,
+        received: datetime | None = None,
     ) -> FeedResult:
         payload = {
             "seq": self.next_seq(station, seq),
@@ -198,7 +207,7 @@ class Driver:
             "role": role,
             "action": action,
         }
-        return self.feed(f"staff/{station}/badge", payload, t)
+        return self.feed(f"staff/{station}/badge", payload, t, received=received)
 
     def staff(
         self,

@@ -469,3 +469,39 @@ def test_topics_are_under_the_event_prefix() -> None:
         json.dumps({"seq": 1, "ts": local(12).isoformat(), "in_total": 5, "out_total": 0}).encode(),
         local(12),
     ).accepted
+
+
+# -- looking between messages changes nothing ---------------------------------------------------
+
+
+def stretch(look: bool, attendances: list[int], *, end: str) -> dict[str, dict[str, Any]]:
+    """Raise nurse-ratio, move attendance where no rule flips, then end the stretch."""
+    d = Driver(permit_variant({**QUICK, "staffing.persons_per_nurse": 10}))
+    d.staff(local(12), doctors=1, nurses=1, security=20)
+    d.present(11, local(12))  # 2 nurses needed, 1 short: raised
+    for i, n in enumerate(attendances, start=1):
+        d.present(n, local(12, 0, i))
+        if look:
+            d.engine.collect_changes()
+            d.engine.alerts  # noqa: B018 - a dashboard reading the alerts
+    t = local(12, 1)
+    if end == "badge":
+        d.staff(t, nurses=3)
+    elif end == "empty":
+        d.present(0, t)
+    else:
+        d.tick(t)
+    return d.engine.alerts
+
+
+@pytest.mark.parametrize("end", ["badge", "empty", "tick"])
+@pytest.mark.parametrize("attendances", [[22, 25], [25, 22], [12, 15, 14]])
+def test_looking_during_a_stretch_changes_no_alert(attendances: list[int], end: str) -> None:
+    assert stretch(True, attendances, end=end) == stretch(False, attendances, end=end)
+
+
+def test_the_worst_of_equal_shortfalls_is_the_largest_attendance() -> None:
+    alerts = stretch(False, [22, 25, 23], end="badge").values()
+    (alert,) = [a for a in alerts if a["rule"] == "nurse-ratio"]
+    assert alert["worst"]["observed"] == {"nurses_on_duty": 1, "attendance": 25}
+    assert alert["worst"]["required"] == {"nurses": 3}

@@ -10,8 +10,10 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from core_support import PREFIX, Driver, local, permit_variant, when
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +23,8 @@ from kent_ops import ordinance as law
 from kent_ops.engine import Engine
 
 GATES = ("north", "south", "north-manual")
+DEEP_EXAMPLES = int(os.environ.get("KENT_CORE_EXAMPLES", "120"))
+"""How hard the tick-pattern property searches; set KENT_CORE_EXAMPLES=4000 to dig."""
 CALM = permit_variant({"alerting.stale_after_s": 864000})
 """The example permit with no sensor ever going stale: only counts matter here."""
 PROPERTY_SETTINGS = settings(
@@ -337,3 +341,117 @@ def test_the_model_itself_on_a_written_example() -> None:
         Expected(at(20), at(30), at(61), at(91)),
         Expected(at(200), at(210), None, None),
     ]
+
+
+# -- ticks and looks never change the outcome --------------------------------------------------
+
+TIGHT = {
+    "limits.max_at_one_time": 60,
+    "limits.max_collective": 200,
+    "limits.vehicles_at_one_time": 5,
+    "staffing.persons_per_nurse": 10,
+    "staffing.security_guards": 2,
+    "alerting.hold_at": 50,
+    "alerting.resume_below": 45,
+    "alerting.stale_after_s": 20,
+    "lots": [{"id": "lot-a", "capacity": 3}, {"id": "lot-b", "capacity": 4}],
+    "windows": [{"start": local(12, 0, 30), "end": local(12, 3)}],
+}
+"""Small figures, so a short random history crosses many thresholds and the window."""
+
+steps = st.lists(
+    st.tuples(
+        st.integers(1, 9000).map(lambda ms: timedelta(milliseconds=ms)),
+        st.one_of(
+            st.tuples(
+                st.just("gate"), st.sampled_from(GATES[:2]), st.integers(0, 25), st.integers(0, 25)
+            ),  # fmt: skip
+            st.tuples(st.just("restart"), st.sampled_from(GATES[:2]), st.integers(0, 5)),
+            st.tuples(
+                st.just("badge"),
+                st.sampled_from(["doctor", "nurse", "security"]),
+                st.integers(0, 3),
+                st.booleans(),
+            ),  # fmt: skip
+            st.tuples(st.just("lot"), st.sampled_from(["lot-a", "lot-b"]), st.integers(0, 4)),
+            st.tuples(
+                st.just("availability"),
+                st.sampled_from(["north", "lot-a", "first-aid"]),
+                st.booleans(),
+            ),  # fmt: skip
+            st.tuples(st.just("adjust"), st.integers(0, 80)),
+        ),
+        st.lists(st.floats(0, 1), max_size=3),
+        st.sampled_from([0, 0, 0, 31, -45, 90]),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+def play(
+    permit_changes: dict[str, object], history: list[Any], *, ticking: bool, clock: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Feed ``history``; on the wall clock a sensor's ``ts`` is off by its skew."""
+    d = Driver(permit_variant(permit_changes), clock=clock)
+    seq: dict[str, int] = {}
+    totals = {g: [0, 0] for g in GATES}
+    t = local(12)
+    d.tick(t)
+    for gap, action, ticks, skew_s in history:
+        if ticking:
+            for frac in sorted(ticks):
+                d.tick(t + gap * frac)
+                d.engine.collect_changes()
+                d.engine.alerts  # noqa: B018 - looking must not change anything
+        t += gap
+        ts = t + timedelta(seconds=skew_s) if clock == "wall" else t
+        kind = action[0]
+        if kind in ("gate", "restart"):
+            gate = action[1]
+            if kind == "gate":
+                totals[gate][0] += action[2]
+                totals[gate][1] += action[3]
+                seq[gate] = seq.get(gate, 0) + 1
+            else:
+                totals[gate] = [action[2], 0]
+                seq[gate] = 0
+            d.gate(gate, ts, totals[gate][0], totals[gate][1], seq=seq[gate], received=t)
+        elif kind == "badge":
+            action_ = "on" if action[3] else "off"
+            d.badge(ts, f"{action[1]}-{action[2]}", action[1], action_, received=t)
+        elif kind == "lot":
+            d.lot(action[1], ts, action[2], received=t)
+        elif kind == "availability":
+            d.availability(action[1], t, "online" if action[2] else "offline")
+        else:
+            d.inspector("insp-1", "adjust", t, attendance=action[1], reason="sweep")
+    d.tick(t + timedelta(seconds=60))
+    return d.status(), d.engine.alerts
+
+
+@settings(
+    max_examples=int(__import__("os").environ.get("KENT_HYP", 120)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    st.sampled_from([0, 2, 5]),
+    st.sampled_from([0, 3, 10]),
+    st.sampled_from(["sensor", "wall"]),
+    st.sampled_from(["issued", "pending"]),
+    steps,
+)
+def test_ticking_and_looking_never_change_status_or_alerts(
+    pending_s: int, clear_s: int, clock: str, status: str, history: list[Any]
+) -> None:
+    changes = {
+        **TIGHT,
+        "alerting.pending_s": pending_s,
+        "alerting.clear_s": clear_s,
+        "permit.status": status,
+    }
+    quiet_status, quiet_alerts = play(changes, history, ticking=False, clock=clock)
+    busy_status, busy_alerts = play(changes, history, ticking=True, clock=clock)
+    assert busy_alerts == quiet_alerts
+    assert busy_status == quiet_status
