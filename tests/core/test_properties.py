@@ -431,7 +431,7 @@ def play(
 
 
 @settings(
-    max_examples=int(__import__("os").environ.get("KENT_HYP", 120)),
+    max_examples=DEEP_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
