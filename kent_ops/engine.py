@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
+import msgspec
+
 from kent_ops import ordinance as law
 from kent_ops.alerts import Alert, AlertBook
 from kent_ops.checklist import applicable_items
@@ -132,6 +134,7 @@ class Engine:
         self.rejected = 0
         self.accepted = 0
         self._counts_only = False
+        self._inspector_seen: set[tuple[str, str, bytes]] = set()
         self._band: tuple[int, int] | None = None
         self._over_collective = False
         self._stretch_peak: int | None = None
@@ -334,6 +337,16 @@ class Engine:
         return self._apply_inspector(msg, t)
 
     def _apply_inspector(self, msg: Decoded, t: int) -> str | None:
+        # Inspector messages carry no seq; the broker redelivers a QoS 1 message that was
+        # not acknowledged (a crash), byte for byte. The same inspector, kind and body
+        # (whose ts has milliseconds) is that redelivery, not a second acknowledgement.
+        fingerprint = (msg.source, msg.kind, msgspec.json.encode(msg.record))
+        if fingerprint in self._inspector_seen:
+            return "duplicate: this inspector message was already recorded"
+        self._inspector_seen.add(fingerprint)
+        return self._apply_inspector_new(msg, t)
+
+    def _apply_inspector_new(self, msg: Decoded, t: int) -> str | None:
         rec = msg.record
         who = msg.source
         at = iso(t)
