@@ -1,0 +1,418 @@
+"""``kent-ops report``: the post-event compliance report (SPEC 7).
+
+After the event the Town Board needs to know, with evidence, whether the permit's terms
+were kept, for how long each was broken, and what that exposes the permittee to. The
+report replays the evidence log through the same engine that ran live (verifying the
+hash chain as it reads: a tampered log is refused and nothing is written), takes the
+engine's alerts as its findings, checks them against the alerts the live service logged,
+and writes to DIR:
+
+``index.html`` (the page), ``findings.csv``, ``timeline.csv``, ``attendance.png``,
+``staffing.png``, ``parking.png`` and ``manifest.json`` (every file's SHA-256).
+
+Exit codes: 0 when no breach was found, 1 when the report holds breach findings (or the
+log fails verification: then no report), 2 for bad input (a missing or foreign log, an
+invalid permit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kent_ops import __version__
+from kent_ops.errors import KentOpsError, UsageError
+from kent_ops.evidence import ChainBroken, EvidenceError, read_meta
+from kent_ops.permit import Permit, PermitError, load_permit
+from kent_ops.precheck import pre_event_findings
+from kent_ops.replay import ReplayResult, last_record_id, record_hashes, replay
+from kent_ops.reporting.collect import Collector
+from kent_ops.reporting.findings import (
+    Finding,
+    clean_up_status,
+    compact_json,
+    compare_with_live,
+    findings_from_alerts,
+    penalty_exposure,
+    verdict,
+)
+from kent_ops.reporting.model import CheckpointResult, ReportData
+from kent_ops.reporting.timeline import breach_minutes, local_iso, minute_table, write_timeline_csv
+
+__all__ = ["FILES", "FINDINGS_COLUMNS", "ReportOutcome", "build_report", "cli_report"]
+
+PARALLEL_VERIFY_FROM = 200_000
+"""From this many records the chain is verified by a second process, side by side."""
+
+FINDINGS_COLUMNS = (
+    "id",
+    "rule",
+    "cite",
+    "severity",
+    "start",
+    "end",
+    "duration_s",
+    "worst_observed",
+    "required",
+    "uncertain",
+    "acknowledged",
+)
+FILES = (
+    "index.html",
+    "findings.csv",
+    "timeline.csv",
+    "attendance.png",
+    "staffing.png",
+    "parking.png",
+)
+"""Every file the manifest lists (the manifest itself is written last)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOutcome:
+    """What ``build_report`` wrote and concluded."""
+
+    data: ReportData
+    out_dir: Path
+    manifest: dict[str, Any]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the report holds breach findings (proven or uncertain), else 0."""
+        d = self.data
+        has_breach = any(f.is_breach for f in d.findings) or d.clean_up.is_breach
+        return 1 if has_breach else 0
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _load_permit(path: Path) -> Permit:
+    try:
+        return load_permit(path)
+    except PermitError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_out_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} is a file; --out names the folder the report is written to")
+    if not out.exists() and not out.parent.is_dir():
+        raise UsageError(f"cannot create {out}: folder {out.parent} does not exist")
+
+
+def build_report(
+    permit_path: str | Path,
+    evidence_path: str | Path,
+    out_dir: str | Path,
+    *,
+    progress: Callable[[int], None] | None = None,
+    now: datetime | None = None,
+    parallel_verify: bool | None = None,
+) -> ReportOutcome:
+    """Verify and replay the log, then write every file of the report to ``out_dir``.
+
+    The chain is verified before anything is written: in the same pass as the replay
+    for a small log, or, for a large one (``parallel_verify``; by default from
+    :data:`PARALLEL_VERIFY_FROM` records, on a machine with more than one core), by
+    ``kent-ops verify`` in a second process while this one replays; either way a log
+    that fails is refused and no file is written.
+
+    Raises:
+        UsageError: an invalid permit, a missing or foreign evidence log, a bad ``out_dir``.
+        ChainBroken: the log does not verify; the message names the first bad record and
+            nothing has been written.
+    """
+    permit_path = Path(permit_path)
+    evidence_path = Path(evidence_path)
+    out = Path(out_dir)
+    permit = _load_permit(permit_path)
+    meta = read_meta(evidence_path)
+    if meta.get("event_id") != permit.event_id:
+        raise UsageError(
+            f"{evidence_path} is the evidence log of event {meta.get('event_id')!r}, "
+            f"but the permit {permit_path} is for {permit.event_id!r}"
+        )
+    _check_out_dir(out)
+
+    collector = Collector()
+    until = last_record_id(evidence_path)
+    parallel = (
+        parallel_verify if parallel_verify is not None else until >= PARALLEL_VERIFY_FROM
+    ) and (os.cpu_count() or 1) > 1
+    try:
+        if parallel:
+            result = _replay_verifying_aside(
+                permit, evidence_path, collector, until=until, progress=progress
+            )
+        else:
+            result = replay(
+                permit,
+                evidence_path,
+                on_record=collector,
+                on_message=collector.on_message,
+                verify=True,
+                note_every_hash=False,
+                until=until,
+                progress=progress,
+            )
+    except ChainBroken as exc:
+        raise ChainBroken(
+            f"refusing to report: {evidence_path} fails verification at record {exc.record}: "
+            f"{exc}; no report was written",
+            exc.record,
+        ) from None
+    collector.flush()
+    engine = result.engine
+    alerts = engine.alerts
+    findings = findings_from_alerts(alerts, result.end)
+    comparison = compare_with_live(
+        alerts, collector.live_alerts, clock=result.clock, log_end=result.end
+    )
+    clean_up = clean_up_status(permit, collector.inspections, collector.notes, result.end)
+    frame = minute_table(collector.samples, permit, result.end)
+    stored = record_hashes(evidence_path, (c.record for c in collector.checkpoints))
+    checkpoints = [_check_point(c, stored, result.records) for c in collector.checkpoints]
+    data = ReportData(
+        permit=permit,
+        permit_path=permit_path,
+        permit_sha256=_sha256(permit_path),
+        log_permit_sha256=meta.get("permit_sha256"),
+        evidence_path=evidence_path,
+        replay=result,
+        collector=collector,
+        findings=findings,
+        comparison=comparison,
+        clean_up=clean_up,
+        penalty=penalty_exposure(findings, clean_up),
+        verdict=verdict(findings, clean_up, messages=result.messages),
+        frame=frame,
+        breach_minutes=breach_minutes(findings, frame, result.end),
+        adjustments=list(engine.status().get("adjustments", [])),
+        checkpoints=checkpoints,
+        pre_event=pre_event_findings(permit),
+        generated_at=now or datetime.now(UTC),
+        version=__version__,
+    )
+    manifest = write_report(data, out)
+    return ReportOutcome(data, out, manifest)
+
+
+def _replay_verifying_aside(
+    permit: Permit,
+    evidence_path: Path,
+    collector: Collector,
+    *,
+    until: int,
+    progress: Callable[[int], None] | None,
+) -> ReplayResult:
+    """Replay here while ``kent-ops verify`` recomputes the chain on another core.
+
+    Hashing is a third of the work and needs nothing from the replay, so the two run
+    side by side; the replay's result is used only once the verifier says OK (it checks
+    at least every record the replay read: a log still being written only grows).
+    """
+    verifier = subprocess.Popen(
+        [sys.executable, "-m", "kent_ops", "verify", str(evidence_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        result = replay(
+            permit,
+            evidence_path,
+            on_record=collector,
+            on_message=collector.on_message,
+            verify=False,
+            note_every_hash=False,
+            until=until,
+            progress=progress,
+        )
+    except BaseException:
+        failure = _verifier_failure(verifier)  # a tampered record may be why it failed
+        if failure is not None:
+            raise failure from None
+        raise
+    failure = _verifier_failure(verifier)
+    if failure is not None:
+        raise failure
+    return result
+
+
+def _verifier_failure(verifier: subprocess.Popen[str]) -> KentOpsError | None:
+    """Wait for ``kent-ops verify``; None if the chain is sound, else the error to raise."""
+    out, err = verifier.communicate()
+    line = out.strip().splitlines()[-1] if out.strip() else ""
+    if verifier.returncode == 0 and line.startswith("OK "):
+        return None
+    match = re.match(r"FAIL record (\d+): (.*)", line)
+    if verifier.returncode == 1 and match:
+        return ChainBroken(f"record {match[1]}: {match[2]}", int(match[1]))
+    problem = err.strip().removeprefix("kent-ops: ") or line or "no answer"
+    return EvidenceError(f"the evidence log could not be verified: {problem}")
+
+
+def _check_point(c: Any, stored: dict[int, str], count: int) -> CheckpointResult:
+    if c.record >= c.record_id or c.record > count:
+        return CheckpointResult(c, False, f"names record {c.record}, which it cannot follow")
+    digest = stored.get(c.record)
+    if digest is None:
+        return CheckpointResult(c, False, f"names record {c.record}, which the log lacks")
+    if digest != c.hash:
+        return CheckpointResult(
+            c, False, f"says record {c.record} had hash {c.hash[:16]}…, the chain {digest[:16]}…"
+        )
+    return CheckpointResult(c, True)
+
+
+def write_report(data: ReportData, out: Path) -> dict[str, Any]:
+    """Write every file, then the manifest of their SHA-256; return the manifest."""
+    from kent_ops.reporting.charts import attendance_chart, parking_chart, staffing_chart
+    from kent_ops.reporting.page import render_page
+
+    out.mkdir(parents=True, exist_ok=True)
+    tz = data.permit.timezone
+    write_timeline_csv(data.frame, tz, out / "timeline.csv")
+    write_findings_csv(data.findings, tz, out / "findings.csv")
+    for name, draw in (
+        ("attendance.png", attendance_chart),
+        ("staffing.png", staffing_chart),
+        ("parking.png", parking_chart),
+    ):
+        draw(data.frame, data.permit, data.findings, data.log_end, out / name)
+        data.charts[name] = (out / name).read_bytes()
+    (out / "index.html").write_text(render_page(data), encoding="utf-8")
+    manifest = {
+        "program": "kent-ops",
+        "version": data.version,
+        "generated_at": data.generated_at.isoformat(),
+        "verdict": data.verdict.word,
+        "files": {name: _sha256(out / name) for name in FILES},
+        "evidence": {
+            "file": data.evidence_path.name,
+            "records": data.replay.records,
+            "head_hash": data.replay.head_hash,
+            "verified": data.replay.verified,
+            "checkpoints": len(data.checkpoints),
+            "checkpoints_matched": sum(1 for c in data.checkpoints if c.matched),
+        },
+        "permit": {"file": data.permit_path.name, "sha256": data.permit_sha256},
+        "replay_equals_live": data.comparison.equal,
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _seconds(value: float) -> str:
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def write_findings_csv(findings: list[Finding], tz: Any, path: Path) -> None:
+    """``findings.csv``: a row per alert, SPEC 7's columns, times in the event's zone."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(FINDINGS_COLUMNS)
+        for x in findings:
+            acks = [
+                {
+                    "by": a.get("by"),
+                    "at": local_iso(datetime.fromisoformat(a["at"]), tz) if a.get("at") else None,
+                    "comment": a.get("comment", ""),
+                }
+                for a in x.acknowledged
+            ]
+            writer.writerow(
+                [
+                    x.id,
+                    x.rule,
+                    x.cite,
+                    x.severity,
+                    local_iso(x.start, tz),
+                    local_iso(x.end, tz) if x.end else "",
+                    _seconds(x.duration_s),
+                    compact_json(x.worst_observed),
+                    compact_json(x.required),
+                    "true" if x.uncertain else "false",
+                    compact_json(acks) if acks else "",
+                ]
+            )
+
+
+@contextmanager
+def _progress_bar(total: int) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar on stderr while the log is read, only on a terminal."""
+    if not sys.stderr.isatty() or total <= 0:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("verifying and replaying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("records"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("replay", total=total)
+        yield lambda done: bar.update(task, completed=done)
+
+
+def _record_total(evidence: Path) -> int:
+    try:
+        from kent_ops.evidence import count_records
+
+        return count_records(evidence)
+    except UsageError:
+        return 0
+
+
+def cli_report(args: argparse.Namespace) -> int:
+    """``kent-ops report --permit P --evidence E --out DIR``."""
+    evidence = Path(args.evidence)
+    total = _record_total(evidence) if sys.stderr.isatty() else 0
+    with _progress_bar(total) as progress:
+        outcome = build_report(args.permit, evidence, args.out, progress=progress)
+    data = outcome.data
+    if not data.comparison.equal:
+        sys.stderr.write(
+            "kent-ops: warning: the replayed findings differ from the alerts published live: "
+            + "; ".join(data.comparison.problems[:5])
+            + (" …" if len(data.comparison.problems) > 5 else "")
+            + "\n"
+        )
+    breaches = sum(1 for f in data.findings if f.is_breach)
+    sys.stdout.write(
+        f"{data.verdict.word.upper()}: {data.verdict.reason}\n"
+        f"{len(data.findings)} findings ({breaches} breaches), clean-up {data.clean_up.status}; "
+        f"{data.replay.records:,} records verified, head {data.replay.head_hash[:16]}…\n"
+        f"report written to {outcome.out_dir}/index.html\n"
+    )
+    return outcome.exit_code

@@ -1,0 +1,245 @@
+"""The report's three charts (matplotlib, headless): attendance, staffing, parking.
+
+Each chart plots the per-minute timeline against what the permit and the ordinance
+require, shades the periods the matching breach findings held, and labels its time axis
+in the event's zone (matplotlib keeps UTC inside; the locator and formatter are told the
+zone, so a daylight-saving change shows as it happened).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.dates as mdates  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from kent_ops import ordinance as law  # noqa: E402
+from kent_ops.permit import Permit  # noqa: E402
+from kent_ops.reporting.findings import Finding  # noqa: E402
+
+__all__ = ["attendance_chart", "parking_chart", "staffing_chart"]
+
+SIZE = (10.0, 4.6)
+DPI = 110
+BREACH_COLOUR = "#d62728"
+UNCERTAIN_COLOUR = "#ff7f0e"
+
+ATTENDANCE_RULES = ("max-at-one-time", "permit-required")
+STAFFING_RULES = ("nurse-ratio", "doctor-on-duty")
+PARKING_RULES = ("parking-ratio",)
+
+
+def _figure(title: str) -> tuple[Figure, Axes]:
+    fig, ax = plt.subplots(figsize=SIZE, dpi=DPI, layout="constrained")
+    ax.set_title(title, loc="left", fontsize=12, fontweight="bold")
+    ax.grid(True, color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return fig, ax
+
+
+def _zone_label(frame: pd.DataFrame, tz: ZoneInfo) -> str:
+    local = frame.index.tz_convert(tz)
+    names = [local[0].tzname(), local[-1].tzname()] if len(local) else []
+    abbreviations = list(dict.fromkeys(n for n in names if n))
+    suffix = f" ({' then '.join(abbreviations)})" if abbreviations else ""
+    return f"local time, {tz.key}{suffix}"
+
+
+def _time_axis(ax: Axes, frame: pd.DataFrame, tz: ZoneInfo) -> None:
+    locator = mdates.AutoDateLocator(tz=tz, minticks=4, maxticks=10)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=tz))
+    ax.set_xlabel(_zone_label(frame, tz))
+    if len(frame):
+        start = frame.index[0].to_pydatetime()
+        stop = (frame.index[-1] + pd.Timedelta(minutes=1)).to_pydatetime()
+        ax.set_xlim(start, stop)
+
+
+def _x(frame: pd.DataFrame) -> list[datetime]:
+    return list(frame.index.to_pydatetime())
+
+
+def _step(ax: Axes, frame: pd.DataFrame, column: str, **kwargs: object) -> None:
+    """A per-minute column as steps: each value holds for its whole minute."""
+    x = _x(frame)
+    y = frame[column].tolist()
+    if x:
+        x = [*x, (frame.index[-1] + pd.Timedelta(minutes=1)).to_pydatetime()]
+        y = [*y, y[-1]]
+    ax.step(x, y, where="post", **kwargs)  # type: ignore[arg-type]
+
+
+def _shade(
+    ax: Axes, findings: Iterable[Finding], rules: tuple[str, ...], end: datetime | None
+) -> list[Patch]:
+    """Shade each matching breach finding from its start to its end (or the log's end)."""
+    handles: dict[str, Patch] = {}
+    for f in findings:
+        if f.rule not in rules or not f.is_breach:
+            continue
+        colour = UNCERTAIN_COLOUR if f.uncertain else BREACH_COLOUR
+        stop = f.end or end or f.start
+        ax.axvspan(f.start, stop, color=colour, alpha=0.15, linewidth=0)  # type: ignore[arg-type]
+        label = "breach (counts uncertain)" if f.uncertain else "breach held"
+        handles.setdefault(label, Patch(color=colour, alpha=0.3, label=label))
+    return list(handles.values())
+
+
+def _no_data(ax: Axes) -> None:
+    ax.text(
+        0.5,
+        0.5,
+        "No figures: the evidence log holds no accepted sensor messages",
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        color="#666666",
+    )
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def _finish(fig: Figure, ax: Axes, extra: list[Patch], path: Path) -> None:
+    handles, _ = ax.get_legend_handles_labels()
+    if handles or extra:
+        # Below the plot, never over the data.
+        fig.legend(
+            handles=[*handles, *extra],
+            loc="outside lower center",
+            ncols=3,
+            fontsize=8,
+            frameon=False,
+        )
+    fig.savefig(path, format="png", metadata={"Software": None})
+    plt.close(fig)
+
+
+def _thousands(ax: Axes) -> None:
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.set_ylim(bottom=0)
+
+
+def attendance_chart(
+    frame: pd.DataFrame, permit: Permit, findings: list[Finding], end: datetime | None, path: Path
+) -> None:
+    """Attendance (highest each minute) against the permitted maximum and the 500 threshold."""
+    fig, ax = _figure("Attendance: highest each minute")
+    if frame.empty:
+        _no_data(ax)
+        _finish(fig, ax, [], path)
+        return
+    _step(ax, frame, "attendance_max", color="#1f77b4", linewidth=1.4, label="attendance")
+    ax.axhline(
+        permit.max_at_one_time,
+        color=BREACH_COLOUR,
+        linestyle="--",
+        linewidth=1.1,
+        label=f"permitted at one time ({permit.max_at_one_time:,}, permit:B(2))",
+    )
+    ax.axhline(
+        law.PERMIT_THRESHOLD,
+        color="#555555",
+        linestyle=":",
+        linewidth=1.1,
+        label=f"permit needed above {law.PERMIT_THRESHOLD} (permit:A)",
+    )
+    ax.set_ylabel("persons")
+    _thousands(ax)
+    top = max(float(frame["attendance_max"].max()), permit.max_at_one_time) * 1.12
+    ax.set_ylim(0, top)
+    _time_axis(ax, frame, permit.timezone)
+    _finish(fig, ax, _shade(ax, findings, ATTENDANCE_RULES, end), path)
+
+
+def staffing_chart(
+    frame: pd.DataFrame, permit: Permit, findings: list[Finding], end: datetime | None, path: Path
+) -> None:
+    """Doctors and nurses on duty (fewest each minute) against what attendance requires."""
+    fig, ax = _figure("Medical staff on duty (fewest each minute) and required (permit:C(9))")
+    if frame.empty:
+        _no_data(ax)
+        _finish(fig, ax, [], path)
+        return
+    _step(
+        ax, frame, "nurses_on_duty", color="#2ca02c", linewidth=1.5, zorder=3,
+        label="nurses on duty",
+    )  # fmt: skip
+    _step(
+        ax,
+        frame,
+        "nurses_required",
+        color="#98df8a",
+        linewidth=4.0,
+        zorder=1,
+        label=f"nurses required (1 per {permit.persons_per_nurse:,})",
+    )
+    _step(
+        ax, frame, "doctors_on_duty", color="#9467bd", linewidth=1.5, zorder=3,
+        label="doctors on duty",
+    )  # fmt: skip
+    ax.axhline(
+        permit.doctors_min,
+        color="#c5b0d5",
+        linewidth=4.0,
+        zorder=1,
+        label=f"doctors required ({permit.doctors_min})",
+    )
+    ax.set_ylabel("staff on duty")
+    top = max(
+        float(frame[["nurses_on_duty", "nurses_required", "doctors_on_duty"]].max().max()),
+        float(permit.doctors_min),
+        1.0,
+    )
+    ax.set_ylim(0, top * 1.25 + 0.5)
+    ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    _time_axis(ax, frame, permit.timezone)
+    _finish(fig, ax, _shade(ax, findings, STAFFING_RULES, end), path)
+
+
+def parking_chart(
+    frame: pd.DataFrame, permit: Permit, findings: list[Finding], end: datetime | None, path: Path
+) -> None:
+    """Car spaces provided against those attendance requires, and the cars in the lots."""
+    fig, ax = _figure("Parking: spaces provided and required (permit:C(6)), cars in the lots")
+    if frame.empty:
+        _no_data(ax)
+        _finish(fig, ax, [], path)
+        return
+    ax.axhline(
+        permit.spaces_provided,
+        color="#1f77b4",
+        linewidth=1.4,
+        label=f"spaces provided ({permit.spaces_provided:,})",
+    )
+    _step(
+        ax,
+        frame,
+        "spaces_required",
+        color=BREACH_COLOUR,
+        linestyle="--",
+        linewidth=1.1,
+        label="spaces required (1 per 4 persons)",
+    )
+    _step(ax, frame, "vehicles", color="#7f7f7f", linewidth=1.2, label="cars in the lots")
+    ax.set_ylabel("car spaces / cars")
+    _thousands(ax)
+    top = max(
+        float(frame[["spaces_required", "vehicles"]].max().max()), float(permit.spaces_provided)
+    )
+    ax.set_ylim(0, top * 1.15 + 1)
+    _time_axis(ax, frame, permit.timezone)
+    _finish(fig, ax, _shade(ax, findings, PARKING_RULES, end), path)

@@ -1,0 +1,350 @@
+"""What the report gathers while the log is replayed, one record at a time.
+
+The replay calls :class:`Collector` after every record, millions of times for a
+festival, so the hot path is a few integer comparisons: figures are kept per second
+(the highest attendance, the fewest doctors and nurses, the most cars, and the values
+at the end of the second) in compact arrays, and pandas turns those into minutes
+afterwards. Everything rarer (inspector notes and inspections, rejected messages, the
+alerts the live service logged, checkpoints, the service's own events) is kept whole,
+because the page shows it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from array import array
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kent_ops.engine import Engine, FeedResult
+from kent_ops.replay import Replayed
+
+__all__ = [
+    "ATTENDANCE_AT_START",
+    "STAFF_AT_START",
+    "VEHICLES_AT_START",
+    "Checkpoint",
+    "Collector",
+    "Reasons",
+    "Samples",
+    "normalise_reason",
+]
+
+ATTENDANCE_AT_START = 1
+STAFF_AT_START = 2
+VEHICLES_AT_START = 4
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+_NEVER = datetime.max.replace(tzinfo=UTC)
+_ONE_SECOND = timedelta(seconds=1)
+_LOW = -(2**62)
+_HIGH = 2**62
+_INSPECTOR_KINDS = frozenset({"note", "ack", "inspection", "adjust"})
+_SERVICE_EVENTS = frozenset(
+    {
+        "started",
+        "stopped",
+        "broker-connected",
+        "broker-disconnected",
+        "storage-error",
+        "permit-changed",
+    }
+)
+
+
+@dataclass(slots=True)
+class Samples:
+    """Per-second figures: one entry per second in which an accepted message arrived.
+
+    ``*_max``/``*_min`` are the extremes of the figures that held for some time within
+    the second (a figure overwritten at the same instant, as when several gates report
+    with one timestamp, never held); ``*_last`` the figures it ended with, which held
+    until the next sample (the extremes include them). ``changed_at_start`` marks, in
+    a minute's first second, the figures that changed exactly at the minute's start
+    (bits :data:`ATTENDANCE_AT_START`, :data:`STAFF_AT_START`, :data:`VEHICLES_AT_START`):
+    the figure carried in from before did not hold in that minute.
+    """
+
+    second: array[int] = field(default_factory=lambda: array("q"))
+    attendance_max: array[int] = field(default_factory=lambda: array("q"))
+    attendance_last: array[int] = field(default_factory=lambda: array("q"))
+    entries_last: array[int] = field(default_factory=lambda: array("q"))
+    doctors_min: array[int] = field(default_factory=lambda: array("q"))
+    doctors_last: array[int] = field(default_factory=lambda: array("q"))
+    nurses_min: array[int] = field(default_factory=lambda: array("q"))
+    nurses_last: array[int] = field(default_factory=lambda: array("q"))
+    vehicles_max: array[int] = field(default_factory=lambda: array("q"))
+    vehicles_last: array[int] = field(default_factory=lambda: array("q"))
+    changed_at_start: array[int] = field(default_factory=lambda: array("q"))
+
+    def __len__(self) -> int:
+        return len(self.second)
+
+
+@dataclass(slots=True)
+class Reasons:
+    """Messages grouped by a normalised reason: how many, and one example of each."""
+
+    count: int = 0
+    example: str = ""
+    topic: str = ""
+    first_at: str = ""
+    last_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A ``checkpoint`` system record: the service's claim that ``record`` had ``hash``."""
+
+    at: str
+    record_id: int
+    record: int
+    hash: str
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_NUMBER = re.compile(r"\d[\d,]*(\.\d+)?")
+
+
+def normalise_reason(reason: str) -> str:
+    """A reason without its particulars, so rejections group by what was wrong.
+
+    ``wrong field: Expected `int`, got `str` - at `$.seq``` and ``not valid JSON: …`` keep
+    only their first clause; ids and numbers become ``…`` and ``N``.
+    """
+    head, sep, _ = reason.partition(": ")
+    if sep and head in ("not valid JSON", "undecodable payload", "bad timestamp"):
+        return head
+    if sep and head == "wrong field":
+        detail = reason[len(head) + 2 :]
+        where = detail.rfind("at `$.")
+        return f"wrong field {detail[where + 3 :]}" if where >= 0 else "wrong field"
+    text = _QUOTED.sub("…", reason)
+    text = _NUMBER.sub("N", text)
+    return text.split(" (", 1)[0] if "→" in text else text
+
+
+class Collector:
+    """The replay's ``on_record``: samples figures and keeps the rare records whole."""
+
+    def __init__(self) -> None:
+        self.samples = Samples()
+        self.notes: list[dict[str, Any]] = []
+        self.inspections: list[dict[str, Any]] = []
+        self.rejected: dict[str, Reasons] = {}
+        self.repeats: dict[str, Reasons] = {}
+        self.live_alerts: dict[str, dict[str, Any]] = {}
+        self.live_alert_records = 0
+        self.checkpoints: list[Checkpoint] = []
+        self.service_events: list[dict[str, Any]] = []
+        self.status_records = 0
+        self.command_records = 0
+        self.rejected_total = 0
+        self._sec: int | None = None  # the second being gathered
+        self._sec_start = _EARLIEST  # when it started
+        self._next = _EARLIEST  # when the next one starts
+        self._minute_start = False  # whether it starts a minute
+        self._flags = 0  # figures that changed exactly at the minute's start (bits)
+        # The figures now, when each last changed, and their extremes over the open second.
+        self._att = self._entries = self._doc = self._nurse = self._veh = 0
+        self._t_att = self._t_staff = self._t_veh = _NEVER
+        self._att_max = self._veh_max = _LOW
+        self._doc_min = self._nurse_min = _HIGH
+
+    # -- the hot path -------------------------------------------------------------------
+
+    def on_message(self, result: FeedResult, engine: Engine) -> bool:
+        """Take the figures after one message; True when the whole record is wanted too.
+
+        When a figure changes at a later instant than it last did, its old value held in
+        between: it counts towards this second's extreme if it held for part of this
+        second (not when the change falls exactly on the second's start; the earlier
+        seconds hold it as their closing figure). A figure replaced at the same instant
+        (several gates reporting with one timestamp) never held and does not count.
+        """
+        if not result.accepted:
+            return True
+        t = result.time
+        if t >= self._next:
+            self._new_second(t)
+        kind = result.kind
+        if kind == "gate":
+            if t != self._t_att:
+                if t != self._sec_start:
+                    if self._att > self._att_max:
+                        self._att_max = self._att
+                elif self._minute_start:
+                    self._flags |= ATTENDANCE_AT_START
+                self._t_att = t
+            counts = engine.counts
+            self._att = counts.counter_attendance + counts.offset
+            self._entries = counts.entries
+            return result.reason is not None
+        if kind == "lot":
+            if t != self._t_veh:
+                if t != self._sec_start:
+                    if self._veh > self._veh_max:
+                        self._veh_max = self._veh
+                elif self._minute_start:
+                    self._flags |= VEHICLES_AT_START
+                self._t_veh = t
+            self._veh = engine.counts.occupied_total
+            return result.reason is not None
+        if kind == "badge":
+            if t != self._t_staff:
+                if t != self._sec_start:
+                    if self._doc < self._doc_min:
+                        self._doc_min = self._doc
+                    if self._nurse < self._nurse_min:
+                        self._nurse_min = self._nurse
+                elif self._minute_start:
+                    self._flags |= STAFF_AT_START
+                self._t_staff = t
+            roster = engine.counts.roster.counts
+            self._doc = roster["doctor"]
+            self._nurse = roster["nurse"]
+            return result.reason is not None
+        if kind == "adjust":
+            if t != self._t_att:
+                if t != self._sec_start:
+                    if self._att > self._att_max:
+                        self._att_max = self._att
+                elif self._minute_start:
+                    self._flags |= ATTENDANCE_AT_START
+                self._t_att = t
+            self._att = engine.counts.attendance
+            return True
+        return kind in _INSPECTOR_KINDS or result.reason is not None
+
+    def _new_second(self, t: datetime) -> None:
+        """Close the open second and open the one ``t`` falls in."""
+        if self._sec is None:
+            # The figures stand at zero from the first message on.
+            self._t_att = self._t_staff = self._t_veh = t
+        else:
+            self._close_second()
+        start = t.replace(microsecond=0)
+        self._sec = int(start.timestamp())
+        self._sec_start = start
+        self._next = start + _ONE_SECOND
+        self._minute_start = self._sec % 60 == 0
+
+    def _close_second(self) -> None:
+        """Write the open second to the arrays: its extremes and the figures it ended with.
+
+        The figures it ended with held on into the next second, so they count towards
+        its extremes as well.
+        """
+        assert self._sec is not None
+        s = self.samples
+        s.second.append(self._sec)
+        s.attendance_max.append(max(self._att_max, self._att))
+        s.attendance_last.append(self._att)
+        s.entries_last.append(self._entries)
+        s.doctors_min.append(min(self._doc_min, self._doc))
+        s.doctors_last.append(self._doc)
+        s.nurses_min.append(min(self._nurse_min, self._nurse))
+        s.nurses_last.append(self._nurse)
+        s.vehicles_max.append(max(self._veh_max, self._veh))
+        s.vehicles_last.append(self._veh)
+        s.changed_at_start.append(self._flags)
+        self._att_max = self._veh_max = _LOW
+        self._doc_min = self._nurse_min = _HIGH
+        self._flags = 0
+
+    def flush(self) -> None:
+        """Close the last second after the replay: its figures held until the log's end."""
+        if self._sec is not None:
+            self._close_second()
+            self._sec = None
+            self._next = self._sec_start = _EARLIEST
+
+    def __call__(self, rec: Replayed, engine: Engine) -> None:
+        """The replay's ``on_record``: messages :meth:`on_message` asked for, and the rest."""
+        result = rec.result
+        if result is None:
+            self._other(rec)
+        elif not result.accepted:
+            self._reject(rec, result.reason or "rejected")
+        else:
+            if result.reason is not None:
+                self._tally(self.repeats, result.reason, rec)
+            if result.kind in _INSPECTOR_KINDS:
+                self._inspector(rec, result.kind, result.time.isoformat())
+
+    # -- the rare records -----------------------------------------------------------------
+
+    def _reject(self, rec: Replayed, reason: str) -> None:
+        self.rejected_total += 1
+        self._tally(self.rejected, reason, rec)
+
+    @staticmethod
+    def _tally(groups: dict[str, Reasons], reason: str, rec: Replayed) -> None:
+        key = normalise_reason(reason)
+        group = groups.get(key)
+        at = rec.received_at.isoformat()
+        if group is None:
+            group = groups[key] = Reasons(example=reason, topic=rec.topic or "", first_at=at)
+        group.count += 1
+        group.last_at = at
+
+    def _inspector(self, rec: Replayed, kind: str, at: str) -> None:
+        try:
+            body = json.loads(rec.payload)
+        except ValueError:  # pragma: no cover - the engine accepted it, so it is JSON
+            return
+        who = (rec.topic or "").split("/")[3] if (rec.topic or "").count("/") >= 4 else ""
+        if kind == "note":
+            self.notes.append(
+                {
+                    "by": who,
+                    "at": at,
+                    "text": str(body.get("text", "")),
+                    "alert": body.get("alert"),
+                    "record": rec.id,
+                }
+            )
+        elif kind == "inspection":
+            self.inspections.append(
+                {
+                    "by": who,
+                    "at": at,
+                    "item": str(body.get("item", "")),
+                    "result": str(body.get("result", "")),
+                    "note": str(body.get("note", "")),
+                    "record": rec.id,
+                }
+            )
+
+    def _other(self, rec: Replayed) -> None:
+        kind = rec.kind
+        if kind == "status":
+            self.status_records += 1
+            return
+        if kind == "command":
+            self.command_records += 1
+            return
+        try:
+            body = json.loads(rec.payload)
+        except ValueError:
+            return
+        if not isinstance(body, dict):
+            return
+        if kind == "alert":
+            self.live_alert_records += 1
+            alert_id = body.get("id")
+            if isinstance(alert_id, str):
+                self.live_alerts[alert_id] = body
+            return
+        if kind != "system":
+            return
+        event = body.get("event")
+        if event == "checkpoint":
+            record, digest = body.get("record"), body.get("hash")
+            if isinstance(record, int) and isinstance(digest, str):
+                self.checkpoints.append(
+                    Checkpoint(rec.received_at.isoformat(), rec.id, record, digest)
+                )
+        elif event in _SERVICE_EVENTS:
+            self.service_events.append({"at": rec.received_at.isoformat(), **body})

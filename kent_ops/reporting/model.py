@@ -1,0 +1,61 @@
+"""Everything one report states, gathered in one place before anything is written.
+
+The page, the CSVs and the manifest are all views of a :class:`ReportData`, so they
+cannot disagree with each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from kent_ops.permit import Permit
+from kent_ops.precheck import Finding as PreEventFinding
+from kent_ops.replay import ReplayResult
+from kent_ops.reporting.collect import Checkpoint, Collector
+from kent_ops.reporting.findings import CleanUp, Comparison, Finding, Penalty, Verdict
+
+__all__ = ["CheckpointResult", "ReportData"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointResult:
+    """One checkpoint the log holds, checked against the verified chain."""
+
+    checkpoint: Checkpoint
+    matched: bool
+    problem: str | None = None
+
+
+@dataclass(slots=True)
+class ReportData:
+    """The facts of one post-event report."""
+
+    permit: Permit
+    permit_path: Path
+    permit_sha256: str
+    log_permit_sha256: str | None
+    evidence_path: Path
+    replay: ReplayResult
+    collector: Collector
+    findings: list[Finding]
+    comparison: Comparison
+    clean_up: CleanUp
+    penalty: Penalty
+    verdict: Verdict
+    frame: pd.DataFrame
+    breach_minutes: dict[str, int]
+    adjustments: list[dict[str, Any]]
+    checkpoints: list[CheckpointResult]
+    pre_event: list[PreEventFinding]
+    generated_at: datetime
+    version: str
+    charts: dict[str, bytes] = field(default_factory=dict)
+
+    @property
+    def log_end(self) -> datetime | None:
+        return self.replay.end

@@ -1,0 +1,157 @@
+"""The per-minute timeline (``timeline.csv``) from the per-second samples, with pandas.
+
+Minutes are cut in UTC, where every minute is a minute, and only then shown in the
+event's zone: a day with a daylight-saving change keeps its true length (the November
+day in New York has 1,500 rows). Each row describes the whole minute, including the
+figure carried in from before it:
+
+- ``attendance_max``: the highest attendance at any moment of the minute;
+- ``entries``: entries counted by the end of the minute;
+- ``doctors_on_duty``/``nurses_on_duty``: the fewest on duty at any moment of it;
+- ``nurses_required``/``spaces_required``: what ``attendance_max`` requires;
+- ``spaces_provided``: the permit's lots; ``vehicles``: the most cars in the lots.
+"""
+
+from __future__ import annotations
+
+import csv
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pandas as pd
+
+from kent_ops import ordinance as law
+from kent_ops.permit import Permit
+from kent_ops.reporting.collect import (
+    ATTENDANCE_AT_START,
+    STAFF_AT_START,
+    VEHICLES_AT_START,
+    Samples,
+)
+from kent_ops.reporting.findings import Finding
+
+__all__ = ["COLUMNS", "breach_minutes", "minute_table", "write_timeline_csv"]
+
+COLUMNS = (
+    "minute",
+    "attendance_max",
+    "entries",
+    "doctors_on_duty",
+    "nurses_on_duty",
+    "nurses_required",
+    "spaces_provided",
+    "spaces_required",
+    "vehicles",
+)
+
+
+def _series(values: object, index: pd.DatetimeIndex) -> pd.Series:
+    return pd.Series(np.frombuffer(values, dtype=np.int64), index=index)  # type: ignore[call-overload]
+
+
+def minute_table(samples: Samples, permit: Permit, end: datetime | None) -> pd.DataFrame:
+    """One row per minute from the first sample to the log's end; index in UTC.
+
+    Returns an empty frame (with :data:`COLUMNS` but ``minute``) when nothing was sampled.
+    """
+    columns = list(COLUMNS[1:])
+    if len(samples) == 0:
+        return pd.DataFrame(
+            {c: pd.Series(dtype="int64") for c in columns},
+            index=pd.DatetimeIndex([], tz="UTC", name="minute"),
+        )
+    index = pd.to_datetime(np.frombuffer(samples.second, dtype=np.int64), unit="s", utc=True)
+    first = index[0].floor("1min")
+    last = index[-1]
+    if end is not None:
+        last = max(last, pd.Timestamp(end).tz_convert("UTC"))
+    minutes = pd.date_range(first, last.floor("1min"), freq="1min", name="minute")
+
+    def per_minute(values: object, how: str) -> pd.Series:
+        resampled = _series(values, index).resample("1min")
+        out = (
+            resampled.max()
+            if how == "max"
+            else resampled.min()
+            if how == "min"
+            else (resampled.last())
+        )
+        return out.reindex(minutes)
+
+    at_start = per_minute(samples.changed_at_start, "max").fillna(0).astype("int64")
+
+    def whole_minute(extreme: object, last_values: object, how: str, bit: int) -> pd.Series:
+        """The extreme within each minute, counting the value carried in from before it
+        unless the figure changed exactly at the minute's start."""
+        held = per_minute(last_values, "last").ffill()
+        carried = held.shift(1).where((at_start & bit) == 0)
+        inside = per_minute(extreme, how)
+        both = pd.concat([inside, carried], axis=1)
+        combined = both.max(axis=1) if how == "max" else both.min(axis=1)
+        return combined.ffill().fillna(0).astype("int64")
+
+    attendance = whole_minute(
+        samples.attendance_max, samples.attendance_last, "max", ATTENDANCE_AT_START
+    )
+    present = attendance.clip(lower=0)
+    ppn = permit.persons_per_nurse
+    frame = pd.DataFrame(
+        {
+            "attendance_max": attendance,
+            "entries": per_minute(samples.entries_last, "last").ffill().fillna(0).astype("int64"),
+            "doctors_on_duty": whole_minute(
+                samples.doctors_min, samples.doctors_last, "min", STAFF_AT_START
+            ),
+            "nurses_on_duty": whole_minute(
+                samples.nurses_min, samples.nurses_last, "min", STAFF_AT_START
+            ),
+            "nurses_required": (-(-present // ppn)).astype("int64"),
+            "spaces_provided": pd.Series(permit.spaces_provided, index=minutes, dtype="int64"),
+            "spaces_required": (-(-present // law.PERSONS_PER_CAR_SPACE)).astype("int64"),
+            "vehicles": whole_minute(
+                samples.vehicles_max, samples.vehicles_last, "max", VEHICLES_AT_START
+            ),
+        },
+        index=minutes,
+    )
+    return frame
+
+
+def local_iso(t: pd.Timestamp | datetime, tz: ZoneInfo) -> str:
+    """A time in the event's zone with its offset, to the second (milliseconds if any)."""
+    local = pd.Timestamp(t).tz_convert(tz).to_pydatetime()
+    spec = "seconds" if local.microsecond == 0 else "milliseconds"
+    return local.isoformat(timespec=spec)
+
+
+def write_timeline_csv(frame: pd.DataFrame, tz: ZoneInfo, path: Path) -> None:
+    """``timeline.csv``: SPEC 7's columns, minutes in the event's zone with their offset."""
+    local = frame.index.tz_convert(tz)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        values = frame[list(COLUMNS[1:])].to_numpy(dtype=np.int64).tolist()
+        for minute, row in zip(local, values, strict=True):
+            writer.writerow([minute.isoformat(), *row])
+
+
+def breach_minutes(
+    findings: list[Finding], frame: pd.DataFrame, end: datetime | None
+) -> dict[str, int]:
+    """For each breach rule, how many minutes of the timeline some finding of it touched."""
+    out: dict[str, int] = {}
+    if frame.empty:
+        return out
+    starts = frame.index
+    stops = starts + pd.Timedelta(minutes=1)
+    for rule in sorted({f.rule for f in findings if f.is_breach}):
+        touched = np.zeros(len(starts), dtype=bool)
+        for f in findings:
+            if f.rule != rule:
+                continue
+            f_end = f.end or end or f.start
+            touched |= (starts < pd.Timestamp(f_end)) & (stops > pd.Timestamp(f.start))
+        out[rule] = int(touched.sum())
+    return out

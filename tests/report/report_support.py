@@ -1,0 +1,154 @@
+"""Scripted evidence logs for the report's tests, written with the real EvidenceLog.
+
+:class:`ScriptedLog` writes what the aggregator would with ``--clock sensor``: each
+message fed to a live engine and appended with the engine's verdict, each alert change
+appended as an ``alert`` record, checkpoints now and then, and a ``stopped`` record at
+the end. No broker is involved; the integration test does that with a real one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from kent_ops.engine import Engine
+from kent_ops.evidence import EvidenceLog, json_bytes
+from kent_ops.permit import Permit, load_permit
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENT = "kent-summer-fest-2027"
+P = f"kent/{EVENT}"
+
+
+def write_permit(
+    tmp_path: Path,
+    *,
+    pending_s: float = 10,
+    clear_s: float = 30,
+    stale_after_s: float = 3600,
+    windows: list[tuple[str, str]] | None = None,
+    overnight: bool = False,
+    name: str = "permit.toml",
+) -> Path:
+    """The example permit with quick alerting, 2 security guards and chosen windows."""
+    text = (ROOT / "examples" / "permit.toml").read_text()
+    text = text.split("[alerting]")[0]
+    text = re.sub(r"security_guards = \d+", "security_guards = 0", text)
+    if windows is not None:
+        block = "".join(f"[[windows]]\nstart = {s}\nend = {e}\n\n" for s, e in windows)
+        text = re.sub(
+            r"\[\[windows\]\].*?end = [^\n]+\n",
+            block,
+            text,
+            count=1,
+            flags=re.S,
+        )
+    if overnight:
+        text = text.replace("overnight = false", "overnight = true").replace(
+            "housing_declared = false", "housing_declared = true"
+        )
+    text += (
+        "[alerting]\n"
+        f"pending_s = {pending_s}\nclear_s = {clear_s}\nstale_after_s = {stale_after_s}\n"
+    )
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class ScriptedLog:
+    """An evidence log written as the aggregator writes it, one scripted message at a time."""
+
+    def __init__(self, path: Path, permit_path: Path, t0: datetime, clock: str = "sensor") -> None:
+        self.permit: Permit = load_permit(permit_path)
+        self.t0 = t0
+        self.log = EvidenceLog.open(
+            path, event_id=self.permit.event_id, permit_sha256=sha256_file(permit_path)
+        )
+        self.engine = Engine(self.permit, clock=clock)  # type: ignore[arg-type]
+        self.log.append_json("system", t0, {"event": "started", "clock": clock, "replayed": 0})
+        self.log.commit()
+        self.published: dict[str, dict[str, Any]] = {}
+        self.seqs: dict[str, int] = {}
+
+    def at(self, seconds: float) -> datetime:
+        return self.t0 + timedelta(seconds=seconds)
+
+    def send(self, topic: str, payload: dict[str, Any] | bytes, seconds: float) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        received = self.at(seconds)
+        rid = self.log.head[0] + 1
+        r = self.engine.feed(f"{P}/{topic}", data, received, rid)
+        rid, digest = self.log.append(
+            "message",
+            received,
+            topic=f"{P}/{topic}",
+            payload=data,
+            accepted=r.accepted,
+            reason=r.reason,
+        )
+        self.engine.note_record_hash(rid, digest)
+        self._changes(received)
+
+    def _changes(self, now: datetime) -> None:
+        for alert in self.engine.collect_changes().alerts:
+            self.log.append("alert", now, payload=json_bytes(alert))
+            self.published[alert["id"]] = alert
+
+    def ts(self, seconds: float) -> str:
+        return self.at(seconds).isoformat().replace("+00:00", "Z")
+
+    def _seq(self, key: str) -> int:
+        self.seqs[key] = self.seqs.get(key, 0) + 1
+        return self.seqs[key]
+
+    def gate(self, gate: str, seconds: float, in_total: int, out_total: int = 0) -> None:
+        body = {
+            "seq": self._seq(gate),
+            "ts": self.ts(seconds),
+            "in_total": in_total,
+            "out_total": out_total,
+        }
+        self.send(f"gate/{gate}/count", body, seconds)
+
+    def lot(self, lot: str, seconds: float, occupied: int) -> None:
+        body = {"seq": self._seq(lot), "ts": self.ts(seconds), "occupied": occupied}
+        self.send(f"parking/{lot}/occupancy", body, seconds)
+
+    def badge(self, seconds: float, badge: str, role: str, action: str = "on") -> None:
+        body = {
+            "seq": self._seq("first-aid"),
+            "ts": self.ts(seconds),
+            "badge": badge,
+            "role": role,
+            "action": action,
+        }
+        self.send("staff/first-aid/badge", body, seconds)
+
+    def inspector(self, who: str, what: str, seconds: float, **fields: Any) -> None:
+        self.send(f"inspector/{who}/{what}", {"ts": self.ts(seconds), **fields}, seconds)
+
+    def checkpoint(self, seconds: float) -> None:
+        count, head = self.log.head
+        now = self.at(seconds)
+        point = {"record": count, "hash": head, "ts": now.isoformat()}
+        self.log.append_json("system", now, {"event": "checkpoint", **point})
+
+    def close(self, seconds: float) -> None:
+        now = self.at(seconds)
+        self.log.append("status", now, payload=json_bytes(self.engine.status()))
+        self.log.append_json("system", now, {"event": "stopped"})
+        self.log.commit()
+        self.log.close()
+
+
+def utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)
