@@ -35,13 +35,13 @@ __all__ = ["FeedApp"]
 class FeedApp(App[int]):
     """A Textual app whose figures come from the aggregator's retained topics."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The last status snapshot, whole (SPEC 3); None until the first arrives."""
 
-    now: reactive[datetime | None] = reactive(None)
+    now: reactive[datetime | None] = reactive(None, repaint=False)
     """The local clock, ticked every second: the event's time and the status age."""
 
-    problem: reactive[str | None] = reactive(None)
+    problem: reactive[str | None] = reactive(None, repaint=False)
     """Why the figures may be out of date, in one sentence; None while they are current."""
 
     def __init__(

@@ -9,6 +9,7 @@ their width from Rich at render time.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
@@ -106,6 +107,14 @@ def spark(values: Sequence[int | None], top: int) -> str:
     return "".join(chars)
 
 
+@lru_cache(maxsize=8)
+def _trend_line(
+    points: tuple[tuple[float, int], ...], end: float, window_s: float, width: int, top: int
+) -> str:
+    """Binning an hour of points is the dear part; redraws between two points reuse it."""
+    return spark(bin_series(points, end - window_s, end, width), top)
+
+
 class TrendLine:
     """A sparkline of (epoch, value) points over a window ending at ``end``."""
 
@@ -123,8 +132,8 @@ class TrendLine:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = max(1, options.max_width)
-        values = bin_series(self.points, self.end - self.window_s, self.end, width)
-        yield Text(spark(values, self.top), style=self.style)
+        points = tuple(self.points)
+        yield Text(_trend_line(points, self.end, self.window_s, width, self.top), style=self.style)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(8, options.max_width)

@@ -63,11 +63,11 @@ class GateApp(FeedApp):
         Binding("q", "quit", "Quit"),
     ]
 
-    command: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    command: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The aggregator's last order for this gate (retained ``gate/{gate}/command``)."""
-    tally: reactive[TallyState] = reactive(TallyState())
+    tally: reactive[TallyState] = reactive(TallyState(), repaint=False)
     """The manual tally's totals and the seq of its last message."""
-    delivered: reactive[bool | None] = reactive(None)
+    delivered: reactive[bool | None] = reactive(None, repaint=False)
     """Whether the broker has the tally's last message; None with no broker."""
 
     def __init__(

@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -80,13 +81,13 @@ class InspectorApp(FeedApp):
         Binding("q", "quit", "Quit"),
     ]
 
-    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True)
+    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True, repaint=False)
     """Every alert seen, by id, in its latest form."""
-    trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple)
+    trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple, repaint=False)
     """The last hour of attendance, from the statuses received (view state only)."""
-    flash_on: reactive[bool] = reactive(False)
+    flash_on: reactive[bool] = reactive(False, repaint=False)
     """The phase of the flash of unacknowledged breaches (from the clock, so it repeats)."""
-    actions: reactive[tuple[SentAction, ...]] = reactive(tuple)
+    actions: reactive[tuple[SentAction, ...]] = reactive(tuple, repaint=False)
     """This inspector's actions this session, oldest first, with how far each got."""
 
     def __init__(
@@ -99,6 +100,7 @@ class InspectorApp(FeedApp):
         clock: Clock | None = None,
         statuses: Iterable[dict[str, Any]] = (),
         alerts: Iterable[dict[str, Any]] = (),
+        history: Iterable[tuple[datetime, int]] = (),
         blink: bool = True,
     ) -> None:
         topics_prefix = f"kent/{event_id}"
@@ -124,6 +126,9 @@ class InspectorApp(FeedApp):
         self.bells = 0
         """How many times the bell rang (a headless terminal has no bell to hear)."""
         self._trend = AttendanceTrend()
+        for moment, attendance in history:
+            self._trend.add(moment, attendance)
+        self.set_reactive(InspectorApp.trend, self._trend.points())
         self._initial_statuses = list(statuses)
         self._initial_alerts = list(alerts)
         self._deliveries: dict[int, mqtt.MQTTMessageInfo] = {}
@@ -336,6 +341,7 @@ def make_inspector_app(
     clock: Clock | None = None,
     statuses: Iterable[dict[str, Any]] = (),
     alerts: Iterable[dict[str, Any]] = (),
+    history: Iterable[tuple[datetime, int]] = (),
     blink: bool = True,
 ) -> InspectorApp:
     """Build the inspector dashboard: the command line and every test come through here.
@@ -348,6 +354,8 @@ def make_inspector_app(
         clock: "now" (status age, the event's local time); the wall clock by default.
         statuses: status snapshots to show at start, oldest first (tests, benchmark).
         alerts: alerts to show at start (tests).
+        history: (time, attendance) seen before this dashboard started, for the trend
+            line (the benchmark starts with a full hour).
         blink: whether text cursors blink (off for repeatable snapshots).
     """
     if not _EVENT_ID.match(event_id):
@@ -362,6 +370,7 @@ def make_inspector_app(
         clock=clock,
         statuses=statuses,
         alerts=alerts,
+        history=history,
         blink=blink,
     )
 

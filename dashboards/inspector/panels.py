@@ -29,7 +29,7 @@ from dashboards.common.format import (
     parse_ts,
 )
 from dashboards.common.renderables import LimitBar, TrendLine
-from dashboards.common.rows import Column, Row, cell, num_cell
+from dashboards.common.rows import Cell, Column, Item, Row
 from kent_ops.ordinance import RULES
 
 __all__ = [
@@ -135,13 +135,16 @@ def attendance_panel(
     parts: list[RenderableType] = [top, LimitBar(current, maximum, mark=threshold)]
     ts = parse_ts(status.get("ts")) if status else None
     if ts is not None:
+        # The line ends at the newest point, not the status time, so it moves once a
+        # second (when a point is added) rather than at every status.
+        end = trend[-1][0] if trend else ts.timestamp()
         line = Table.grid(padding=(0, 1))
         line.add_column(no_wrap=True)
         line.add_column(ratio=1)
-        peak = max([maximum, current, *(v for _, v in trend)])
+        peak = max(maximum, current, max((v for _, v in trend), default=0))
         line.add_row(
             Text("last hour", style="dim"),
-            TrendLine(trend, ts.timestamp(), window_s=window_s, top=peak),
+            TrendLine(trend, end, window_s=window_s, top=peak),
         )
         parts.append(line)
     parts.append(_attendance_flags(status, att))
@@ -249,6 +252,7 @@ def compliance_panel(status: Status | None) -> RenderableType:
 # -- gates and lots ----------------------------------------------------------------------
 
 GATE_COLUMNS: tuple[Column, ...] = (
+    Column("state", ""),
     Column("gate", "Gate"),
     Column("in", "In", numeric=True),
     Column("out", "Out", numeric=True),
@@ -256,6 +260,9 @@ GATE_COLUMNS: tuple[Column, ...] = (
     Column("rate", "/min", numeric=True),
     Column("seen", "Seen", numeric=True),
 )
+
+_ONLINE = Cell("●", "green")
+_OFFLINE = Cell("✗", "bold red")
 
 
 def _rate(value: object) -> str:
@@ -281,21 +288,21 @@ def gate_rows(status: Status | None) -> list[Row]:
         seen = "never" if seen_at is None else "—"
         if seen_at is not None and now is not None:
             seen = fmt_age((now - seen_at).total_seconds())
-        label = Text(" ", no_wrap=True, overflow="ellipsis")
-        label.append("● " if online else "✗ ", style="green" if online else "bold red")
-        label.append(
-            gate_id, style=("italic" if g.get("manual") else "") + ("" if online else " bold red")
-        )
+        if online:
+            name = Cell(gate_id, "italic" if g.get("manual") else "")
+        else:
+            name = Cell(gate_id, "bold red italic" if g.get("manual") else "bold red")
         rows.append(
             Row(
                 gate_id,
                 (
-                    label,
-                    num_cell(fmt_int(g.get("in"))),
-                    num_cell(fmt_int(g.get("out"))),
-                    num_cell(fmt_int(g.get("net")), "bold"),
-                    num_cell(_rate(g.get("per_minute"))),
-                    num_cell(seen if online else f"OFF {seen}", "" if online else "bold red"),
+                    _ONLINE if online else _OFFLINE,
+                    name,
+                    Cell(fmt_int(g.get("in"))),
+                    Cell(fmt_int(g.get("out"))),
+                    Cell(fmt_int(g.get("net")), "bold"),
+                    Cell(_rate(g.get("per_minute"))),
+                    Cell(seen) if online else Cell(f"OFF {seen}", "bold red"),
                 ),
             )
         )
@@ -329,11 +336,11 @@ def lot_rows(status: Status | None) -> list[Row]:
             Row(
                 lot_id,
                 (
-                    cell(lot_id if online else f"✗ {lot_id}", "" if online else "bold red"),
-                    num_cell(fmt_int(lot.get("capacity"))),
-                    num_cell(fmt_int(lot.get("occupied")), style),
-                    num_cell(fmt_int(lot.get("free")), style),
-                    num_cell(fmt_share(share), style or "bold"),
+                    Cell(lot_id) if online else Cell(f"✗ {lot_id}", "bold red"),
+                    Cell(fmt_int(lot.get("capacity"))),
+                    Cell(fmt_int(lot.get("occupied")), style),
+                    Cell(fmt_int(lot.get("free")), style),
+                    Cell(fmt_share(share), style or "bold"),
                 ),
             )
         )
@@ -428,19 +435,19 @@ def pending_item(pending: Mapping[str, Any], zone: tzinfo) -> Text:
 
 def alert_items(
     alerts: Mapping[str, Alert], status: Status | None, *, flash_on: bool = False
-) -> list[Row]:
+) -> list[Item]:
     """The alert list: active alerts, then pending conditions, then ended and cleared ones."""
     zone = event_zone(status)
     ordered = ordered_alerts(alerts)
     active = [a for a in ordered if a.get("state") == "active"]
     rest = [a for a in ordered if a.get("state") != "active"]
-    rows = [Row(str(a.get("id")), (alert_item(a, zone, flash_on=flash_on),)) for a in active]
+    rows = [Item(str(a.get("id")), alert_item(a, zone, flash_on=flash_on)) for a in active]
     pending = status.get("pending") if status else None
     if isinstance(pending, list):
         for index, p in enumerate(pending):
             if isinstance(p, Mapping):
-                rows.append(Row(f"pending:{index}:{p.get('rule')}", (pending_item(p, zone),)))
-    rows.extend(Row(str(a.get("id")), (alert_item(a, zone),)) for a in rest)
+                rows.append(Item(f"pending:{index}:{p.get('rule')}", pending_item(p, zone)))
+    rows.extend(Item(str(a.get("id")), alert_item(a, zone)) for a in rest)
     return rows
 
 

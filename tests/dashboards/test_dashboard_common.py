@@ -235,3 +235,12 @@ def test_trend_line_renders_at_the_width_it_is_given() -> None:
     out = render(TrendLine([(0.0, 0), (3600.0, 100)], 3600.0, top=100), width=12).rstrip("\n")
     assert len(out) == 12
     assert out.endswith("█")
+
+
+def test_fit_pads_figures_right_and_cuts_with_an_ellipsis() -> None:
+    from dashboards.common.widgets.rows_table import fit
+
+    assert fit("2,210", 7, right=True) == "  2,210"
+    assert fit("north", 7, right=False) == "north  "
+    assert fit("north-manual", 6, right=False) == "north…"
+    assert fit("● x", 3, right=False) == "● x"

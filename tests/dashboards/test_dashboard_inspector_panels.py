@@ -128,21 +128,21 @@ def test_compliance_panel_colours_breach_red_and_near_amber() -> None:
 
 
 def test_gate_rows_show_each_counter_and_mark_offline_and_manual() -> None:
-    rows = {row.key: [c.plain.strip() for c in row.cells] for row in gate_rows(samples.status())}
+    rows = {row.key: row.cells for row in gate_rows(samples.status())}
     assert list(rows) == ["north", "north-manual", "south"]
-    assert rows["north"] == ["● north", "2,210", "640", "1,570", "14", "2 s"]
-    assert rows["south"][0] == "✗ south"
-    assert rows["south"][-1] == "OFF 1 min"
-    assert rows["north-manual"][4] == "0.0"
-    manual = next(r for r in gate_rows(samples.status()) if r.key == "north-manual")
-    assert "italic" in styles_of(manual.cells[0], "north-manual")
+    assert [c.text for c in rows["north"]] == ["●", "north", "2,210", "640", "1,570", "14", "2 s"]
+    assert rows["south"][0] == ("✗", "bold red")
+    assert rows["south"][1] == ("south", "bold red")
+    assert rows["south"][-1] == ("OFF 1 min", "bold red")
+    assert rows["north-manual"][5].text == "0.0"
+    assert "italic" in rows["north-manual"][1].style
 
 
 def test_lot_rows_colour_the_share_against_lot_full() -> None:
     rows = {row.key: row for row in lot_rows(samples.status())}
-    assert [c.plain.strip() for c in rows["lot-a"].cells] == ["lot-a", "600", "590", "10", "98%"]
-    assert "red" in str(rows["lot-a"].cells[4].style)  # 98% >= 95%: lot-full
-    assert "dark_orange" in str(rows["lot-b"].cells[4].style)  # 93%: within 10% of 95%
+    assert [c.text for c in rows["lot-a"].cells] == ["lot-a", "600", "590", "10", "98%"]
+    assert "red" in rows["lot-a"].cells[4].style  # 98% >= 95%: lot-full
+    assert "dark_orange" in rows["lot-b"].cells[4].style  # 93%: within 10% of 95%
 
 
 def test_panels_survive_an_empty_status() -> None:
@@ -156,23 +156,23 @@ def test_alerts_are_ordered_active_first_by_severity() -> None:
     assert [a["id"] for a in ordered_alerts(alerts)] == ["A-0004", "A-0003", "A-0001"]
     rows = alert_items(alerts, samples.status())
     assert [r.key for r in rows] == ["A-0004", "A-0003", "pending:0:security-staffing", "A-0001"]
-    first = rows[0].cells[0].plain
+    first = rows[0].text.plain
     assert "● BREACH" in first
     assert "nurse-ratio" in first
     assert "permit:C(9)" in first
     assert "since 13:58:05" in first
     assert "not acked" in first
     assert "6 nurses on duty; 3,120 persons need 7" in first
-    assert "✓ insp-2" in rows[1].cells[0].plain
-    assert "not yet raised" in rows[2].cells[0].plain
-    assert "cleared" in rows[3].cells[0].plain
+    assert "✓ insp-2" in rows[1].text.plain
+    assert "not yet raised" in rows[2].text.plain
+    assert "cleared" in rows[3].text.plain
 
 
 def test_an_unacknowledged_active_breach_flashes_until_acknowledged() -> None:
     breach = samples.alert()
     assert is_flashing(breach)
-    on = alert_items({"A-0004": breach}, None, flash_on=True)[0].cells[0]
-    off = alert_items({"A-0004": breach}, None, flash_on=False)[0].cells[0]
+    on = alert_items({"A-0004": breach}, None, flash_on=True)[0].text
+    off = alert_items({"A-0004": breach}, None, flash_on=False)[0].text
     assert on != off
     acked = samples.alert(acknowledged=[{"by": "x", "at": samples.ago(1), "comment": "ok"}])
     assert not is_flashing(acked)

@@ -1,83 +1,138 @@
-"""A DataTable that shows panel rows and touches only the cells that changed."""
+"""A scrolling table that draws only the rows on screen, from panel rows.
+
+Textual's DataTable refreshes itself once per changed cell and re-measures a whole
+column whenever a cell gets narrower: with 200 gates changing ten times a second that
+was most of a core. This view keeps the rows as given, measures the columns once per
+update, and turns a row into segments only when it is on screen and has changed (the
+line API, like Textual's own ``Log``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import ClassVar
 
-from rich.text import Text
-from textual.widgets import DataTable
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
-from dashboards.common.rows import Column, Row
+from dashboards.common.rows import Cell, Column, Row
 
-__all__ = ["RowsTable"]
+__all__ = ["RowsTable", "fit"]
 
 
-class RowsTable(DataTable[Text]):
-    """Rows in, cells out: same keys in the same order update in place; else rebuild.
+@lru_cache(maxsize=256)
+def _style(spec: str) -> Style:
+    return Style.parse(spec) if spec else Style()
 
-    Subclasses set ``COLUMNS``. The cursor stays on the same key across a rebuild, so
-    a new alert arriving does not move the inspector's selection.
+
+def fit(text: str, width: int, *, right: bool) -> str:
+    """``text`` padded (or cut, with an ellipsis) to exactly ``width`` cells."""
+    length = cell_len(text)
+    if length > width:
+        cut = text
+        while cut and cell_len(cut) > width - 1:
+            cut = cut[:-1]
+        return cut + "…" if width > 0 else ""
+    pad = " " * (width - length)
+    return pad + text if right else text + pad
+
+
+class RowsTable(ScrollView, can_focus=True):
+    """A header line and one line per row; each cell brings a one-space gap before it.
+
+    Subclasses set ``COLUMNS``. Scroll with the arrow keys when focused.
     """
 
     COLUMNS: ClassVar[Sequence[Column]] = ()
 
+    DEFAULT_CSS = """
+    RowsTable {
+        background: $surface;
+    }
+    RowsTable > .rows-table--header {
+        text-style: bold;
+        background: $panel;
+    }
+    RowsTable > .rows-table--odd {
+        background: $boost;
+    }
+    """
+
+    COMPONENT_CLASSES = {"rows-table--header", "rows-table--odd"}
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(
-            id=id, classes=classes, cursor_type="row", zebra_stripes=True, cell_padding=0
-        )
-        self.show_cursor = False
-        self._keys: list[str] = []
-        self._cells: dict[str, tuple[Text, ...]] = {}
-        self._waiting: Sequence[Row] | None = None
-
-    def on_mount(self) -> None:
-        for column in self.COLUMNS:
-            label = Text(f" {column.label}", justify="right" if column.numeric else "left")
-            self.add_column(label, width=column.width, key=column.key)
-        if self._waiting is not None:
-            rows, self._waiting = self._waiting, None
-            self.set_rows(rows)
-
-    def on_focus(self) -> None:
-        self.show_cursor = True
-
-    def on_blur(self) -> None:
-        # An unfocused table has no selection to show: a highlighted gate reads as an alarm.
-        self.show_cursor = False
+        super().__init__(id=id, classes=classes)
+        self._rows: list[Row] = []
+        self._widths = [cell_len(column.label) for column in self.COLUMNS]
+        self._lines: dict[str, tuple[tuple[Cell, ...], bool, Strip]] = {}
+        """Drawn rows by key, with the cells and stripe they were drawn with."""
+        self._header: Strip | None = None
 
     @property
-    def selected_key(self) -> str | None:
-        """The key of the row under the cursor, if any."""
-        if not self._keys or not 0 <= self.cursor_row < len(self._keys):
-            return None
-        return self._keys[self.cursor_row]
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    @property
+    def rows(self) -> list[Row]:
+        return list(self._rows)
 
     def set_rows(self, rows: Sequence[Row]) -> None:
-        """Show ``rows``: update changed cells in place, or rebuild when the keys differ."""
-        if not self.columns:  # not mounted yet: show them once the columns exist
-            self._waiting = rows
-            return
-        keys = [row.key for row in rows]
-        if keys != self._keys:
-            self._rebuild(rows, keys)
-            return
-        column_keys = [column.key for column in self.COLUMNS]
-        for row in rows:
-            old = self._cells[row.key]
-            if old == row.cells:
-                continue
-            for column_key, before, after in zip(column_keys, old, row.cells, strict=True):
-                if before != after:
-                    self.update_cell(row.key, column_key, after, update_width=True)
-            self._cells[row.key] = row.cells
+        """Show ``rows``; a row whose cells did not change is not drawn again."""
+        self._rows = list(rows)
+        widths = [cell_len(column.label) for column in self.COLUMNS]
+        for row in self._rows:
+            for index, (text, _) in enumerate(row.cells):
+                length = cell_len(text)
+                if length > widths[index]:
+                    widths[index] = length
+        if widths != self._widths:
+            self._widths = widths
+            self._lines.clear()
+            self._header = None
+        if len(self._lines) > len(self._rows):
+            keys = {row.key for row in self._rows}
+            for stale in [key for key in self._lines if key not in keys]:
+                del self._lines[stale]
+        self.virtual_size = Size(sum(w + 1 for w in self._widths), len(self._rows) + 1)
+        self.refresh()
 
-    def _rebuild(self, rows: Sequence[Row], keys: list[str]) -> None:
-        selected = self.selected_key
-        self.clear()
-        for row in rows:
-            self.add_row(*row.cells, key=row.key)
-        self._keys = keys
-        self._cells = {row.key: row.cells for row in rows}
-        if selected in self._cells:
-            self.move_cursor(row=keys.index(selected), animate=False)
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._lines.clear()
+        self._header = None
+
+    def _line(self, cells: Sequence[Cell], base: Style) -> Strip:
+        segments = []
+        for column, width, (text, spec) in zip(self.COLUMNS, self._widths, cells, strict=False):
+            segments.append(Segment(" ", base))
+            segments.append(Segment(fit(text, width, right=column.numeric), base + _style(spec)))
+        return Strip(segments, sum(w + 1 for w in self._widths))
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if y == 0:
+            if self._header is None:
+                labels = [Cell(column.label) for column in self.COLUMNS]
+                header = base + self.get_component_rich_style("rows-table--header")
+                self._header = self._line(labels, header)
+            return self._header.crop_extend(scroll_x, scroll_x + width, base)
+        index = scroll_y + y - 1
+        if index >= len(self._rows):
+            return Strip.blank(width, base)
+        row = self._rows[index]
+        odd = bool(index % 2)
+        cached = self._lines.get(row.key)
+        if cached is None or cached[0] != row.cells or cached[1] != odd:
+            style = base + self.get_component_rich_style("rows-table--odd") if odd else base
+            strip = self._line(row.cells, style)
+            self._lines[row.key] = (row.cells, odd, strip)
+        else:
+            strip = cached[2]
+        return strip.crop_extend(scroll_x, scroll_x + width, base)

@@ -23,19 +23,19 @@ __all__ = ["GateScreen"]
 class GateScreen(Screen[None]):
     """ADMIT (green) or HOLD (red) for one gate, with its figures and the manual tally."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The last status snapshot."""
-    command: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    command: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The aggregator's last order for this gate."""
-    order: reactive[GateOrder] = reactive(GateOrder(admit=None))
+    order: reactive[GateOrder] = reactive(GateOrder(admit=None), repaint=False)
     """The order shown, from the command (or the status until a command arrives)."""
-    tally: reactive[TallyState] = reactive(TallyState())
+    tally: reactive[TallyState] = reactive(TallyState(), repaint=False)
     """The manual tally."""
-    delivered: reactive[bool | None] = reactive(None)
+    delivered: reactive[bool | None] = reactive(None, repaint=False)
     """Whether the broker has the tally's last message."""
-    now: reactive[datetime | None] = reactive(None)
+    now: reactive[datetime | None] = reactive(None, repaint=False)
     """The local clock."""
-    problem: reactive[str | None] = reactive(None)
+    problem: reactive[str | None] = reactive(None, repaint=False)
     """Why the figures may be out of date; None when current."""
 
     def __init__(self, gate: str, event_id: str) -> None:

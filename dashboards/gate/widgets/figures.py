@@ -5,22 +5,23 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from rich.text import Text
 from textual.reactive import reactive
-from textual.widgets import Static
 
 from dashboards.common.format import event_zone, local_clock
+from dashboards.common.widgets.panel import Panel
 from dashboards.gate.panels import GateOrder, counts_text, order_details, tally_text
 from dashboards.gate.tally import TallyState
 
 __all__ = ["GateCounts", "GateHeader", "OrderDetails", "TallyPanel"]
 
 
-class GateHeader(Static):
+class GateHeader(Panel):
     """The event's local time, the gate and the event."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (event name and time zone)."""
-    now: reactive[datetime | None] = reactive(None)
+    now: reactive[datetime | None] = reactive(None, repaint=False)
     """The local clock."""
 
     def __init__(self, gate: str, event_id: str, *, id: str | None = None) -> None:
@@ -31,7 +32,11 @@ class GateHeader(Static):
         status = self.status or {}
         name = status.get("event_name") or self.event_id
         clock = local_clock(self.now, event_zone(status), with_zone=True)
-        self.update(f"[b]{clock}[/b]  [b]Gate {self.gate}[/b]  {name}")
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(clock, style="bold")
+        text.append(f"  Gate {self.gate}", style="bold")
+        text.append(f"  {name}")
+        self.show(text)
 
     def watch_status(self) -> None:
         self._redraw()
@@ -40,20 +45,20 @@ class GateHeader(Static):
         self._redraw()
 
 
-class OrderDetails(Static):
+class OrderDetails(Panel):
     """Attendance against hold_at, and why."""
 
-    order: reactive[GateOrder] = reactive(GateOrder(admit=None))
+    order: reactive[GateOrder] = reactive(GateOrder(admit=None), repaint=False)
     """The order shown."""
 
     def watch_order(self, order: GateOrder) -> None:
-        self.update(order_details(order))
+        self.show(order_details(order))
 
 
-class GateCounts(Static):
+class GateCounts(Panel):
     """This gate's counter, as the aggregator counts it."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot."""
 
     def __init__(self, gate: str, *, id: str | None = None) -> None:
@@ -61,17 +66,17 @@ class GateCounts(Static):
         self.gate = gate
 
     def watch_status(self, status: dict[str, Any] | None) -> None:
-        self.update(counts_text(status, self.gate))
+        self.show(counts_text(status, self.gate))
 
 
-class TallyPanel(Static):
+class TallyPanel(Panel):
     """The manual tally's totals and whether its last message reached the broker."""
 
-    tally: reactive[TallyState] = reactive(TallyState())
+    tally: reactive[TallyState] = reactive(TallyState(), repaint=False)
     """The tally's totals and seq."""
-    delivered: reactive[bool | None] = reactive(None)
+    delivered: reactive[bool | None] = reactive(None, repaint=False)
     """Whether the broker has the last message (None: no broker)."""
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (what the aggregator counted for the tally)."""
 
     def __init__(self, gate: str, *, id: str | None = None) -> None:
@@ -79,7 +84,7 @@ class TallyPanel(Static):
         self.gate = gate
 
     def _redraw(self) -> None:
-        self.update(tally_text(self.tally, self.status, self.gate, delivered=self.delivered))
+        self.show(tally_text(self.tally, self.status, self.gate, delivered=self.delivered))
 
     def watch_tally(self) -> None:
         self._redraw()

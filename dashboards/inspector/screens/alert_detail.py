@@ -29,9 +29,9 @@ class AlertDetailScreen(Screen[None]):
         Binding("n", "note", "Note on it"),
     ]
 
-    alert: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    alert: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The alert shown, in its latest form; None once its retained message is gone."""
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (notes about the alert, the event's time zone)."""
 
     def __init__(self, alert_id: str) -> None:

@@ -40,19 +40,19 @@ class MainScreen(Screen[None]):
         Binding("tab", "app.focus_next", "Next panel", show=False),
     ]
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The last status snapshot, whole."""
-    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True)
+    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True, repaint=False)
     """Every alert seen, by id."""
-    trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple)
+    trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple, repaint=False)
     """The last hour of attendance seen by this dashboard."""
-    flash_on: reactive[bool] = reactive(False)
+    flash_on: reactive[bool] = reactive(False, repaint=False)
     """The flash phase of unacknowledged breaches."""
-    now: reactive[datetime | None] = reactive(None)
+    now: reactive[datetime | None] = reactive(None, repaint=False)
     """The local clock."""
-    problem: reactive[str | None] = reactive(None)
+    problem: reactive[str | None] = reactive(None, repaint=False)
     """Why the figures may be out of date; None when current."""
-    actions: reactive[tuple[SentAction, ...]] = reactive(tuple)
+    actions: reactive[tuple[SentAction, ...]] = reactive(tuple, repaint=False)
     """This inspector's actions this session."""
 
     def __init__(self, event_id: str, inspector: str) -> None:

@@ -7,9 +7,9 @@ from typing import Any
 
 from rich.text import Text
 from textual.reactive import reactive
-from textual.widgets import Static
 
 from dashboards.common.format import event_zone, local_clock
+from dashboards.common.widgets.panel import Panel
 from dashboards.inspector.actions import SentAction, describe
 
 __all__ = ["ActionLog", "action_line"]
@@ -35,17 +35,17 @@ def action_line(action: SentAction | None, zone: tzinfo) -> Text:
     return text
 
 
-class ActionLog(Static):
+class ActionLog(Panel):
     """Shows the newest of this inspector's actions and whether it has been recorded."""
 
-    actions: reactive[tuple[SentAction, ...]] = reactive(tuple)
+    actions: reactive[tuple[SentAction, ...]] = reactive(tuple, repaint=False)
     """This inspector's actions this session, oldest first."""
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (for the event's time zone)."""
 
     def _redraw(self) -> None:
         latest = self.actions[-1] if self.actions else None
-        self.update(action_line(latest, event_zone(self.status)))
+        self.show(action_line(latest, event_zone(self.status)))
 
     def watch_actions(self) -> None:
         self._redraw()

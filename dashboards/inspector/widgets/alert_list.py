@@ -9,7 +9,7 @@ from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from dashboards.common.rows import Row
+from dashboards.common.rows import Item
 from dashboards.inspector.panels import alert_items
 
 __all__ = ["AlertList"]
@@ -18,16 +18,16 @@ __all__ = ["AlertList"]
 class AlertList(OptionList):
     """One two-line entry per alert (and pending condition); Enter opens the detail."""
 
-    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True)
+    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True, repaint=False)
     """Every alert seen, by id, in its latest form."""
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (pending conditions, the event's time zone)."""
-    flash_on: reactive[bool] = reactive(False)
+    flash_on: reactive[bool] = reactive(False, repaint=False)
     """Which half of the flash unacknowledged breaches are in."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: list[Row] = []
+        self._shown: list[Item] = []
 
     @property
     def selected_alert(self) -> str | None:
@@ -49,16 +49,16 @@ class AlertList(OptionList):
     def watch_flash_on(self) -> None:
         self._redraw()
 
-    def show_rows(self, rows: Sequence[Row]) -> None:
+    def show_rows(self, rows: Sequence[Item]) -> None:
         """Replace changed entries in place; rebuild (keeping the highlight) when ids change."""
         if [r.key for r in rows] == [r.key for r in self._shown]:
             for index, (old, new) in enumerate(zip(self._shown, rows, strict=True)):
-                if old.cells != new.cells:
-                    self.replace_option_prompt_at_index(index, new.cells[0])
+                if old.text != new.text:
+                    self.replace_option_prompt_at_index(index, new.text)
             self._shown = list(rows)
             return
         selected = self.selected_alert
-        self.set_options(Option(row.cells[0], id=row.key) for row in rows)
+        self.set_options(Option(row.text, id=row.key) for row in rows)
         self._shown = list(rows)
         keys = [row.key for row in rows]
         if selected in keys:

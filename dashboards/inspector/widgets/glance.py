@@ -6,19 +6,19 @@ from datetime import datetime
 from typing import Any
 
 from textual.reactive import reactive
-from textual.widgets import Static
 
+from dashboards.common.widgets.panel import Panel
 from dashboards.inspector.panels import attendance_panel, compliance_panel, header_text
 
 __all__ = ["AttendancePanel", "CompliancePanel", "HeaderBar"]
 
 
-class HeaderBar(Static):
+class HeaderBar(Panel):
     """The event, its permit, the event's local time and who is signed in."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
-    now: reactive[datetime | None] = reactive(None)
+    now: reactive[datetime | None] = reactive(None, repaint=False)
     """The local clock (shown in the event's time zone)."""
 
     def __init__(self, event_id: str, inspector: str, *, id: str | None = None) -> None:
@@ -27,7 +27,7 @@ class HeaderBar(Static):
         self.inspector = inspector
 
     def _redraw(self) -> None:
-        self.update(header_text(self.status, self.event_id, self.inspector, self.now))
+        self.show(header_text(self.status, self.event_id, self.inspector, self.now))
 
     def watch_status(self) -> None:
         self._redraw()
@@ -36,16 +36,16 @@ class HeaderBar(Static):
         self._redraw()
 
 
-class AttendancePanel(Static):
+class AttendancePanel(Panel):
     """Attendance large, the bar to the maximum, the last hour's trend, uncertainty."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
-    trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple)
+    trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple, repaint=False)
     """The last hour of attendance seen by this dashboard."""
 
     def _redraw(self) -> None:
-        self.update(attendance_panel(self.status, self.trend))
+        self.show(attendance_panel(self.status, self.trend))
 
     def watch_status(self) -> None:
         self._redraw()
@@ -54,11 +54,11 @@ class AttendancePanel(Static):
         self._redraw()
 
 
-class CompliancePanel(Static):
+class CompliancePanel(Panel):
     """Doctors, nurses, security and parking against what is required."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
 
     def watch_status(self, status: dict[str, Any] | None) -> None:
-        self.update(compliance_panel(status))
+        self.show(compliance_panel(status))

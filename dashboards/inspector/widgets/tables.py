@@ -17,7 +17,7 @@ class GatesTable(RowsTable):
 
     COLUMNS = GATE_COLUMNS
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
 
     def watch_status(self, status: dict[str, Any] | None) -> None:
@@ -29,7 +29,7 @@ class LotsTable(RowsTable):
 
     COLUMNS = LOT_COLUMNS
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
 
     def watch_status(self, status: dict[str, Any] | None) -> None:
