@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,6 +26,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 
 from dashboards.common.clock import Clock
+from dashboards.common.connection import STALE_AFTER_S
 from dashboards.common.feed_app import FeedApp
 from dashboards.common.messages import CommandReceived, LinkChanged
 from dashboards.gate.screens.help import GateHelpScreen
@@ -34,13 +34,14 @@ from dashboards.gate.screens.main import GateScreen
 from dashboards.gate.tally import (
     DEFAULT_STATE_DIR,
     ManualTally,
-    Signer,
     TallyState,
     manual_gate,
     tally_path,
 )
 from kent_ops.errors import UsageError
 from kent_ops.mqtt import BrokerAddress, BrokerUrlError, Topics, parse_broker_url
+from kent_ops.signing import load_keys
+from sensors.payloads import encode_payload
 
 __all__ = ["GateApp", "cli_gate", "make_gate_app"]
 
@@ -82,6 +83,8 @@ class GateApp(FeedApp):
         statuses: Iterable[dict[str, Any]] = (),
         command: dict[str, Any] | None = None,
         heartbeat_s: float = HEARTBEAT_S,
+        stale_after_s: float = STALE_AFTER_S,
+        signing_key: bytes | None = None,
     ) -> None:
         topics = Topics(event_id)
         self.counter = manual_gate(gate)
@@ -97,10 +100,12 @@ class GateApp(FeedApp):
             clock=clock,
             client_name=f"gate-{gate}",
             will=(topics.availability(self.counter), "offline"),
+            stale_after_s=stale_after_s,
         )
         self.gate = gate
         self.manual = tally
         self.heartbeat_s = heartbeat_s
+        self.signing_key = signing_key
         self._initial_statuses = list(statuses)
         self._initial_command = command
         self._last_sent: mqtt.MQTTMessageInfo | None = None
@@ -179,7 +184,7 @@ class GateApp(FeedApp):
         if not self._announced:
             self.feed.publish(self.topics.availability(self.counter), "online", retain=True)
             self._announced = True
-        body = json.dumps(payload, separators=(",", ":"))
+        body = encode_payload(payload, self.signing_key)
         self._last_sent = self.feed.publish(self.topics.gate_count(self.counter), body, qos=1)
         self.delivered = _delivered(self._last_sent)
 
@@ -206,8 +211,9 @@ def make_gate_app(
     clock: Clock | None = None,
     statuses: Iterable[dict[str, Any]] = (),
     command: dict[str, Any] | None = None,
-    signer: Signer | None = None,
+    signing_key: bytes | None = None,
     heartbeat_s: float = HEARTBEAT_S,
+    stale_after_s: float = STALE_AFTER_S,
 ) -> GateApp:
     """Build the gate view: the command line and every test come through here.
 
@@ -220,8 +226,9 @@ def make_gate_app(
         clock: "now"; the wall clock by default.
         statuses: status snapshots to show at start (tests).
         command: a gate command to show at start (tests).
-        signer: signs tally payloads when the event signs its messages.
+        signing_key: the tally's HMAC key when the event signs its messages (issue 7).
         heartbeat_s: how often a tally in use repeats its totals (SPEC 3: 30 s).
+        stale_after_s: how old a status may be before the banner says so (15 s).
     """
     if not _EVENT_ID.match(event_id):
         raise UsageError(f"event id {event_id!r} must be lower-case letters, digits and dashes")
@@ -229,7 +236,7 @@ def make_gate_app(
         raise UsageError(f"gate id {gate!r} must be letters, digits, '.', '_' or '-'")
     directory = Path(state_dir) if state_dir is not None else DEFAULT_STATE_DIR
     try:
-        tally = ManualTally(tally_path(directory, event_id, gate), signer=signer)
+        tally = ManualTally(tally_path(directory, event_id, gate))
     except OSError as exc:
         raise UsageError(f"cannot read the tally in {directory}: {exc.strerror}") from None
     return GateApp(
@@ -242,6 +249,8 @@ def make_gate_app(
         statuses=statuses,
         command=command,
         heartbeat_s=heartbeat_s,
+        stale_after_s=stale_after_s,
+        signing_key=signing_key,
     )
 
 
@@ -251,13 +260,23 @@ def cli_gate(args: argparse.Namespace) -> int:
         broker = parse_broker_url(args.broker)
     except BrokerUrlError as exc:
         raise UsageError(str(exc)) from None
-    if getattr(args, "keys", None):
-        raise UsageError(
-            "--keys: signed payloads are not available in this build yet "
-            "(the signing keys format comes with field deployment, issue 7)"
-        )
+    signing_key = None
+    if args.keys:
+        try:
+            keys = load_keys(args.keys)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        counter = manual_gate(args.gate)
+        if counter not in keys:
+            raise UsageError(f"the signing keys file {args.keys} has no key for {counter}")
+        signing_key = keys[counter]
     app = make_gate_app(
-        args.gate, args.event, broker, state_dir=args.state_dir, ca_file=args.ca_file
+        args.gate,
+        args.event,
+        broker,
+        state_dir=args.state_dir,
+        ca_file=args.ca_file,
+        signing_key=signing_key,
     )
     app.run()
     return 0

@@ -56,23 +56,31 @@ def _int(value: object) -> int | None:
     return int(value)
 
 
+def _current(status: Mapping[str, Any] | None) -> int | None:
+    att = status.get("attendance") if status else None
+    return _int(att.get("current")) if isinstance(att, Mapping) else None
+
+
 def gate_order(command: Mapping[str, Any] | None, status: Mapping[str, Any] | None) -> GateOrder:
-    """The order for this gate: its command if there is one, else the status's ``admit``."""
+    """The order for this gate: its command if there is one, else the status's ``admit``.
+
+    The attendance shown is the status's, which is republished on every change; a
+    command is republished only when the order changes, so its figure ages.
+    """
+    current = _current(status)
     if command is not None and isinstance(command.get("admit"), bool):
         return GateOrder(
             admit=command["admit"],
-            attendance=_int(command.get("attendance")),
+            attendance=current if current is not None else _int(command.get("attendance")),
             hold_at=_int(command.get("hold_at")),
             resume_below=_int(command.get("resume_below")),
             reason=str(command.get("reason") or ""),
             source="command",
         )
     if status is not None and isinstance(status.get("admit"), bool):
-        att = status.get("attendance")
-        current = att.get("current") if isinstance(att, Mapping) else None
         return GateOrder(
             admit=status["admit"],
-            attendance=_int(current),
+            attendance=current,
             reason="no order for this gate yet: the event-wide status says so",
             source="status",
         )

@@ -14,16 +14,16 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sensors.payloads import format_ts
+
 __all__ = [
     "DEFAULT_STATE_DIR",
     "ManualTally",
-    "Signer",
     "TallyState",
     "manual_gate",
     "tally_path",
@@ -31,9 +31,6 @@ __all__ = [
 
 DEFAULT_STATE_DIR = Path("~/.local/state/kent-ops")
 """Where the tally is kept unless ``--state-dir`` says otherwise."""
-
-Signer = Callable[[dict[str, Any]], dict[str, Any]]
-"""Adds a signature to a payload when the event signs its messages (issue 7)."""
 
 
 def manual_gate(gate: str) -> str:
@@ -67,9 +64,8 @@ class TallyState:
 class ManualTally:
     """The tally's state on disk and the payloads it sends."""
 
-    def __init__(self, path: Path, *, signer: Signer | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.signer = signer
         self.recovered_from: Path | None = None
         """Where an unreadable state file was moved aside, if one was."""
         self.state = self._load()
@@ -125,12 +121,15 @@ class ManualTally:
         return self.count(now)
 
     def payload(self, now: datetime) -> dict[str, Any]:
-        """SPEC 3's gate count for the current state."""
+        """SPEC 3's gate count for the current state, fields in the devices' order.
+
+        Encoding (and signing, when the event signs) is the devices' own
+        ``sensors.payloads.encode_payload``: the tally is a device like any other.
+        """
         s = self.state
-        body: dict[str, Any] = {
+        return {
             "seq": s.seq,
-            "ts": now.astimezone(UTC).isoformat(timespec="milliseconds"),
+            "ts": format_ts(now, UTC),
             "in_total": s.in_total,
             "out_total": s.out_total,
         }
-        return self.signer(body) if self.signer else body

@@ -35,6 +35,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from dashboards.common.clock import Clock
+from dashboards.common.connection import STALE_AFTER_S
 from dashboards.common.feed_app import FeedApp
 from dashboards.common.format import parse_ts
 from dashboards.common.messages import AlertReceived, CommandReceived
@@ -102,6 +103,7 @@ class InspectorApp(FeedApp):
         alerts: Iterable[dict[str, Any]] = (),
         history: Iterable[tuple[datetime, int]] = (),
         blink: bool = True,
+        stale_after_s: float = STALE_AFTER_S,
     ) -> None:
         topics_prefix = f"kent/{event_id}"
         super().__init__(
@@ -116,6 +118,7 @@ class InspectorApp(FeedApp):
             ca_file=ca_file,
             clock=clock,
             client_name=f"inspector-{inspector}",
+            stale_after_s=stale_after_s,
         )
         self.inspector = inspector
         self.blink = blink
@@ -343,6 +346,7 @@ def make_inspector_app(
     alerts: Iterable[dict[str, Any]] = (),
     history: Iterable[tuple[datetime, int]] = (),
     blink: bool = True,
+    stale_after_s: float = STALE_AFTER_S,
 ) -> InspectorApp:
     """Build the inspector dashboard: the command line and every test come through here.
 
@@ -357,6 +361,8 @@ def make_inspector_app(
         history: (time, attendance) seen before this dashboard started, for the trend
             line (the benchmark starts with a full hour).
         blink: whether text cursors blink (off for repeatable snapshots).
+        stale_after_s: how old a status may be, by ``clock``, before the banner says
+            so (SPEC: 15 s; a demo whose clock runs 60 times fast may scale it).
     """
     if not _EVENT_ID.match(event_id):
         raise UsageError(f"event id {event_id!r} must be lower-case letters, digits and dashes")
@@ -372,6 +378,7 @@ def make_inspector_app(
         alerts=alerts,
         history=history,
         blink=blink,
+        stale_after_s=stale_after_s,
     )
 
 

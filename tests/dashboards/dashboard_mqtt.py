@@ -45,6 +45,7 @@ class Collector:
 
     def __init__(self, broker: MosquittoBroker, *topics: str) -> None:
         self.messages: list[tuple[str, Any, bool]] = []
+        self.raw: list[tuple[str, bytes]] = []
         self._lock = threading.Lock()
         self._subscribed = threading.Event()
         self.client = mqtt.Client(
@@ -66,6 +67,7 @@ class Collector:
             payload = msg.payload.decode()
         with self._lock:
             self.messages.append((msg.topic, payload, bool(msg.retain)))
+            self.raw.append((msg.topic, bytes(msg.payload)))
 
     def on(self, topic: str) -> list[Any]:
         with self._lock:

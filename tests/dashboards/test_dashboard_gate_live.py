@@ -20,7 +20,9 @@ from dashboards.common.widgets.banner import ConnectionBanner
 from dashboards.gate.app import GateApp, make_gate_app
 from dashboards.gate.widgets.order_sign import OrderSign
 from kent_ops.broker import MosquittoBroker
+from kent_ops.cli import main
 from kent_ops.mqtt import Topics, parse_broker_url
+from kent_ops.signing import generate_keys_file, unsign
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -147,3 +149,31 @@ async def test_the_gate_view_shows_the_banner_when_the_broker_stops(
         await pilot.press("plus")  # counting goes on, saved on the tablet
         await pilot.pause()
         assert app.tally.in_total == 1
+
+
+async def test_a_signing_tally_signs_what_it_publishes(
+    broker: MosquittoBroker, tmp_path: Path, tally_topics: Collector
+) -> None:
+    key = bytes(range(32))
+    app = make_gate_app(
+        "north", samples.EVENT, parse_broker_url(broker.url), state_dir=tmp_path, signing_key=key
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.feed is not None and app.feed.connected)
+        await pilot.press("plus")
+        await until(pilot, lambda: len(counts(tally_topics)) == 1)
+    (raw,) = [body for topic, body in tally_topics.raw if topic == COUNT]
+    unsigned = unsign(raw, key)
+    assert isinstance(unsigned, bytes), unsigned
+    assert json.loads(unsigned)["in_total"] == 1
+    assert isinstance(unsign(raw, bytes(32)), str)  # another key: refused
+
+
+def test_the_gate_command_refuses_a_keys_file_without_its_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keys = tmp_path / "keys.toml"
+    keys.write_text(generate_keys_file(["north"]))
+    argv = ["gate", "north", "--event", samples.EVENT, "--keys", str(keys)]
+    assert main([*argv, "--state-dir", str(tmp_path)]) == 2
+    assert "has no key for north-manual" in capsys.readouterr().err

@@ -272,3 +272,16 @@ async def test_a_breach_rings_once_and_flashes_until_acknowledged() -> None:
         await pilot.pause()
         assert app.bells == 2
         assert app.rung == {"A-0004", "A-0005"}
+
+
+async def test_an_empty_alert_list_says_so() -> None:
+    app = make_inspector_app(samples.EVENT, None, "insp-2", statuses=[samples.status(pending=[])])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        alert_list = app.screen.query_one(AlertList)
+        assert alert_list.option_count == 1
+        assert "No alerts" in str(alert_list.get_option_at_index(0).prompt)
+        assert alert_list.selected_alert is None
+        await pilot.press("a")  # nothing to acknowledge: a warning, no form
+        await pilot.pause()
+        assert app.screen.id == "main"

@@ -36,14 +36,16 @@ def inspector() -> InspectorApp:
 
 
 def gate(state_dir: Path, admit: bool) -> GateApp:
+    command = samples.command(admit=admit)
+    attendance = {**samples.status()["attendance"], "current": command["attendance"]}
     return make_gate_app(
         "north",
         samples.EVENT,
         None,
         state_dir=state_dir,
         clock=fixed_clock(samples.NOW),
-        statuses=[samples.status(admit=admit)],
-        command=samples.command(admit=admit),
+        statuses=[samples.status(admit=admit, attendance=attendance)],
+        command=command,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -13,6 +14,9 @@ from dashboards.common.rows import Item
 from dashboards.inspector.panels import alert_items
 
 __all__ = ["AlertList"]
+
+NOTHING = "-none-"
+"""The key of the placeholder shown when there is no alert, so the box is never blank."""
 
 
 class AlertList(OptionList):
@@ -33,7 +37,7 @@ class AlertList(OptionList):
     def selected_alert(self) -> str | None:
         """The id of the highlighted alert; None for nothing or a pending condition."""
         option = self.highlighted_option
-        if option is None or option.id is None or option.id.startswith("pending:"):
+        if option is None or option.id is None or option.id.startswith(("pending:", NOTHING)):
             return None
         return option.id
 
@@ -51,6 +55,8 @@ class AlertList(OptionList):
 
     def show_rows(self, rows: Sequence[Item]) -> None:
         """Replace changed entries in place; rebuild (keeping the highlight) when ids change."""
+        if not rows:
+            rows = [Item(NOTHING, Text("No alerts and nothing pending.", style="dim italic"))]
         if [r.key for r in rows] == [r.key for r in self._shown]:
             for index, (old, new) in enumerate(zip(self._shown, rows, strict=True)):
                 if old.text != new.text:
