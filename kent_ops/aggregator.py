@@ -30,7 +30,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,9 +44,12 @@ from kent_ops.engine import Changes, Clock, Engine
 from kent_ops.errors import UsageError
 from kent_ops.evidence import EvidenceLog, EvidenceWriteError, json_bytes, read_records
 from kent_ops.mqtt import BrokerAddress, BrokerUrlError, Topics, make_client, parse_broker_url
+from kent_ops.ordinance import RULES
 from kent_ops.permit import Permit, PermitError, load_permit
+from kent_ops.rules import message_for
+from kent_ops.signing import keys_for_permit
 
-__all__ = ["Aggregator", "Timing", "cli_run", "permit_sha256"]
+__all__ = ["STORAGE_ALERT_PREFIX", "Aggregator", "Timing", "cli_run", "permit_sha256"]
 
 log = logging.getLogger("aggregator")
 
@@ -54,6 +57,11 @@ log = logging.getLogger("aggregator")
 # ``topic`` None marks the service's own event (payload: a dict for a "system" record).
 _Item = tuple[str | None, Any, datetime, int, int]
 _WAKE: _Item = (None, None, datetime.min.replace(tzinfo=UTC), -1, 0)
+
+STORAGE_ALERT_PREFIX = "S-"
+"""Ids of the service's own ``evidence-storage`` alerts: ``S-0001``, ``S-0002``… The
+engine numbers its alerts ``A-…``, so the two can never collide."""
+STORAGE_RULE = "evidence-storage"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +95,11 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def _iso(t: datetime) -> str:
+    """An instant as the engine writes it in alerts and the status: ISO 8601, UTC."""
+    return t.astimezone(UTC).isoformat()
+
+
 class Aggregator:
     """The live service for one event; usable in-process (demo, tests) or via ``cli_run``.
 
@@ -98,6 +111,9 @@ class Aggregator:
         ca_file: CA certificate for ``mqtts://`` brokers.
         timing: intervals; the defaults are SPEC 3's.
         now: the wall clock (UTC); replaceable for tests.
+
+    Raises:
+        UsageError: the permit's ``[signing]`` keys file cannot be used (one sentence).
     """
 
     def __init__(
@@ -123,6 +139,10 @@ class Aggregator:
         self.topics = Topics(permit.event_id)
         self.client_id = f"kent-ops-aggregator-{permit.event_id}"
         self.permit_sha256 = permit_sha256(permit)
+        try:
+            self.keys: Mapping[str, bytes] | None = keys_for_permit(permit.signing_keys_file)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
 
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._backlog: list[_Item] = []
@@ -153,6 +173,8 @@ class Aggregator:
         self._retry_delay = self.timing.retry_first_s
         self._give_up_at = 0.0
         self._recorded_clock: str | None = None
+        self._storage_alerts = 0
+        self._storage_alert: dict[str, Any] | None = None
         self.published_status = 0
 
     # -- life cycle -----------------------------------------------------------------------
@@ -191,6 +213,7 @@ class Aggregator:
                     "client_id": self.client_id,
                     "broker": self.address.url,
                     "permit_sha256": self.permit_sha256,
+                    "signed": self.keys is not None,
                     "replayed": replayed,
                 },
             )
@@ -263,7 +286,7 @@ class Aggregator:
         So the replay never ticks further than the live engine had logged, and whatever
         the live engine did after its last commit, the restarted one does again.
         """
-        engine = Engine(self.permit, clock=self.clock)
+        engine = Engine(self.permit, clock=self.clock, keys=self.keys)
         wall = self.clock == "wall"
         replayed = 0
         for rec in read_records(self.evidence_path):
@@ -272,6 +295,8 @@ class Aggregator:
                 engine.note_record_hash(rec.id, rec.hash)
                 replayed += 1
                 continue
+            if rec.kind == "alert" and STORAGE_RULE.encode() in rec.payload:
+                self._note_storage_alert(rec.payload)
             if rec.kind == "system" and b'"started"' in rec.payload:
                 started = json.loads(rec.payload)
                 if started.get("event") == "started":
@@ -614,8 +639,6 @@ class Aggregator:
 
         The engine had already taken the failed batch, so it is rebuilt from the log to
         match what is on disk; the batch is fed again once the disk takes writes.
-        Issue 7's seam: an operator-facing alert and a status field for a failing
-        evidence store belong in :meth:`_storage_state_changed`.
         """
         first = self._storage_failed_at is None
         if first:
@@ -636,13 +659,18 @@ class Aggregator:
             self._storage_state_changed(failing=True)
 
     def _retry_storage(self) -> None:
-        """Probe the disk with a record of the outage; resume if it is taken."""
+        """Probe the disk with a record of the outage; resume if it is taken.
+
+        The probe carries the outage's ``evidence-storage`` alert, active then cleared,
+        so the log holds the alert exactly when it holds the proof the disk works again.
+        """
         evidence = self._log
         assert evidence is not None
         assert self._storage_failed_at is not None
+        now = self._record_time()
         evidence.append_json(
             "system",
-            self._record_time(),
+            now,
             {
                 "event": "storage-error",
                 "error": self._storage_error,
@@ -650,6 +678,13 @@ class Aggregator:
                 "held": len(self._backlog),
             },
         )
+        active = self._storage_alert
+        cleared = None
+        if active is not None:
+            at = _iso(self._now())
+            cleared = {**active, "state": "cleared", "ended_at": at, "cleared_at": at}
+            evidence.append("alert", now, payload=json_bytes(active))
+            evidence.append("alert", now, payload=json_bytes(cleared))
         try:
             evidence.commit()
         except EvidenceWriteError as exc:
@@ -663,11 +698,92 @@ class Aggregator:
         )
         self._storage_failed_at = None
         self._storage_error = None
+        self._storage_alert = cleared
         self._storage_state_changed(failing=False)
 
     def _storage_state_changed(self, *, failing: bool) -> None:
-        """Hook for when the evidence store starts or stops failing (issue 7 extends it)."""
+        """Tell the operator: a retained ``evidence-storage`` alert and the status field.
+
+        The alert cannot be logged while the disk refuses writes; it is logged (active,
+        then cleared) in the first commit that works again (see :meth:`_retry_storage`).
+        """
         self._status_dirty = True
+        client = self._client
+        assert client is not None
+        if failing:
+            assert self._storage_failed_at is not None
+            self._storage_alerts += 1
+            alert = self._storage_alert_dict(
+                f"{STORAGE_ALERT_PREFIX}{self._storage_alerts:04d}",
+                self._storage_failed_at,
+                self._storage_error or "unknown error",
+            )
+            self._storage_alert = alert
+        else:
+            alert = self._storage_alert
+            self._storage_alert = None
+            if alert is None:
+                return
+        client.publish(self.topics.alert(alert["id"]), json_bytes(alert), qos=1, retain=True)
+        (log.error if failing else log.warning)(
+            "alert %s %s %s: %s", alert["id"], alert["rule"], alert["state"], alert["message"]
+        )
+
+    def _storage_alert_dict(self, alert_id: str, since: datetime, error: str) -> dict[str, Any]:
+        """SPEC 3's alert shape for the service's own finding that its log cannot be written."""
+        rule = RULES[STORAGE_RULE]
+        observed = {"error": error, "evidence": str(self.evidence_path)}
+        required = {"writable": True}
+        at = _iso(since)
+        return {
+            "id": alert_id,
+            "rule": STORAGE_RULE,
+            "subject": None,
+            "cite": rule.cite,
+            "severity": rule.severity,
+            "state": "active",
+            "since": at,
+            "raised_at": at,
+            "ended_at": None,
+            "cleared_at": None,
+            "observed": observed,
+            "required": required,
+            "worst": {"observed": observed, "required": required},
+            "message": message_for(STORAGE_RULE, None, observed, required),
+            "acknowledged": [],
+            "notes": [],
+            "evidence": {"record": None, "hash": None},
+            "uncertain": False,
+        }
+
+    def _note_storage_alert(self, payload: bytes) -> None:
+        """Continue the ``S-`` numbering from the log, so a restart never reuses an id."""
+        try:
+            alert_id = json.loads(payload).get("id", "")
+            number = int(alert_id.removeprefix(STORAGE_ALERT_PREFIX))
+        except (ValueError, AttributeError, TypeError):
+            return
+        if alert_id.startswith(STORAGE_ALERT_PREFIX):
+            self._storage_alerts = max(self._storage_alerts, number)
+
+    def _published_status(self) -> dict[str, Any]:
+        """The engine's status, plus what only the service knows: a failing evidence store.
+
+        While the log cannot be written, ``evidence`` says so (``ok`` false, the error,
+        since when, how many messages are held) and the storage alert is listed active.
+        """
+        status = self.engine.status()
+        alert = self._storage_alert
+        if self._storage_failed_at is not None:
+            status["evidence"] = {
+                "ok": False,
+                "error": self._storage_error,
+                "since": _iso(self._storage_failed_at),
+                "held": len(self._backlog),
+            }
+            if alert is not None:
+                status["active_alerts"] = [*status.get("active_alerts", []), alert["id"]]
+        return status
 
     # -- timers ---------------------------------------------------------------------------
 
@@ -727,7 +843,7 @@ class Aggregator:
         assert self._client is not None
         assert self._engine is not None
         self._client.publish(
-            self.topics.status, json_bytes(self._engine.status()), qos=1, retain=True
+            self.topics.status, json_bytes(self._published_status()), qos=1, retain=True
         )
         self._last_status = mono
         self._status_dirty = False

@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("evidence", metavar="E")
     p.set_defaults(func=_command("kent_ops.evidence:cli_verify"))
 
-    p = sub.add_parser("deploy", help="field deployment: broker ACL and certificates")
+    p = sub.add_parser("deploy", help="field deployment: broker ACL, certificates and signing keys")
     deploy_sub = p.add_subparsers(dest="deploy_command", metavar="COMMAND", parser_class=_Parser)
     deploy_sub.required = True
     pa = deploy_sub.add_parser("acl", help="write the Mosquitto ACL for a permit")
@@ -143,6 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
     pcert.add_argument("--out", required=True, metavar="DIR")
     pcert.add_argument("--host", action="append", default=[], metavar="NAME")
     pcert.set_defaults(func=_command("kent_ops.deploy:cli_certs"))
+    pkeys = deploy_sub.add_parser(
+        "keys", help="make a signing keys file: one HMAC key per sensor of the permit"
+    )
+    pkeys.add_argument("--permit", required=True, metavar="P")
+    pkeys.add_argument("--out", required=True, metavar="FILE", help="the new keys file (TOML)")
+    pkeys.set_defaults(func=_command("kent_ops.deploy:cli_keys"))
     return parser
 
 

@@ -17,11 +17,15 @@ user name                 may
 
 Mosquitto denies everything an ACL does not grant, and ``allow_anonymous false`` in
 the config turns away clients without a password.
+
+For events that sign their payloads, ``kent-ops deploy keys`` writes a new keys file
+with one random HMAC key per sensor (see :mod:`kent_ops.signing`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -30,8 +34,9 @@ from pathlib import Path
 
 from kent_ops.errors import UsageError
 from kent_ops.permit import Permit, PermitError, load_permit
+from kent_ops.signing import generate_keys_file
 
-__all__ = ["acl_text", "cli_acl", "cli_certs", "make_certs", "users_for"]
+__all__ = ["acl_text", "cli_acl", "cli_certs", "cli_keys", "make_certs", "users_for", "write_keys"]
 
 AGGREGATOR_USER = "kent-ops-aggregator"
 DASHBOARD_USER = "dashboard"
@@ -191,4 +196,42 @@ def cli_certs(args: argparse.Namespace) -> int:
     print(f"CA certificate (give to every client): {paths['ca_crt']}")
     print(f"broker certificate and key: {paths['server_crt']} {paths['server_key']}")
     print(f"CA key (keep offline): {paths['ca_key']}")
+    return 0
+
+
+def write_keys(permit: Permit, out: Path) -> list[str]:
+    """Write a new keys file for every sensor of the permit, readable by its owner only.
+
+    An existing file is never overwritten: its keys are on the devices already, and
+    replacing them would make the aggregator reject every sensor at once. Returns the
+    sensor ids that got a key.
+    """
+    sensors = list(permit.sensors)
+    text = generate_keys_file(sensors)
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise UsageError(
+            f"{out} exists already; its keys may be on the devices, so it is not replaced "
+            "(remove it first to make new keys)"
+        ) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return sensors
+
+
+def cli_keys(args: argparse.Namespace) -> int:
+    """``kent-ops deploy keys --permit P --out FILE``."""
+    permit = _load(args.permit)
+    out = Path(args.out)
+    sensors = write_keys(permit, out)
+    try:
+        shown = out.resolve().relative_to(Path(args.permit).resolve().parent)
+    except ValueError:
+        shown = out.resolve()
+    print(f"wrote {out} with a signing key for each of {len(sensors)} sensors: {' '.join(sensors)}")
+    print(f'to sign, add to the permit: [signing] keys_file = "{shown}"')
+    print("give each device its key (python -m sensors.<device> ... --keys FILE); keep it secret")
     return 0

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from kent_ops.engine import Clock, Engine, FeedResult
+from kent_ops.errors import UsageError
 from kent_ops.evidence import (
     GENESIS_HASH,
     ChainBroken,
@@ -35,6 +36,7 @@ from kent_ops.evidence import (
     record_hash,
 )
 from kent_ops.permit import Permit
+from kent_ops.signing import keys_for_permit
 
 __all__ = ["ReplayResult", "Replayed", "last_record_id", "record_hashes", "replay"]
 
@@ -176,7 +178,11 @@ def _replay(
 ) -> ReplayResult:
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     recorded = _recorded_clock(conn)
-    engine = Engine(permit, clock=clock or _as_clock(recorded))
+    try:
+        keys = keys_for_permit(permit.signing_keys_file)  # verify as the live service did
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    engine = Engine(permit, clock=clock or _as_clock(recorded), keys=keys)
     wall = engine.clock == "wall"
     feed = engine.feed
     note_hash = engine.note_record_hash
