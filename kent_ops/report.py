@@ -387,9 +387,7 @@ def _progress_bar(total: int) -> Iterator[Callable[[int], None] | None]:
 
 def _record_total(evidence: Path) -> int:
     try:
-        from kent_ops.evidence import count_records
-
-        return count_records(evidence)
+        return last_record_id(evidence)
     except UsageError:
         return 0
 

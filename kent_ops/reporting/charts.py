@@ -32,6 +32,7 @@ __all__ = ["attendance_chart", "parking_chart", "staffing_chart"]
 
 SIZE = (10.0, 4.6)
 DPI = 110
+MARK_SHARE = 0.004
 BREACH_COLOUR = "#d62728"
 UNCERTAIN_COLOUR = "#ff7f0e"
 
@@ -84,19 +85,39 @@ def _step(ax: Axes, frame: pd.DataFrame, column: str, **kwargs: object) -> None:
 
 
 def _shade(
-    ax: Axes, findings: Iterable[Finding], rules: tuple[str, ...], end: datetime | None
+    ax: Axes,
+    findings: Iterable[Finding],
+    rules: tuple[str, ...],
+    end: datetime | None,
+    span: tuple[datetime, datetime] | None,
 ) -> list[Patch]:
-    """Shade each matching breach finding from its start to its end (or the log's end)."""
+    """Shade each matching breach finding from its start to its end (or the log's end).
+
+    A strip along the top marks each one too, at least :data:`MARK_SHARE` of the axis
+    wide, so a ten-minute breach still shows on a three-day chart.
+    """
     handles: dict[str, Patch] = {}
+    least = (span[1] - span[0]) * MARK_SHARE if span else None
     for f in findings:
         if f.rule not in rules or not f.is_breach:
             continue
         colour = UNCERTAIN_COLOUR if f.uncertain else BREACH_COLOUR
         stop = f.end or end or f.start
         ax.axvspan(f.start, stop, color=colour, alpha=0.15, linewidth=0)  # type: ignore[arg-type]
+        mark_stop = max(stop, f.start + least) if least is not None else stop
+        ax.axvspan(f.start, mark_stop, ymin=0.965, ymax=1.0, color=colour, linewidth=0)  # type: ignore[arg-type]
         label = "breach (counts uncertain)" if f.uncertain else "breach held"
-        handles.setdefault(label, Patch(color=colour, alpha=0.3, label=label))
+        handles.setdefault(label, Patch(color=colour, alpha=0.5, label=label))
     return list(handles.values())
+
+
+def _span(frame: pd.DataFrame) -> tuple[datetime, datetime] | None:
+    if frame.empty:
+        return None
+    return (
+        frame.index[0].to_pydatetime(),
+        (frame.index[-1] + pd.Timedelta(minutes=1)).to_pydatetime(),
+    )
 
 
 def _no_data(ax: Axes) -> None:
@@ -113,8 +134,10 @@ def _no_data(ax: Axes) -> None:
     ax.set_yticks([])
 
 
-def _finish(fig: Figure, ax: Axes, extra: list[Patch], path: Path) -> None:
-    handles, _ = ax.get_legend_handles_labels()
+def _finish(fig: Figure, ax: Axes | list[Axes], extra: list[Patch], path: Path) -> None:
+    handles = [
+        h for a in (ax if isinstance(ax, list) else [ax]) for h in a.get_legend_handles_labels()[0]
+    ]
     if handles or extra:
         # Below the plot, never over the data.
         fig.legend(
@@ -162,52 +185,64 @@ def attendance_chart(
     top = max(float(frame["attendance_max"].max()), permit.max_at_one_time) * 1.12
     ax.set_ylim(0, top)
     _time_axis(ax, frame, permit.timezone)
-    _finish(fig, ax, _shade(ax, findings, ATTENDANCE_RULES, end), path)
+    _finish(fig, ax, _shade(ax, findings, ATTENDANCE_RULES, end, _span(frame)), path)
 
 
 def staffing_chart(
     frame: pd.DataFrame, permit: Permit, findings: list[Finding], end: datetime | None, path: Path
 ) -> None:
-    """Doctors and nurses on duty (fewest each minute) against what attendance requires."""
-    fig, ax = _figure("Medical staff on duty (fewest each minute) and required (permit:C(9))")
+    """Nurses (top) and doctors (bottom) on duty, the fewest each minute, against required.
+
+    Two panels sharing the time axis: a handful of doctors beside dozens of nurses would
+    otherwise be a flat line at the bottom.
+    """
+    title = "Medical staff on duty (fewest each minute) and required (permit:C(9))"
     if frame.empty:
+        fig, ax = _figure(title)
         _no_data(ax)
         _finish(fig, ax, [], path)
         return
+    fig, (nurses, doctors) = plt.subplots(
+        2, 1, figsize=SIZE, dpi=DPI, layout="constrained", sharex=True,
+        gridspec_kw={"height_ratios": [3, 1.2]},
+    )  # fmt: skip
+    nurses.set_title(title, loc="left", fontsize=12, fontweight="bold")
+    for ax in (nurses, doctors):
+        ax.grid(True, color="#dddddd", linewidth=0.6)
+        ax.set_axisbelow(True)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True, nbins=5))
     _step(
-        ax, frame, "nurses_on_duty", color="#2ca02c", linewidth=1.5, zorder=3,
+        nurses, frame, "nurses_required", color="#98df8a", linewidth=3.5, zorder=1,
+        label=f"nurses required (1 per {permit.persons_per_nurse:,})",
+    )  # fmt: skip
+    _step(
+        nurses, frame, "nurses_on_duty", color="#2ca02c", linewidth=1.3, zorder=3,
         label="nurses on duty",
     )  # fmt: skip
+    nurses.set_ylabel("nurses")
+    top = max(float(frame[["nurses_on_duty", "nurses_required"]].max().max()), 1.0)
+    nurses.set_ylim(0, top * 1.15 + 0.5)
+    doctors.axhline(
+        permit.doctors_min, color="#c5b0d5", linewidth=3.5, zorder=1,
+        label=f"doctors required ({permit.doctors_min})",
+    )  # fmt: skip
     _step(
-        ax,
-        frame,
-        "nurses_required",
-        color="#98df8a",
-        linewidth=4.0,
-        zorder=1,
-        label=f"nurses required (1 per {permit.persons_per_nurse:,})",
-    )
-    _step(
-        ax, frame, "doctors_on_duty", color="#9467bd", linewidth=1.5, zorder=3,
+        doctors, frame, "doctors_on_duty", color="#9467bd", linewidth=1.3, zorder=3,
         label="doctors on duty",
     )  # fmt: skip
-    ax.axhline(
-        permit.doctors_min,
-        color="#c5b0d5",
-        linewidth=4.0,
-        zorder=1,
-        label=f"doctors required ({permit.doctors_min})",
-    )
-    ax.set_ylabel("staff on duty")
-    top = max(
-        float(frame[["nurses_on_duty", "nurses_required", "doctors_on_duty"]].max().max()),
-        float(permit.doctors_min),
-        1.0,
-    )
-    ax.set_ylim(0, top * 1.25 + 0.5)
-    ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-    _time_axis(ax, frame, permit.timezone)
-    _finish(fig, ax, _shade(ax, findings, STAFFING_RULES, end), path)
+    doctors.set_ylabel("doctors")
+    top = max(float(frame["doctors_on_duty"].max()), float(permit.doctors_min), 1.0)
+    doctors.set_ylim(0, top + 1)
+    _time_axis(doctors, frame, permit.timezone)
+    span = _span(frame)
+    marks = _shade(nurses, findings, ("nurse-ratio",), end, span)
+    marks += [
+        m for m in _shade(doctors, findings, ("doctor-on-duty",), end, span)
+        if m.get_label() not in {h.get_label() for h in marks}
+    ]  # fmt: skip
+    _finish(fig, [nurses, doctors], marks, path)
 
 
 def parking_chart(
@@ -242,4 +277,4 @@ def parking_chart(
     )
     ax.set_ylim(0, top * 1.15 + 1)
     _time_axis(ax, frame, permit.timezone)
-    _finish(fig, ax, _shade(ax, findings, PARKING_RULES, end), path)
+    _finish(fig, ax, _shade(ax, findings, PARKING_RULES, end, _span(frame)), path)

@@ -30,8 +30,9 @@ CHART_CAPTIONS = {
         "max-at-one-time or permit-required breach held."
     ),
     "staffing.png": (
-        "Doctors and registered nurses on duty (the fewest in each minute) against those the "
-        "attendance required. Shaded: periods a nurse-ratio or doctor-on-duty breach held."
+        "Registered nurses (above) and doctors (below) on duty, the fewest in each minute, "
+        "against those the attendance required. Shaded: periods a nurse-ratio or "
+        "doctor-on-duty breach held."
     ),
     "parking.png": (
         "Car spaces provided by the permit's lots against the spaces the attendance required "
@@ -251,7 +252,11 @@ def _permit_facts(data: ReportData, fmt: _Fmt) -> str:
 
 
 def _charts(data: ReportData) -> str:
-    out = []
+    out = [
+        "<p>Times in the event's zone. Shaded bands are breaches as found (section 3); the "
+        "strip along each chart's top marks every one, widened so that a short breach "
+        "still shows on a long chart.</p>"
+    ]
     for name, caption in CHART_CAPTIONS.items():
         png = data.charts.get(name)
         if png is None:

@@ -136,6 +136,14 @@ class ScriptedLog:
     def inspector(self, who: str, what: str, seconds: float, **fields: Any) -> None:
         self.send(f"inspector/{who}/{what}", {"ts": self.ts(seconds), **fields}, seconds)
 
+    def tick(self, seconds: float, *, status: bool = True) -> None:
+        """What the service's timers do: tick, log alert changes, maybe a status snapshot."""
+        now = self.at(seconds)
+        self.engine.tick(now)
+        self._changes(now)
+        if status:
+            self.log.append("status", now, payload=json_bytes(self.engine.status()))
+
     def checkpoint(self, seconds: float) -> None:
         count, head = self.log.head
         now = self.at(seconds)

@@ -1,0 +1,259 @@
+"""The report at its edges: daylight saving, tampering, an empty log, bad input, clean-up."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import sqlite3
+import subprocess
+import sys
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from report_support import ROOT, ScriptedLog, sha256_file, utc, write_permit
+
+from kent_ops.evidence import ChainBroken, EvidenceLog
+from kent_ops.permit import load_permit
+from kent_ops.report import FILES, build_report
+from kent_ops.reporting.findings import clean_up_status
+
+T0 = utc(2027, 7, 4, 14, 0)  # 10:00 EDT
+
+
+def run_report(permit: Path, evidence: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kent_ops", "report", "--permit", str(permit),
+         "--evidence", str(evidence), "--out", str(out)],
+        capture_output=True, text=True, timeout=60, cwd=ROOT, check=False,
+    )  # fmt: skip
+
+
+def small_event(tmp_path: Path) -> tuple[Path, Path]:
+    permit = write_permit(tmp_path)
+    evidence = tmp_path / "evidence.sqlite"
+    log = ScriptedLog(evidence, permit, T0)
+    log.badge(0, "DR-1", "doctor")
+    for k in range(10):
+        log.gate("north", 30 * k, 100 * k)
+    log.close(301)
+    return permit, evidence
+
+
+# -- daylight saving ------------------------------------------------------------------------
+
+
+def test_the_november_day_has_25_hours_in_the_timeline(tmp_path: Path) -> None:
+    permit = write_permit(
+        tmp_path,
+        windows=[("2027-11-06T00:00:00-04:00", "2027-11-08T00:00:00-05:00")],
+        overnight=True,
+    )
+    evidence = tmp_path / "evidence.sqlite"
+    start = utc(2027, 11, 6, 4, 0)  # 2027-11-06 00:00 EDT
+    log = ScriptedLog(evidence, permit, start)
+    log.badge(0, "DR-1", "doctor")
+    total = int((utc(2027, 11, 8, 5, 0) - start).total_seconds())  # to 11-08 00:00 EST
+    for k, at in enumerate(range(0, total + 1, 300)):
+        log.gate("north", at, 10 * k)
+    log.close(total + 1)
+    out = tmp_path / "report"
+    build_report(permit, evidence, out)
+    with (out / "timeline.csv").open(newline="", encoding="utf-8") as f:
+        minutes = [row["minute"] for row in csv.DictReader(f)]
+    days = Counter(m[:10] for m in minutes)
+    assert days["2027-11-07"] == 25 * 60
+    assert days["2027-11-06"] == 24 * 60
+    assert minutes[0] == "2027-11-06T00:00:00-04:00"
+    assert minutes[-1] == "2027-11-08T00:00:00-05:00"
+    # The hour from 01:00 happens twice, once in EDT and once in EST.
+    assert "2027-11-07T01:30:00-04:00" in minutes
+    assert "2027-11-07T01:30:00-05:00" in minutes
+    assert minutes.index("2027-11-07T01:59:00-04:00") + 1 == minutes.index(
+        "2027-11-07T01:00:00-05:00"
+    )
+
+
+# -- tampering ------------------------------------------------------------------------------
+
+
+def tamper(evidence: Path, sql: str) -> None:
+    """What someone with the file could do: drop the append-only triggers and edit it."""
+    conn = sqlite3.connect(evidence)
+    conn.execute("DROP TRIGGER records_no_update")
+    conn.execute("DROP TRIGGER records_no_delete")
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+
+
+def test_a_tampered_log_is_refused_naming_the_record(tmp_path: Path) -> None:
+    permit, evidence = small_event(tmp_path)
+    tamper(evidence, "UPDATE records SET payload = replace(payload, '500', '900') WHERE id = 9")
+    out = tmp_path / "report"
+    proc = run_report(permit, evidence, out)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "record 9" in lines[0]
+    assert "no report was written" in lines[0]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_missing_record_is_refused_in_either_way_of_verifying(
+    tmp_path: Path, parallel: bool
+) -> None:
+    permit, evidence = small_event(tmp_path)
+    tamper(evidence, "DELETE FROM records WHERE id = 6")
+    out = tmp_path / "report"
+    with pytest.raises(ChainBroken) as caught:
+        build_report(permit, evidence, out, parallel_verify=parallel)
+    assert caught.value.record == 6
+    assert "record 6" in str(caught.value)
+    assert not out.exists()
+
+
+def test_a_rewritten_record_with_a_fresh_hash_breaks_the_next_one(tmp_path: Path) -> None:
+    permit, evidence = small_event(tmp_path)
+    conn = sqlite3.connect(evidence)
+    row = conn.execute("SELECT hash FROM records WHERE id = 8").fetchone()
+    conn.close()
+    # A forged hash for record 9 cannot be made to fit without the one before it.
+    tamper(evidence, f"UPDATE records SET hash = '{'0' * 64}' WHERE id = 9")
+    with pytest.raises(ChainBroken) as caught:
+        build_report(permit, evidence, tmp_path / "report", parallel_verify=True)
+    assert caught.value.record == 9
+    assert row is not None
+
+
+# -- an empty log ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("started", [False, True])
+def test_an_empty_log_gives_an_honest_empty_report(tmp_path: Path, started: bool) -> None:
+    permit = write_permit(tmp_path)
+    evidence = tmp_path / "evidence.sqlite"
+    log = EvidenceLog.open(
+        evidence, event_id="kent-summer-fest-2027", permit_sha256=sha256_file(permit)
+    )
+    if started:
+        log.append_json("system", T0, {"event": "started", "clock": "wall"})
+        log.commit()
+    log.close()
+    out = tmp_path / "report"
+    proc = run_report(permit, evidence, out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("INDETERMINATE: the evidence log holds no sensor")
+    with (out / "findings.csv").open(encoding="utf-8") as f:
+        assert len(f.read().splitlines()) == 1  # the header only
+    with (out / "timeline.csv").open(encoding="utf-8") as f:
+        assert len(f.read().splitlines()) == 1
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert 'class="verdict indeterminate"' in page
+    assert "No alert was raised" in page
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["evidence"]["records"] == (2 if started else 1)
+    for name in FILES:
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == manifest["files"][name]
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+
+def test_bad_input_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
+    permit, evidence = small_event(tmp_path)
+    cases: list[tuple[list[str], str]] = []
+    not_sqlite = tmp_path / "notes.txt"
+    not_sqlite.write_text("hello")
+    cases.append(([str(permit), str(tmp_path / "missing.sqlite")], "no such file"))
+    cases.append(([str(permit), str(not_sqlite)], "not an SQLite evidence log"))
+    bad_permit = tmp_path / "bad.toml"
+    bad_permit.write_text(
+        permit.read_text().replace("persons_per_nurse = 500", "persons_per_nurse = 600")
+    )
+    cases.append(([str(bad_permit), str(evidence)], "persons_per_nurse"))
+    other = tmp_path / "other.toml"
+    other.write_text(
+        permit.read_text().replace('id = "kent-summer-fest-2027"', 'id = "other-fest"')
+    )
+    cases.append(([str(other), str(evidence)], "'other-fest'"))
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    for (p, e), expect in cases:
+        proc = run_report(Path(p), Path(e), tmp_path / "never")
+        assert proc.returncode == 2, (expect, proc.stderr)
+        assert expect in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "Traceback" not in proc.stderr
+    proc = run_report(permit, evidence, a_file)
+    assert proc.returncode == 2
+    assert "is a file" in proc.stderr
+    assert not (tmp_path / "never").exists()
+
+
+# -- clean-up (permit:F) --------------------------------------------------------------------
+
+
+def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
+    permit = load_permit(write_permit(tmp_path))
+    end = permit.last_end  # 2027-07-04 23:30 EDT; deadline five days later
+
+    def at(days: float) -> str:
+        return (end + timedelta(days=days)).isoformat()
+
+    def mark(days: float, result: str = "ok") -> dict[str, object]:
+        return {"by": "insp-1", "at": at(days), "item": "F", "result": result, "note": ""}
+
+    def note(days: float, text: str) -> dict[str, object]:
+        return {"by": "insp-2", "at": at(days), "text": text, "alert": None}
+
+    log_end = end + timedelta(days=10)
+    assert clean_up_status(permit, [mark(2)], [], log_end).status == "done"
+    assert clean_up_status(permit, [], [note(4.9, "CLEAN-UP OK, site clear")], log_end).status == (
+        "done"
+    )
+    assert clean_up_status(permit, [mark(-0.5)], [], log_end).status == "not done"
+    assert clean_up_status(permit, [mark(6)], [], log_end).status == "late"
+    assert clean_up_status(permit, [], [note(3, "clean-up not ok yet")], log_end).status == (
+        "not done"
+    )
+    # Found dirty again after an ok, within the five days: the last mark decides.
+    assert clean_up_status(permit, [mark(1), mark(2, "deficient")], [], log_end).status == (
+        "not done"
+    )
+    assert clean_up_status(permit, [], [], end + timedelta(days=1)).status == "open"
+    done = clean_up_status(permit, [mark(2)], [], log_end)
+    assert done.deadline == end + timedelta(days=5)
+    assert done.satisfied_by is not None
+    assert done.satisfied_by["at"] == at(2)
+
+
+def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None:
+    permit = write_permit(
+        tmp_path, windows=[("2027-07-04T10:00:00-04:00", "2027-07-04T10:30:00-04:00")]
+    )
+    evidence = tmp_path / "evidence.sqlite"
+    log = ScriptedLog(evidence, permit, T0)
+    log.badge(0, "DR-1", "doctor")
+    log.badge(0, "RN-1", "nurse")
+    log.gate("north", 0, 0)
+    log.gate("north", 600, 200)
+    log.gate("north", 1500, 200, 200)
+    log.inspector("insp-3", "note", 86400, text="CLEAN-UP OK: trash gone, bins collected")
+    log.inspector("insp-3", "inspection", 86400 * 6, item="F", result="ok")
+    log.close(86400 * 6 + 1)
+    out = tmp_path / "report"
+    outcome = build_report(permit, evidence, out)
+    cu = outcome.data.clean_up
+    assert cu.status == "done"
+    assert cu.satisfied_by is not None
+    assert cu.satisfied_by["source"] == "note"
+    assert outcome.data.verdict.word == "kept"
+    assert outcome.exit_code == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "CLEAN-UP OK: trash gone, bins collected" in page
+    assert "Friday 9 July 2027, 10:30 EDT" in page

@@ -1,0 +1,192 @@
+"""The report's findings equal what a real aggregator published live, through a real broker.
+
+A real Mosquitto (the ``broker`` fixture), the real :class:`Aggregator` in-process with
+the sensor clock, real paho clients publishing a short scripted day and subscribing to
+``kent/{e}/alerts/+``; then ``kent-ops report`` on the log the aggregator wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import pytest
+from report_support import EVENT, P, utc, write_permit
+
+from kent_ops.aggregator import Aggregator, Timing
+from kent_ops.broker import MosquittoBroker
+from kent_ops.evidence import read_records
+from kent_ops.mqtt import make_client, parse_broker_url
+from kent_ops.permit import load_permit
+from kent_ops.report import build_report
+from kent_ops.reporting.findings import COMPARED_FIELDS
+
+pytestmark = pytest.mark.integration
+
+T0 = utc(2027, 7, 4, 14, 0)
+FAST = Timing(heartbeat_s=1.0, snapshot_s=1.0, checkpoint_s=1.0, tick_s=0.2)
+
+
+class AlertSubscriber:
+    """Keeps the latest payload of every ``alerts/+`` topic it receives."""
+
+    def __init__(self, broker: MosquittoBroker) -> None:
+        self.alerts: dict[str, dict[str, Any]] = {}
+        self.online = threading.Event()
+        self._lock = threading.Lock()
+        self.client = make_client(parse_broker_url(broker.url))
+        self.client.on_connect = lambda c, *a: c.subscribe(
+            [(f"{P}/alerts/+", 1), (f"{P}/aggregator/availability", 1)]
+        )
+        self.client.on_message = self._on_message
+        self.client.connect(broker.host, broker.port)
+        self.client.loop_start()
+
+    def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
+        if msg.topic.endswith("/aggregator/availability"):
+            if msg.payload == b"online":
+                self.online.set()
+            return
+        alert = json.loads(msg.payload)
+        with self._lock:
+            self.alerts[alert["id"]] = alert
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return dict(self.alerts)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+class Sender:
+    """One QoS 1 publisher, so the broker keeps the script's order."""
+
+    def __init__(self, broker: MosquittoBroker) -> None:
+        self.client = make_client(parse_broker_url(broker.url))
+        self.client.max_inflight_messages_set(100)
+        self.client.connect(broker.host, broker.port)
+        self.client.loop_start()
+        self.seqs: dict[str, int] = {}
+
+    def send(self, topic: str, body: dict[str, Any], at: float) -> None:
+        body = {**body, "ts": (T0 + timedelta(seconds=at)).isoformat()}
+        if "seq" in body and body["seq"] is None:
+            key = topic.split("/")[1]
+            self.seqs[key] = self.seqs.get(key, 0) + 1
+            body["seq"] = self.seqs[key]
+        info = self.client.publish(f"{P}/{topic}", json.dumps(body).encode(), qos=1)
+        info.wait_for_publish(timeout=10)
+
+    def gate(self, gate: str, at: float, in_total: int, out_total: int = 0) -> None:
+        self.send(
+            f"gate/{gate}/count", {"seq": None, "in_total": in_total, "out_total": out_total}, at
+        )
+
+    def badge(self, at: float, badge: str, role: str, action: str = "on") -> None:
+        body = {"seq": None, "badge": badge, "role": role, "action": action}
+        self.send("staff/first-aid/badge", body, at)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def last_logged_alerts(evidence: Path) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for rec in read_records(evidence):
+        if rec.kind == "alert":
+            alert = json.loads(rec.payload)
+            out[alert["id"]] = alert
+    return out
+
+
+@pytest.mark.timeout(90)
+def test_report_findings_equal_the_alerts_a_real_aggregator_published(
+    broker: MosquittoBroker, tmp_path: Path
+) -> None:
+    permit_path = write_permit(tmp_path, pending_s=2, clear_s=3)
+    permit = load_permit(permit_path)
+    evidence = tmp_path / "evidence.sqlite"
+    subscriber = AlertSubscriber(broker)
+    sender = Sender(broker)
+    agg = Aggregator(permit, evidence, parse_broker_url(broker.url), clock="sensor", timing=FAST)
+    agg.start()
+    try:
+        assert subscriber.online.wait(15), "the aggregator did not come online"
+        sender.badge(0, "DR-1", "doctor")
+        sender.badge(0, "RN-1", "nurse")
+        sender.gate("north", 0, 0)
+        sender.gate("south", 0, 0)
+        sender.gate("north", 10, 400)
+        sender.gate("south", 20, 300)  # 700 present: 2 nurses needed, 1 on duty
+        sender.gate("north", 30, 400)
+        sender.badge(40, "RN-2", "nurse")  # nurse-ratio ends at 40
+        sender.gate("north", 50, 4300)  # 4,600 present: over the 4,000, 10 nurses short
+        sender.gate("south", 60, 300)
+        sender.send("inspector/insp-1/ack", {"alert": "A-0002", "comment": "on it"}, 61)
+        sender.send("inspector/insp-1/note", {"text": "crowd at the <north> gate"}, 62)
+        sender.gate("north", 70, 4300, 1000)  # 3,600: max ends; nurses still short
+        sender.send("gate/south/count", {"seq": 1, "in_total": 5, "out_total": 0}, 80)
+        sender.seqs["south"] = 1
+        for k in range(6):
+            sender.badge(90, f"RN-{k + 3}", "nurse")
+        sender.send(
+            "inspector/insp-1/inspection",
+            {"item": "C(2)(a)", "result": "deficient", "note": "toilets overflowing"},
+            95,
+        )
+        sender.send("inspector/insp-1/inspection", {"item": "C(2)(a)", "result": "ok"}, 110)
+        for at in (120, 130, 140):
+            sender.gate("north", at, 4300, 1000)
+        # Every alert has ended and cleared by 140; wait until the subscriber has them all.
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            got = subscriber.snapshot()
+            if len(got) >= 5 and all(a["state"] == "cleared" for a in got.values()):
+                break
+            time.sleep(0.05)
+    finally:
+        agg.stop()
+        assert agg.wait(20), "the aggregator did not stop"
+        sender.close()
+    assert agg.failure is None
+    published = subscriber.snapshot()
+    subscriber.close()
+    assert {a["rule"] for a in published.values()} >= {
+        "nurse-ratio",
+        "max-at-one-time",
+        "counter-reset",
+        "facility-deficient",
+    }
+
+    outcome = build_report(permit_path, evidence, tmp_path / "report")
+    data = outcome.data
+    replayed = data.replay.engine.alerts
+    logged = last_logged_alerts(evidence)
+
+    def fields(alerts: dict[str, dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
+        return {aid: tuple(a[f] for f in COMPARED_FIELDS) for aid, a in alerts.items()}
+
+    assert fields(replayed) == fields(published)
+    assert fields(replayed) == fields(logged)
+    assert data.comparison.equal, data.comparison.problems
+    assert [f.id for f in data.findings] == sorted(published)
+    for f in data.findings:
+        live = published[f.id]
+        assert f.start.isoformat() == live["since"]
+        assert (f.end.isoformat() if f.end else None) == live["ended_at"]
+        assert f.worst_observed == live["worst"]["observed"]
+        assert f.acknowledged == live["acknowledged"]
+        assert f.evidence_record == live["evidence"]["record"]
+        assert f.evidence_hash == live["evidence"]["hash"]
+    assert data.collector.notes[0]["text"] == "crowd at the <north> gate"
+    assert data.checkpoints
+    assert all(c.matched for c in data.checkpoints)
+    assert EVENT in (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
