@@ -406,6 +406,11 @@ def cli_report(args: argparse.Namespace) -> int:
             + (" …" if len(data.comparison.problems) > 5 else "")
             + "\n"
         )
+    if data.log_permit_sha256 and data.log_permit_sha256 != data.permit_sha256:
+        sys.stderr.write(
+            f"kent-ops: warning: {args.permit} is not the permit file the evidence log was "
+            "opened with (its SHA-256 differs); the report applies the file given\n"
+        )
     breaches = sum(1 for f in data.findings if f.is_breach)
     sys.stdout.write(
         f"{data.verdict.word.upper()}: {data.verdict.reason}\n"

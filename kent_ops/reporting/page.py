@@ -27,7 +27,8 @@ CHART_CAPTIONS = {
     "attendance.png": (
         "Attendance: the highest figure in each minute, against the permitted maximum at one "
         "time and the 500 persons above which a permit is needed. Shaded: periods a "
-        "max-at-one-time or permit-required breach held."
+        "max-at-one-time or permit-required breach held. A figure can cross a line without a "
+        "finding: a breach is found once it has held for the permit's pending time."
     ),
     "staffing.png": (
         "Registered nurses (above) and doctors (below) on duty, the fewest in each minute, "

@@ -257,3 +257,43 @@ def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "CLEAN-UP OK: trash gone, bins collected" in page
     assert "Friday 9 July 2027, 10:30 EDT" in page
+
+
+# -- the live record disagrees --------------------------------------------------------------
+
+
+def test_a_live_alert_that_differs_from_the_replay_is_warned_about(tmp_path: Path) -> None:
+    permit, evidence = small_event(tmp_path)
+    log = EvidenceLog.open(
+        evidence, event_id="kent-summer-fest-2027", permit_sha256=sha256_file(permit)
+    )
+    # A well-chained record claiming an alert the engine never raised (a different
+    # engine version, say): the chain verifies, the comparison must not.
+    log.append_json(
+        "alert",
+        T0,
+        {"id": "A-0042", "rule": "max-at-one-time", "subject": None, "state": "active",
+         "since": T0.isoformat(), "raised_at": T0.isoformat(), "ended_at": None,
+         "cleared_at": None},
+    )  # fmt: skip
+    log.commit()
+    log.close()
+    out = tmp_path / "report"
+    proc = run_report(permit, evidence, out)
+    assert proc.returncode == 1, proc.stderr  # the scripted nurse shortage
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1
+    assert "A-0042 was logged live but not found on replay" in warnings[0]
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "the replayed findings differ from the alerts" in page
+    assert json.loads((out / "manifest.json").read_text())["replay_equals_live"] is False
+
+
+def test_a_permit_file_changed_since_the_log_was_opened_is_warned_about(tmp_path: Path) -> None:
+    permit, evidence = small_event(tmp_path)
+    permit.write_text(permit.read_text().replace("Kent Summer Music Festival", "Kent Fest"))
+    proc = run_report(permit, evidence, tmp_path / "report")
+    assert proc.returncode == 1
+    assert "is not the permit file the evidence log was opened with" in proc.stderr
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "differs from the one the log was opened with" in page
