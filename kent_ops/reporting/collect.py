@@ -104,7 +104,7 @@ class Checkpoint:
 
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-_NUMBER = re.compile(r"\d[\d,]*(\.\d+)?")
+_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 
 
 def normalise_reason(reason: str) -> str:

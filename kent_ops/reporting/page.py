@@ -447,8 +447,8 @@ def _data_quality(data: ReportData, fmt: _Fmt) -> str:
             for reason, g in sorted(c.rejected.items(), key=lambda kv: -kv[1].count)
         ]
         out.append(
-            f"<p>{c.rejected_total:,} messages were rejected: each is stored in the log with "
-            "its reason and changed no figure.</p>"
+            f"<p>{_count(c.rejected_total, 'message')} rejected: each is stored in the log "
+            "with its reason and changed no figure.</p>"
         )
         out.append(_table(["Reason", "Messages", "Example", "First / last"], rows, {1}))
     else:
@@ -461,7 +461,7 @@ def _data_quality(data: ReportData, fmt: _Fmt) -> str:
             for reason, g in sorted(c.repeats.items(), key=lambda kv: -kv[1].count)
         ]
         out.append(
-            f"<p>{total:,} accepted messages changed nothing or were noted (repeats "
+            f"<p>{_count(total, 'accepted message')} changed nothing or were noted (repeats "
             "redelivered by the broker, restarts):</p>"
         )
         out.append(_table(["Note", "Messages", "Example"], rows, {1}))
