@@ -110,7 +110,8 @@ class AlertBook:
 
     ``schedule`` is called with each future instant at which the book must be looked at
     again (a pending condition maturing, an ended alert clearing), so the engine can
-    visit exactly those instants.
+    visit exactly those instants. ``cite`` is called with the evidence record a new
+    condition starts at, so the engine keeps that record's hash (and no other).
     """
 
     def __init__(
@@ -120,8 +121,10 @@ class AlertBook:
         schedule: Callable[[int], None],
         *,
         no_pending: frozenset[str] = frozenset(),
+        cite: Callable[[int | None], None] = lambda record: None,
     ) -> None:
         self.pending_us = pending_us
+        self._cite = cite
         self.clear_us = clear_us
         self.no_pending = no_pending
         self._schedule = schedule
@@ -181,6 +184,7 @@ class AlertBook:
             waiting = pending.get(key)
             if waiting is None:
                 waiting = pending[key] = _Pending(t, record, cond)
+                self._cite(record)
                 delay = self._delay(key[0])
                 if delay:
                     self._schedule(t + delay)
@@ -230,6 +234,7 @@ class AlertBook:
             self.changed.add(alert.id)
         else:
             alert = self._new_alert(key, t, t, cond, record, uncertain)
+            self._cite(record)
             alert.ended_at = t
         self._schedule(t + self.clear_us)
 

@@ -114,6 +114,7 @@ class Engine:
             seconds(al.clear_s),
             self._schedule_eval,
             no_pending=frozenset({"facility-deficient", "clock-skew"}),
+            cite=self._cite,
         )
         self._checklist = {item.item: item for item in applicable_items(permit)}
         self._now: int | None = None
@@ -128,7 +129,9 @@ class Engine:
         self._command_state: tuple[bool, str] | None = None
         self._commands_changed = False
         self._last_record: int | None = None
-        self._hashes: dict[int, str] = {}
+        self._hashes: dict[int, str] = {}  # only the records alerts cite
+        self._want_hash: set[int] = set()
+        self._last_hash: tuple[int, str] | None = None
         self._notes: deque[dict[str, Any]] = deque(maxlen=NOTES_KEPT)
         self._adjustments: list[dict[str, Any]] = []
         self.rejected = 0
@@ -494,16 +497,25 @@ class Engine:
     # -- outputs --------------------------------------------------------------------------
 
     def note_record_hash(self, record_id: int, hash_hex: str) -> None:
-        """The evidence record ``record_id`` was written with this hash; alerts cite it."""
-        if record_id == self._last_record or record_id in self._wanted_records():
+        """The evidence record ``record_id`` was written with this hash; alerts cite it.
+
+        Only the hashes of records that start a condition are kept: a festival's log
+        holds millions of records and the engine must not hold all their hashes.
+        """
+        self._last_hash = (record_id, hash_hex)
+        if record_id in self._want_hash:
+            self._want_hash.discard(record_id)
             self._hashes[record_id] = hash_hex
 
-    def _wanted_records(self) -> set[int]:
-        return {
-            a.evidence_record
-            for a in self.alert_book.alerts.values()
-            if a.evidence_record is not None and a.evidence_record not in self._hashes
-        }
+    def _cite(self, record: int | None) -> None:
+        """A condition starts at ``record``: keep its hash (now, or once it is written)."""
+        if record is None or record in self._hashes:
+            return
+        last = self._last_hash
+        if last is not None and last[0] == record:
+            self._hashes[record] = last[1]
+        else:
+            self._want_hash.add(record)
 
     @property
     def alerts(self) -> dict[str, dict[str, Any]]:
