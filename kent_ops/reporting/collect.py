@@ -40,6 +40,7 @@ _NEVER = datetime.max.replace(tzinfo=UTC)
 _ONE_SECOND = timedelta(seconds=1)
 _LOW = -(2**62)
 _HIGH = 2**62
+_SAMPLED_KINDS = frozenset({"gate", "lot", "badge", "adjust"})
 _INSPECTOR_KINDS = frozenset({"note", "ack", "inspection", "adjust"})
 _SERVICE_EVENTS = frozenset(
     {
@@ -165,10 +166,15 @@ class Collector:
         """
         if not result.accepted:
             return True
+        kind = result.kind
+        if kind not in _SAMPLED_KINDS:
+            # Availability and inspector messages move no sampled figure; with the sensor
+            # clock an availability may even come before the clock starts, timed on
+            # another clock, and must not open the timeline.
+            return kind in _INSPECTOR_KINDS or result.reason is not None
         t = result.time
         if t >= self._next:
             self._new_second(t)
-        kind = result.kind
         if kind == "gate":
             if t != self._t_att:
                 if t != self._sec_start:
