@@ -12,9 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from rich.table import Table
 from rich.text import Text
 
-__all__ = ["Cell", "Column", "Item", "Row", "cell"]
+__all__ = ["Cell", "Column", "Item", "Row", "cell", "text_signature"]
+
+
+def text_signature(text: Text | None) -> tuple[object, ...]:
+    """What a Text looks like, styles included (``Text.__eq__`` ignores its base style)."""
+    if text is None:
+        return ()
+    return (text.plain, str(text.style), tuple(text.spans))
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +56,42 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One entry of a list (an alert): a stable key and the text it shows."""
+    """One entry of a list (an alert): a stable key, a mark in a column of its own,
+    a heading beside it and, under the heading, an optional body."""
 
     key: str
-    text: Text
+    mark: Text
+    head: Text
+    body: Text | None = None
+
+    @property
+    def signature(self) -> tuple[object, ...]:
+        """Equal for two items that draw the same, styles included."""
+        return (
+            self.key,
+            text_signature(self.mark),
+            text_signature(self.head),
+            text_signature(self.body),
+        )
+
+    @property
+    def text(self) -> Text:
+        """All of it as one text (for tests and for a narrow console)."""
+        out = Text()
+        out.append_text(self.mark)
+        out.append("  ")
+        out.append_text(self.head)
+        if self.body is not None:
+            out.append("\n")
+            out.append_text(self.body)
+        return out
+
+    def renderable(self, mark_width: int = 9) -> Table:
+        """Mark, heading and body in a grid: wrapped lines stay under their heading."""
+        grid = Table.grid(padding=(0, 1), expand=True)
+        grid.add_column(width=mark_width, no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_row(self.mark, self.head)
+        if self.body is not None:
+            grid.add_row("", self.body)
+        return grid

@@ -388,49 +388,50 @@ def _state_word(alert: Alert) -> tuple[str, str]:
     return "active", "bold"
 
 
-def alert_item(alert: Alert, zone: tzinfo, *, flash_on: bool = False) -> Text:
-    """Two lines: severity, id, rule, citation, since, acknowledgement; then the message."""
+def alert_item(alert: Alert, zone: tzinfo, *, flash_on: bool = False) -> Item:
+    """Severity in a column of its own; beside it id, rule, citation, since and
+    acknowledgement, and under those the message (both wrap inside their column)."""
+    key = str(alert.get("id"))
     severity = str(alert.get("severity") or "data")
-    mark, mark_style = SEVERITY_MARK.get(severity, (severity.upper(), "bold"))
+    word, mark_style = SEVERITY_MARK.get(severity, (severity.upper(), "bold"))
     state, state_style = _state_word(alert)
     cleared = state == "cleared"
     if is_flashing(alert):
-        mark_style = "bold white on red" if flash_on else "bold red reverse"
-    text = Text(no_wrap=False, overflow="fold")
-    text.append(f"{mark:<10}", style="dim" if cleared else mark_style)
-    text.append(f"{alert.get('id', '?')}  ", style="bold")
+        mark_style = "bold white on red" if flash_on else "bold red"
+    mark = Text(word, style="dim" if cleared else mark_style)
+    head = Text()
+    head.append(f"{alert.get('id', '?')}  ", style="bold")
     rule = str(alert.get("rule") or "?")
     subject = alert.get("subject")
-    text.append(rule + (f" [{subject}]" if subject else ""), style="dim" if cleared else "bold")
-    text.append(f"  {alert.get('cite') or ''}", style="cyan")
-    text.append(f"  since {local_time(alert.get('since'), zone)}")
+    head.append(rule + (f" [{subject}]" if subject else ""), style="dim" if cleared else "bold")
+    head.append(f"  {alert.get('cite') or ''}", style="cyan")
+    head.append(f"  since {local_time(alert.get('since'), zone)}")
     if state != "active":
-        text.append(f"  {state}", style=state_style)
+        head.append(f"  {state}", style=state_style)
     acks = [a for a in alert.get("acknowledged") or [] if isinstance(a, Mapping)]
     if acks:
-        text.append(f"  ✓ {acks[-1].get('by')}", style="green")
+        head.append(f"  ✓ {acks[-1].get('by')}", style="green")
         if len(acks) > 1:
-            text.append(f" +{len(acks) - 1}", style="green")
+            head.append(f" +{len(acks) - 1}", style="green")
     elif not cleared:
-        text.append("  ✗ not acked", style="bold red" if severity == "breach" else "dim")
+        head.append("  ✗ not acked", style="bold red" if severity == "breach" else "dim")
     if alert.get("uncertain"):
-        text.append("  uncertain", style="dark_orange")
-    text.append("\n")
-    text.append(f"{'':10}{alert.get('message') or ''}", style="dim" if cleared else "")
-    return text
+        head.append("  uncertain", style="dark_orange")
+    body = Text(str(alert.get("message") or ""), style="dim" if cleared else "")
+    return Item(key, mark, head, body)
 
 
-def pending_item(pending: Mapping[str, Any], zone: tzinfo) -> Text:
+def pending_item(key: str, pending: Mapping[str, Any], zone: tzinfo) -> Item:
     """A condition that holds but not yet for ``pending_s``: not an alert yet."""
-    text = Text()
-    text.append(f"{'… PENDING':<10}", style="italic dark_orange")
+    mark = Text("… PENDING", style="italic dark_orange")
+    head = Text()
     rule = str(pending.get("rule") or "?")
     subject = pending.get("subject")
-    text.append(f"{rule}" + (f" [{subject}]" if subject else ""), style="italic")
+    head.append(f"{rule}" + (f" [{subject}]" if subject else ""), style="italic")
     cite = RULES[rule].cite if rule in RULES else ""
-    text.append(f"  {cite}", style="cyan")
-    text.append(f"  since {local_time(pending.get('since'), zone)}  not yet raised", style="dim")
-    return text
+    head.append(f"  {cite}", style="cyan")
+    head.append(f"  since {local_time(pending.get('since'), zone)}  not yet raised", style="dim")
+    return Item(key, mark, head)
 
 
 def alert_items(
@@ -441,13 +442,13 @@ def alert_items(
     ordered = ordered_alerts(alerts)
     active = [a for a in ordered if a.get("state") == "active"]
     rest = [a for a in ordered if a.get("state") != "active"]
-    rows = [Item(str(a.get("id")), alert_item(a, zone, flash_on=flash_on)) for a in active]
+    rows = [alert_item(a, zone, flash_on=flash_on) for a in active]
     pending = status.get("pending") if status else None
     if isinstance(pending, list):
         for index, p in enumerate(pending):
             if isinstance(p, Mapping):
-                rows.append(Item(f"pending:{index}:{p.get('rule')}", pending_item(p, zone)))
-    rows.extend(Item(str(a.get("id")), alert_item(a, zone)) for a in rest)
+                rows.append(pending_item(f"pending:{index}:{p.get('rule')}", p, zone))
+    rows.extend(alert_item(a, zone) for a in rest)
     return rows
 
 

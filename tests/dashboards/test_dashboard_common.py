@@ -244,3 +244,13 @@ def test_fit_pads_figures_right_and_cuts_with_an_ellipsis() -> None:
     assert fit("north", 7, right=False) == "north  "
     assert fit("north-manual", 6, right=False) == "north…"
     assert fit("● x", 3, right=False) == "● x"
+
+
+def test_a_newer_status_replaces_one_still_waiting_but_alerts_do_not() -> None:
+    from dashboards.common.messages import AlertReceived, StatusReceived
+
+    older = StatusReceived({"ts": "a"}, T0)
+    newer = StatusReceived({"ts": "b"}, T0)
+    assert older.can_replace(newer)
+    assert not older.can_replace(AlertReceived("A-1", None))
+    assert not AlertReceived("A-1", None).can_replace(AlertReceived("A-2", None))

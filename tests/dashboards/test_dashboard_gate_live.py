@@ -24,7 +24,7 @@ from kent_ops.cli import main
 from kent_ops.mqtt import Topics, parse_broker_url
 from kent_ops.signing import generate_keys_file, unsign
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 TOPICS = Topics(samples.EVENT)
 COUNT = TOPICS.gate_count("north-manual")
@@ -52,6 +52,7 @@ def counts(collector: Collector) -> list[tuple[int, int, int]]:
     return [(p["seq"], p["in_total"], p["out_total"]) for p in collector.on(COUNT)]
 
 
+@pytest.mark.integration
 async def test_the_gate_view_flips_to_hold_when_its_command_says_so(
     broker: MosquittoBroker, tmp_path: Path
 ) -> None:
@@ -82,6 +83,7 @@ async def test_the_gate_view_flips_to_hold_when_its_command_says_so(
         assert "█" in str(sign.render())
 
 
+@pytest.mark.integration
 async def test_the_manual_tally_publishes_rising_totals_and_survives_a_restart(
     broker: MosquittoBroker, tmp_path: Path, tally_topics: Collector
 ) -> None:
@@ -111,6 +113,7 @@ async def test_the_manual_tally_publishes_rising_totals_and_survives_a_restart(
     assert counts(tally_topics)[4:] == [(5, 3, 1), (6, 4, 1)]
 
 
+@pytest.mark.integration
 async def test_a_tally_in_use_heartbeats_its_totals(
     broker: MosquittoBroker, tmp_path: Path, tally_topics: Collector
 ) -> None:
@@ -126,6 +129,7 @@ async def test_a_tally_in_use_heartbeats_its_totals(
     assert {(i, o) for _, i, o in seen} == {(1, 0)}
 
 
+@pytest.mark.integration
 async def test_the_gate_view_shows_the_banner_when_the_broker_stops(
     broker: MosquittoBroker, tmp_path: Path
 ) -> None:
@@ -151,6 +155,7 @@ async def test_the_gate_view_shows_the_banner_when_the_broker_stops(
         assert app.tally.in_total == 1
 
 
+@pytest.mark.integration
 async def test_a_signing_tally_signs_what_it_publishes(
     broker: MosquittoBroker, tmp_path: Path, tally_topics: Collector
 ) -> None:

@@ -6,6 +6,8 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual.widgets import Static
 
+from dashboards.common.rows import text_signature
+
 __all__ = ["Panel"]
 
 
@@ -23,7 +25,11 @@ class Panel(Static):
 
     def show(self, renderable: RenderableType) -> None:
         """Draw ``renderable`` unless it is the same text as already shown."""
-        if isinstance(renderable, Text) and renderable == self._shown:
+        if (
+            isinstance(renderable, Text)
+            and isinstance(self._shown, Text)
+            and text_signature(renderable) == text_signature(self._shown)
+        ):
             return
         self._shown = renderable
         self.update(renderable, layout=False)

@@ -41,6 +41,10 @@ class AlertList(OptionList):
             return None
         return option.id
 
+    def item(self, key: str) -> Item | None:
+        """The entry shown for ``key`` (an alert id), if it is shown."""
+        return next((item for item in self._shown if item.key == key), None)
+
     def _redraw(self) -> None:
         self.show_rows(alert_items(self.alerts, self.status, flash_on=self.flash_on))
 
@@ -54,20 +58,29 @@ class AlertList(OptionList):
         self._redraw()
 
     def show_rows(self, rows: Sequence[Item]) -> None:
-        """Replace changed entries in place; rebuild (keeping the highlight) when ids change."""
+        """Show ``rows``, keeping the highlight on the same alert.
+
+        Every change rebuilds the options: in Textual 8.2 ``replace_option_prompt``
+        keeps drawing the old prompt (the option caches its visual), so a flash or an
+        acknowledgement would never reach the screen.
+        """
         if not rows:
-            rows = [Item(NOTHING, Text("No alerts and nothing pending.", style="dim italic"))]
-        if [r.key for r in rows] == [r.key for r in self._shown]:
-            for index, (old, new) in enumerate(zip(self._shown, rows, strict=True)):
-                if old.text != new.text:
-                    self.replace_option_prompt_at_index(index, new.text)
-            self._shown = list(rows)
+            rows = [Item(NOTHING, Text(""), Text("No alerts and nothing pending.", style="dim"))]
+        if [row.signature for row in rows] == [row.signature for row in self._shown]:
             return
-        selected = self.selected_alert
-        self.set_options(Option(row.text, id=row.key) for row in rows)
-        self._shown = list(rows)
         keys = [row.key for row in rows]
-        if selected in keys:
-            self.highlighted = keys.index(selected)
-        elif rows:
-            self.highlighted = 0
+        same_entries = keys == [row.key for row in self._shown]
+        highlighted, scrolled = self.highlighted, self.scroll_y
+        # Keep the inspector's choice; one who has not moved off the top stays on the
+        # top entry, which is the most urgent one.
+        selected = self.selected_alert if highlighted else None
+        self.set_options(Option(row.renderable(), id=row.key) for row in rows)
+        self._shown = list(rows)
+        if same_entries:  # the same alerts, one redrawn (a flash, an ack): stay put
+            self.highlighted = highlighted
+            self.scroll_to(y=scrolled, animate=False, immediate=True)
+            return
+        # From the top, then as far down as the kept selection needs: a new alert
+        # above the selection must not leave the list scrolled half-way into an entry.
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self.highlighted = keys.index(selected) if selected in keys else 0
