@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import queue
 import signal
 import sys
@@ -95,6 +96,28 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def _probe_folder(folder: Path) -> str | None:
+    """Write a little beside the log and say what the system refuses, if it does.
+
+    SQLite reports a read-only file system as a bare "disk I/O error"; the operator
+    needs the cause ("read-only file system", "no space left on device") to act.
+    """
+    probe = folder / f".kent-ops-probe-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, bytes(4096))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return f"{folder}: {(exc.strerror or str(exc)).lower()}"
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+    return None
+
+
 def _iso(t: datetime) -> str:
     """An instant as the engine writes it in alerts and the status: ISO 8601, UTC."""
     return t.astimezone(UTC).isoformat()
@@ -160,6 +183,8 @@ class Aggregator:
         self._log: EvidenceLog | None = None
         self._engine: Engine | None = None
         self.failure: BaseException | None = None
+        self.unrecorded = 0
+        """Messages held unrecorded (and unacknowledged) when the service stopped."""
 
         # Worker-thread state.
         self._status_dirty = True
@@ -434,7 +459,12 @@ class Aggregator:
                 if stopping and not batch and self._queue.empty() and not self._failing:
                     break
                 if stopping and self._failing and time.monotonic() > self._give_up_at:
-                    log.error("stopping with %d messages not committed", len(self._backlog))
+                    self.unrecorded = len(self._backlog)
+                    log.error(
+                        "stopping with %d messages not recorded; they were not acknowledged, "
+                        "so the broker keeps them for the next start",
+                        self.unrecorded,
+                    )
                     break
             self._shutdown()
         except BaseException as exc:
@@ -646,11 +676,12 @@ class Aggregator:
             self._retry_delay = self.timing.retry_first_s
         else:
             self._retry_delay = min(self._retry_delay * 2, self.timing.retry_max_s)
-        self._storage_error = str(exc)
+        cause = _probe_folder(self.evidence_path.parent)
+        self._storage_error = f"{exc} ({cause})" if cause else str(exc)
         self._retry_at = time.monotonic() + self._retry_delay
         log.error(
             "EVIDENCE NOT WRITTEN: %s; %d messages held unacknowledged; retrying in %.1f s",
-            exc,
+            self._storage_error,
             len(self._backlog),
             self._retry_delay,
         )
@@ -953,4 +984,4 @@ def cli_run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     aggregator.run_forever()
-    return 1 if aggregator.failure is not None else 0
+    return 1 if aggregator.failure is not None or aggregator.unrecorded else 0
