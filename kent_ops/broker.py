@@ -9,10 +9,13 @@ Every configuration written here lifts those limits so that nothing is dropped.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +43,24 @@ def mosquitto_binary() -> str | None:
         if Path(candidate).is_file():
             return candidate
     return None
+
+
+def _die_with_parent() -> None:
+    """In the child: receive SIGTERM when the process that started us dies.
+
+    A demo killed with its terminal (``tmux kill-session``) or a test run killed by a
+    timeout must not leave a broker running on a port nobody knows about.
+    """
+    if sys.platform != "linux":
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 def free_port() -> int:
@@ -98,6 +119,7 @@ class MosquittoBroker:
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,  # only sets a signal: safe between fork and exec
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

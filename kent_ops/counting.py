@@ -180,6 +180,8 @@ class SensorLiveness:
 
     @property
     def online(self) -> bool:
+        if self.manual and self.last_seen is None and self.available is None:
+            return False  # a manual tally nobody has used yet is not reporting
         return self.available is not False and not self.stale
 
     @property
