@@ -117,6 +117,11 @@ class Engine:
             cite=self._cite,
         )
         self._checklist = {item.item: item for item in applicable_items(permit)}
+        # The dashboard has no permit: the status names the items that apply (built once).
+        self._checklist_items: list[dict[str, str]] = [
+            {"item": it.item, "paragraph": it.paragraph, "text": it.text, "cite": it.cite}
+            for it in self._checklist.values()
+        ]
         self._now: int | None = None
         self._start: int | None = None
         self._present_since: int | None = None
@@ -648,6 +653,7 @@ class Engine:
             "notes": list(self._notes),
             "adjustments": list(self._adjustments),
             "checklist": dict(self._checklist_state),
+            "checklist_items": list(self._checklist_items),
         }
 
 
