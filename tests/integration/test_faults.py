@@ -43,6 +43,7 @@ from kent_ops.replay import replay
 from kent_ops.signing import load_keys
 from sensors.gate_counter import GateCounter
 from sensors.payloads import encode_payload
+from sensors.tally import Tally
 
 pytestmark = pytest.mark.integration
 
@@ -970,3 +971,155 @@ def test_five_sigkills_lose_nothing_acknowledged_and_reuse_no_alert_id(
     for alert_id, alert in engine.alerts.items():
         assert {f: published[alert_id][f] for f in fields} == {f: alert[f] for f in fields}
     assert set(published) == set(engine.alerts)
+
+
+# -- 2a. the broker away for 30 s ------------------------------------------------------------
+
+
+@pytest.mark.timeout(150)
+def test_a_30_s_broker_outage_loses_no_count(tmp_path: Path, broker: MosquittoBroker) -> None:
+    """Real gate counters keep counting while the broker is down and report on return."""
+    permit = load_permit(write_permit(tmp_path, window_now=True))
+    evidence = tmp_path / "evidence.sqlite"
+    address = parse_broker_url(broker.url)
+    devices = {
+        g: GateCounter(EVENT, g, heartbeat_s=None) for g in ("north", "south", "north-manual")
+    }
+    rng = random.Random(11)
+    crowd_stops = threading.Event()
+
+    def crowd() -> None:
+        while not crowd_stops.wait(0.02):
+            device = rng.choice(list(devices.values()))
+            present = device.in_total - device.out_total
+            device.count(entered=rng.randrange(0, 4), exited=min(present, rng.randrange(0, 3)))
+
+    agg = Aggregator(permit, evidence, address, "wall", timing=FAST)
+    agg.start()
+    links = [d.connect(address) for d in devices.values()]
+    walker = threading.Thread(target=crowd, name="crowd", daemon=True)
+    watcher: Watcher | None = None
+    try:
+        assert agg.connected.wait(15)
+        assert all(link.wait_online(10) for link in links)
+        walker.start()
+        time.sleep(2)
+        broker.stop()
+        down_at = time.monotonic()
+        time.sleep(30)
+        sent_during = len(message_rows(evidence))
+        crowd_stops.set()  # the counts at the broker's return are the event's final figures
+        walker.join(5)
+        final = {g: (d.in_total, d.out_total) for g, d in devices.items()}
+        broker.start()
+        up_at = time.monotonic()
+        reconnected = wait_until(lambda: agg.connected.is_set() and time.monotonic(), 60,
+                                 "the aggregator to reconnect") - up_at  # fmt: skip
+        watcher = Watcher(broker)
+        s = watcher.status(
+            lambda s: all((s["gates"][g]["in"], s["gates"][g]["out"]) == final[g] for g in final),
+            timeout=60,
+        )
+        recovered = time.monotonic() - up_at
+        print(f"\nbroker down {up_at - down_at:.1f} s; aggregator reconnected {reconnected:.1f} s "
+              f"and the figures were complete {recovered:.1f} s after it returned")  # fmt: skip
+        assert all(link.online for link in links)
+    finally:
+        crowd_stops.set()
+        for device in devices.values():
+            device.close(timeout=2)
+        agg.stop()
+        assert agg.wait(30)
+        if watcher is not None:
+            watcher.close()
+    assert agg.failure is None
+    assert len(message_rows(evidence)) > sent_during, "nothing was published after the outage"
+    # The figures are the devices' own totals: what a run without the outage ends with.
+    att = s["attendance"]
+    assert att["entries"] == sum(i for i, _ in final.values()) > 0
+    assert att["exits"] == sum(o for _, o in final.values())
+    assert att["current"] == att["entries"] - att["exits"]
+    tally = Tally(permit)
+    for _, topic, payload, _, _ in message_rows(evidence):
+        tally.feed(topic, payload)
+    assert (tally.entries, tally.exits, tally.attendance) == (
+        att["entries"], att["exits"], att["current"],
+    )  # fmt: skip
+    # The outage is in the log, between two connections.
+    events = [e["event"] for e in system_events(evidence)]
+    broker_events = [e for e in events if e.startswith("broker-")]
+    assert broker_events == ["broker-connected", "broker-disconnected", "broker-connected"]
+    assert verify(evidence).ok
+
+
+# -- 2c. ten times the normal rate for 60 s --------------------------------------------------
+
+
+def vm_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"/proc/{pid}/status has no {field}")
+
+
+@pytest.mark.timeout(200)
+def test_a_burst_of_ten_times_the_normal_rate_for_60_s_loses_nothing(
+    tmp_path: Path, broker: MosquittoBroker, watcher: Watcher
+) -> None:
+    """50 gates at 1 message/s each, then 500/s for 60 s, then normal again."""
+    gates = tuple(f"gate-{i:02d}" for i in range(1, 51))
+    permit_path = write_permit(tmp_path, gates=gates, window_now=True)
+    evidence = tmp_path / "evidence.sqlite"
+    log = tmp_path / "aggregator.log"
+    proc = spawn(permit_path, evidence, broker, log, "wall")
+    publisher = Publisher(broker)
+    seq: Counter[str] = Counter()
+    rss: list[int] = []
+    behind: list[int] = []
+
+    def one(i: int) -> None:
+        gate = gates[i % len(gates)]
+        seq[gate] += 1
+        n = seq[gate]
+        at = datetime.now(UTC).isoformat()
+        count = {"seq": n, "ts": at, "in_total": 2 * n, "out_total": 2 * n - 1}
+        publisher.send(f"gate/{gate}/count", count)
+
+    try:
+        watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online", 30)
+        baseline = vm_kib(proc.pid, "VmHWM")
+        sent = 0
+        next_sample = time.monotonic()
+        for rate, seconds in ((50, 5), (500, 60), (50, 5)):
+            start = time.monotonic()
+            in_phase = 0
+            while (elapsed := time.monotonic() - start) < seconds:
+                while in_phase < int(rate * elapsed):
+                    one(sent)
+                    sent += 1
+                    in_phase += 1
+                if time.monotonic() >= next_sample:
+                    rss.append(vm_kib(proc.pid, "VmRSS"))
+                    behind.append(sent - count_messages(evidence))
+                    next_sample += 1.0
+                time.sleep(0.005)
+        assert publisher.all_acknowledged(60)
+        total = len(publisher.sent)
+        wait_until(lambda: count_messages(evidence) >= total, 120, "every message in the log")
+        peak = vm_kib(proc.pid, "VmHWM")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        publisher.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    rows = message_rows(evidence)
+    assert len(rows) == total
+    assert [(t, p) for _, t, p, _, _ in rows] == publisher.sent
+    assert all(accepted == 1 for *_, accepted, _ in rows)
+    assert verify(evidence).ok
+    print(f"\nburst: {total} messages (500/s for 60 s between 50/s), all logged once; "
+          f"aggregator peak RSS {peak / 1024:.0f} MiB (VmHWM; {baseline / 1024:.0f} MiB "
+          f"before the burst, VmRSS sampled up to {max(rss) / 1024:.0f} MiB); at most "
+          f"{max(behind)} messages published but not yet logged at a 1 s sample")  # fmt: skip
