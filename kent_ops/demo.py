@@ -315,7 +315,8 @@ def _print_summary(
         )
     alerts = sorted(watcher.alerts.values(), key=lambda a: a["id"])
     breaches = [a for a in alerts if a.get("severity") == "breach"]
-    print(f"  alerts raised: {len(alerts)} ({len(breaches)} breaches)")
+    noun = "breach" if len(breaches) == 1 else "breaches"
+    print(f"  alerts raised: {len(alerts)} ({len(breaches)} {noun})")
     for alert in alerts[:12]:
         print(
             f"    {alert['id']} {alert['rule']:<20} {alert['state']:<8} {alert.get('message', '')}"
