@@ -5,8 +5,8 @@ on ``kent/{e}/inspector/{who}/{kind}``. "Sent" is not "recorded": the inspector 
 told an action counts only when the aggregator's next status or alert shows it (an
 ack in the alert's ``acknowledged``, a note in the status ``notes``, an adjustment in
 the status ``adjustments``). Each kind registers the function that finds it there,
-so the checklist (issue 8: kind ``inspection``, found in the status ``checklist``)
-plugs in by adding one entry to ``RECORDED_IN``.
+so the checklist (kind ``inspection``, found in the status ``checklist``, which keeps
+each item's latest marking) is one more entry in ``RECORDED_IN``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ __all__ = [
     "ack_payload",
     "adjust_payload",
     "describe",
+    "inspection_payload",
     "iso_utc",
     "note_payload",
     "recorded_entries",
@@ -59,6 +60,26 @@ def adjust_payload(attendance: int, reason: str, now: datetime) -> dict[str, Any
     if not reason.strip():
         raise ValueError("an adjustment needs a reason")
     return {"ts": iso_utc(now), "attendance": attendance, "reason": reason}
+
+
+INSPECTION_RESULTS = ("ok", "deficient", "n/a")
+"""What an inspector may mark a checklist item (SPEC 3's inspection topic)."""
+
+
+def inspection_payload(item: str, result: str, now: datetime, note: str = "") -> dict[str, Any]:
+    """``{"ts", "item", "result"}`` and ``"note"`` when there is one: SPEC 4a's marking.
+
+    A ``deficient`` mark must say what was found: the aggregator refuses one without a
+    note, so it is refused here first, before anything is sent.
+    """
+    if result not in INSPECTION_RESULTS:
+        raise ValueError(f"result must be one of {', '.join(INSPECTION_RESULTS)}, not {result!r}")
+    if result == "deficient" and not note.strip():
+        raise ValueError("a deficient mark needs a note saying what was found")
+    payload: dict[str, Any] = {"ts": iso_utc(now), "item": item, "result": result}
+    if note.strip():
+        payload["note"] = note.strip()
+    return payload
 
 
 Status = Mapping[str, Any]
@@ -101,7 +122,26 @@ def _adjustments(payload: Mapping[str, Any], who: str, status: Status | None, al
     )
 
 
-RECORDED_IN: dict[str, Finder] = {"ack": _acks, "note": _notes, "adjust": _adjustments}
+def _inspections(payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts):
+    checklist = status.get("checklist") if status else None
+    entry = checklist.get(str(payload.get("item"))) if isinstance(checklist, Mapping) else None
+    if not isinstance(entry, Mapping):
+        return frozenset()
+    if (
+        entry.get("by") == who
+        and entry.get("result") == payload.get("result")
+        and (entry.get("note") or "") == (payload.get("note") or "")
+    ):
+        return frozenset({(payload.get("item"), entry.get("by"), entry.get("at"))})
+    return frozenset()
+
+
+RECORDED_IN: dict[str, Finder] = {
+    "ack": _acks,
+    "note": _notes,
+    "adjust": _adjustments,
+    "inspection": _inspections,
+}
 """For each action kind: the matching entries the aggregator shows for it."""
 
 
@@ -150,4 +190,7 @@ def describe(kind: str, payload: Mapping[str, Any]) -> str:
         return f"note{about}: “{payload.get('text')}”"
     if kind == "adjust":
         return f"set attendance to {payload.get('attendance'):,}: “{payload.get('reason')}”"
+    if kind == "inspection":
+        found = f": “{payload['note']}”" if payload.get("note") else ""
+        return f"mark {payload.get('item')} {payload.get('result')}{found}"
     return f"{kind}: {dict(payload)}"

@@ -11,10 +11,9 @@ One factory, :func:`make_inspector_app`, builds the app for the command line and
 the tests; with ``broker=None`` and injected statuses it runs without a broker (the
 snapshot tests and the benchmark).
 
-Issue 8's checklist plugs in here: a ``ChecklistScreen`` bound to a key on the main
-screen, reading ``status["checklist"]`` and sending kind ``inspection`` through
-:meth:`InspectorApp.send_action` (its "recorded" check goes in
-``actions.RECORDED_IN``).
+The facilities checklist (SPEC 4a) is a screen of its own (``i`` on the main screen):
+it reads ``status["checklist_items"]`` and ``status["checklist"]`` and sends kind
+``inspection`` through :meth:`InspectorApp.send_action` like any other action.
 """
 
 from __future__ import annotations
@@ -44,18 +43,22 @@ from dashboards.inspector.actions import (
     ack_payload,
     adjust_payload,
     describe,
+    inspection_payload,
     iso_utc,
     note_payload,
     recorded_entries,
     update_recorded,
 )
+from dashboards.inspector.checklist_panels import applicable_items
 from dashboards.inspector.panels import is_flashing
 from dashboards.inspector.screens.alert_detail import AlertDetailScreen
+from dashboards.inspector.screens.checklist import ChecklistScreen
 from dashboards.inspector.screens.forms import (
     AckForm,
     AdjustForm,
     AdjustInput,
     ConfirmScreen,
+    DeficientForm,
     NoteForm,
     NoteInput,
 )
@@ -68,6 +71,8 @@ from kent_ops.mqtt import BrokerAddress, BrokerUrlError, parse_broker_url
 __all__ = ["InspectorApp", "cli_dashboard", "make_inspector_app"]
 
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+CHECKLIST_SCREEN = "checklist"
+"""The checklist screen is installed once, so reopening it keeps the inspector's place."""
 _EVENT_ID = re.compile(r"^[a-z0-9-]+$")
 
 
@@ -215,6 +220,15 @@ class InspectorApp(FeedApp):
             self._adjust_flow(), name="adjust", group="inspector-action", exclusive=True
         )
 
+    def start_inspection(self, item: str, result: str) -> None:
+        """Mark a checklist item: ask what was found if deficient, confirm, publish."""
+        self.run_worker(
+            self._inspection_flow(item, result),
+            name="inspection",
+            group="inspector-action",
+            exclusive=True,
+        )
+
     async def _ack_flow(self, alert_id: str) -> None:
         comment = await self.push_screen_wait(
             AckForm(alert_id, self.alerts.get(alert_id), blink=self.blink)
@@ -240,10 +254,27 @@ class InspectorApp(FeedApp):
             payload = adjust_payload(entered.attendance, entered.reason, self.clock())
             await self._confirm_and_send("adjust", payload)
 
-    async def _confirm_and_send(self, kind: str, payload: dict[str, Any]) -> None:
+    async def _inspection_flow(self, item: str, result: str) -> None:
+        entry = next((i for i in applicable_items(self.status) if i.get("item") == item), {})
+        text, cite = str(entry.get("text") or ""), str(entry.get("cite") or "")
+        note = ""
+        if result == "deficient":
+            found: str | None = await self.push_screen_wait(
+                DeficientForm(item, text, cite, blink=self.blink)
+            )
+            if found is None:
+                return
+            note = found
+        payload = inspection_payload(item, result, self.clock(), note)
+        what = describe("inspection", payload) + (f"\n{text}  ({cite})" if text else "")
+        await self._confirm_and_send("inspection", payload, what=what)
+
+    async def _confirm_and_send(
+        self, kind: str, payload: dict[str, Any], *, what: str | None = None
+    ) -> None:
         topic = self.topics.inspector(self.inspector, kind)
         confirmed = await self.push_screen_wait(
-            ConfirmScreen(describe(kind, payload), self.inspector, topic)
+            ConfirmScreen(what or describe(kind, payload), self.inspector, topic)
         )
         if confirmed:
             self.send_action(kind, {**payload, "ts": iso_utc(self.clock())})
@@ -308,6 +339,14 @@ class InspectorApp(FeedApp):
         """Show one alert in full."""
         self.push_screen(AlertDetailScreen(alert_id))
 
+    def open_checklist(self) -> None:
+        """Show the facilities checklist, where the inspector left it (one screen, kept)."""
+        if isinstance(self.screen, ChecklistScreen):
+            return
+        if not self.is_screen_installed(CHECKLIST_SCREEN):
+            self.install_screen(ChecklistScreen(self.inspector), CHECKLIST_SCREEN)
+        self.push_screen(CHECKLIST_SCREEN)
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -328,6 +367,11 @@ class InspectorApp(FeedApp):
                 main.action_acknowledge,
             )
             yield SystemCommand("Alert details", "The chosen alert in full", main.action_details)
+        yield SystemCommand(
+            "Facilities checklist",
+            "Mark permit:C, D, F items ok, deficient (with a note) or n/a",
+            self.open_checklist,
+        )
         yield SystemCommand("Add a note", "A note for the record", lambda: self.start_note(None))
         yield SystemCommand(
             "Adjust attendance", "Set attendance to a counted figure", self.start_adjust

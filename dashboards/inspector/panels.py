@@ -30,6 +30,7 @@ from dashboards.common.format import (
 )
 from dashboards.common.renderables import LimitBar, TrendLine
 from dashboards.common.rows import Cell, Column, Item, Row
+from kent_ops.checklist import BY_ITEM
 from kent_ops.ordinance import RULES
 
 __all__ = [
@@ -417,8 +418,24 @@ def alert_item(alert: Alert, zone: tzinfo, *, flash_on: bool = False) -> Item:
         head.append("  ✗ not acked", style="bold red" if severity == "breach" else "dim")
     if alert.get("uncertain"):
         head.append("  uncertain", style="dark_orange")
-    body = Text(str(alert.get("message") or ""), style="dim" if cleared else "")
+    body = Text(_alert_body(alert), style="dim" if cleared else "")
     return Item(key, mark, head, body)
+
+
+def _alert_body(alert: Alert) -> str:
+    """The message; for a deficient facility, the requirement and what was found.
+
+    The id and citation are on the heading already; what the inspector needs under
+    them is which requirement failed, in words, and the note that is the evidence.
+    """
+    subject = alert.get("subject")
+    if alert.get("rule") == "facility-deficient" and isinstance(subject, str):
+        requirement = BY_ITEM.get(subject)
+        observed = alert.get("observed")
+        note = observed.get("note") if isinstance(observed, Mapping) else None
+        if requirement is not None:
+            return requirement.text + (f" — found: “{note}”" if note else "")
+    return str(alert.get("message") or "")
 
 
 def pending_item(key: str, pending: Mapping[str, Any], zone: tzinfo) -> Item:
@@ -510,6 +527,9 @@ def alert_detail(alert: Alert | None, status: Status | None) -> RenderableType:
     facts.add_row("Message", Text(str(alert.get("message") or "")))
     if rule is not None:
         facts.add_row("Rule", rule.summary)
+    requirement = BY_ITEM.get(str(alert.get("subject")))
+    if rule_name == "facility-deficient" and requirement is not None:
+        facts.add_row("Requirement", f"{requirement.item}: {requirement.text}")
     state, state_style = _state_word(alert)
     facts.add_row("State", Text(state, style=state_style))
     facts.add_row("Observed", _figures(alert.get("observed")))

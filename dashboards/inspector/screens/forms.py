@@ -1,4 +1,4 @@
-"""The action forms (acknowledge, note, adjust) and the confirmation before sending.
+"""The action forms (acknowledge, note, adjust, deficient) and the confirmation before sending.
 
 Each form returns what the inspector typed, or None when cancelled; nothing is sent
 until the confirmation screen, which shows exactly what will be published and under
@@ -24,6 +24,7 @@ __all__ = [
     "AdjustForm",
     "AdjustInput",
     "ConfirmScreen",
+    "DeficientForm",
     "NoteForm",
     "NoteInput",
 ]
@@ -172,6 +173,29 @@ class AdjustForm(_Form):
             self.error("An adjustment needs a reason.")
             return
         self.dismiss(AdjustInput(attendance, reason))
+
+
+class DeficientForm(_Form):
+    """What was found, for a checklist item marked deficient; required (SPEC 4a)."""
+
+    def __init__(self, item: str, text: str, cite: str, *, blink: bool = True) -> None:
+        super().__init__(f"Mark {item} deficient", blink=blink)
+        self.item, self.text, self.cite = item, text, cite
+
+    def fields(self) -> ComposeResult:
+        context = Text(self.text)
+        context.append(f"  {self.cite}", style="cyan")
+        yield Static(context, classes="form-context")
+        yield Label("What was found (required: it is the evidence)")
+        yield _input(self.blink, id="found", placeholder="e.g. common cup at water station 2")
+
+    @on(Input.Submitted, "#found")
+    def _submit(self, event: Input.Submitted) -> None:
+        found = event.value.strip()
+        if not found:
+            self.error("A deficient mark needs a note saying what was found.")
+            return
+        self.dismiss(found)
 
 
 class ConfirmScreen(ModalScreen[bool]):

@@ -20,6 +20,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("a", "acknowledge the chosen alert, with a comment"),
     ("n", "add a note (about the chosen alert on its detail screen)"),
     ("c", "adjust attendance to a counted figure, with a reason"),
+    ("i", "the facilities checklist, permit:C, D and F"),
+    ("  o / d / n", "there: mark the item ok, deficient (with a note) or n/a"),
     ("Tab", "move between the alerts, gates and lots"),
     ("Ctrl+P", "command palette: every action by name"),
     ("? / F1", "this help"),

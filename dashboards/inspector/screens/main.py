@@ -2,8 +2,7 @@
 
 The app binds its reactives into this screen and the screen binds them on into its
 widgets (``data_bind``), so one status snapshot reaches every panel in the same
-refresh. A checklist screen (issue 8) adds a binding here and an entry in the app's
-screens; it needs nothing else from this module.
+refresh. ``i`` opens the facilities checklist, a screen of its own.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ class MainScreen(Screen[None]):
         Binding("a", "acknowledge", "Ack alert"),
         Binding("n", "note", "Note"),
         Binding("c", "adjust", "Adjust att."),
+        Binding("i", "checklist", "Checklist"),
         Binding("d", "details", "Details", show=False),
         Binding("tab", "app.focus_next", "Next panel", show=False),
     ]
@@ -120,6 +120,9 @@ class MainScreen(Screen[None]):
 
     def action_adjust(self) -> None:
         self.app.start_adjust()  # type: ignore[attr-defined]
+
+    def action_checklist(self) -> None:
+        self.app.open_checklist()  # type: ignore[attr-defined]
 
     def action_details(self) -> None:
         alert_id = self.selected_alert

@@ -23,10 +23,13 @@ _STATE = {
 """The state comes first on the line, so a narrow screen cuts the words, not the verdict."""
 
 
-def action_line(action: SentAction | None, zone: tzinfo) -> Text:
-    """``✓ recorded  14:03:09 acknowledge A-0004: “Called the organiser”``."""
+NO_ACTIONS = "No actions yet: a acknowledge · n note · c adjust attendance"
+
+
+def action_line(action: SentAction | None, zone: tzinfo, hint: str = NO_ACTIONS) -> Text:
+    """``✓ recorded  14:03:09 acknowledge A-0004: “Called the organiser”``; ``hint`` if none."""
     if action is None:
-        return Text("No actions yet: a acknowledge · n note · c adjust attendance", style="dim")
+        return Text(hint, style="dim")
     words, style = _STATE[action.state]
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(words, style=style)
@@ -43,9 +46,13 @@ class ActionLog(Panel):
     status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (for the event's time zone)."""
 
+    def __init__(self, *, id: str | None = None, hint: str = NO_ACTIONS) -> None:
+        super().__init__(id=id)
+        self.hint = hint
+
     def _redraw(self) -> None:
         latest = self.actions[-1] if self.actions else None
-        self.show(action_line(latest, event_zone(self.status)))
+        self.show(action_line(latest, event_zone(self.status), self.hint))
 
     def watch_actions(self) -> None:
         self._redraw()

@@ -1,0 +1,162 @@
+"""The facilities checklist screen (SPEC 4a): what no sensor sees, marked on site.
+
+Items are grouped by paragraph of the ordinance (C(1) Drinking water … D, F), only
+those that apply to the permit (the aggregator's status lists them). One key marks
+the highlighted item: ``o`` ok, ``d`` deficient (a note saying what was found is
+required), ``n`` n/a. Each marking is confirmed, published at QoS 1 on this
+inspector's inspection topic, and shown "✓ recorded" once the status carries it; a
+deficient item then also appears among the alerts as ``facility-deficient``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, cast
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+
+from dashboards.common.format import event_zone, local_clock
+from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.inspector.actions import SentAction
+from dashboards.inspector.checklist_panels import checklist_summary, item_detail
+from dashboards.inspector.widgets.action_log import ActionLog
+from dashboards.inspector.widgets.checklist_list import ChecklistList
+
+if TYPE_CHECKING:
+    from dashboards.inspector.app import InspectorApp
+
+__all__ = ["ChecklistScreen", "waiting_items"]
+
+
+def waiting_items(actions: tuple[SentAction, ...]) -> dict[str, str]:
+    """Items whose latest marking by this inspector is not recorded yet, with its result."""
+    waiting: dict[str, str] = {}
+    for action in actions:
+        if action.kind != "inspection":
+            continue
+        item = str(action.payload.get("item"))
+        if action.state in ("sent", "delivered"):
+            waiting[item] = str(action.payload.get("result"))
+        else:
+            waiting.pop(item, None)
+    return waiting
+
+
+class ChecklistScreen(Screen[None]):
+    """The applicable checklist items, each with its state and who marked it when."""
+
+    BINDINGS = [
+        Binding("escape,backspace", "app.pop_screen", "Back"),
+        Binding("o", "mark('ok')", "OK"),
+        Binding("d", "mark('deficient')", "Deficient"),
+        Binding("n", "mark('n/a')", "N/A"),
+    ]
+
+    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    """The last status snapshot (items that apply, latest marks, the time zone)."""
+    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True, repaint=False)
+    """Every alert seen (a deficient item's ``facility-deficient`` alert)."""
+    actions: reactive[tuple[SentAction, ...]] = reactive(tuple, repaint=False)
+    """This inspector's actions this session (what is still on its way)."""
+    now: reactive[datetime | None] = reactive(None, repaint=False)
+    """The local clock, for the title line."""
+
+    def __init__(self, inspector: str) -> None:
+        super().__init__(id="checklist-screen")
+        self.inspector = inspector
+
+    @property
+    def inspector_app(self) -> InspectorApp:
+        return cast("InspectorApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="checklist-title")
+        yield ConnectionBanner(id="banner")
+        yield ChecklistList(id="checklist")
+        yield Static(id="checklist-detail")
+        yield ActionLog(
+            id="action-log",
+            hint="No markings yet: o ok · d deficient (with a note) · n n/a, then y to send",
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        app = self.app
+        self.watch(app, "status", self._take_status)
+        self.watch(app, "alerts", self._take_alerts)
+        self.watch(app, "actions", self._take_actions)
+        self.watch(app, "now", self._take_now)
+        self.watch(app, "problem", self._take_problem)
+        self.query_one(ChecklistList).focus()
+
+    # what the app has -----------------------------------------------------------------
+
+    def _take_status(self, status: dict[str, Any] | None) -> None:
+        self.status = status
+
+    def _take_alerts(self, alerts: dict[str, dict[str, Any]]) -> None:
+        self.alerts = alerts
+
+    def _take_actions(self, actions: tuple[SentAction, ...]) -> None:
+        self.actions = actions
+
+    def _take_now(self, now: datetime | None) -> None:
+        self.now = now
+
+    def _take_problem(self, problem: str | None) -> None:
+        self.query_one(ConnectionBanner).problem = problem
+
+    def watch_status(self, status: dict[str, Any] | None) -> None:
+        self.query_one(ChecklistList).status = status
+        self.query_one(ActionLog).status = status
+        self.query_one("#checklist", ChecklistList).border_title = checklist_summary(status)
+        self._title()
+        self._detail()
+
+    def watch_alerts(self) -> None:
+        self._detail()
+
+    def watch_actions(self, actions: tuple[SentAction, ...]) -> None:
+        self.query_one(ChecklistList).waiting = waiting_items(actions)
+        self.query_one(ActionLog).actions = actions
+
+    def watch_now(self) -> None:
+        self._title()
+
+    def _title(self) -> None:
+        zone = event_zone(self.status)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(local_clock(self.now, zone, with_zone=True), style="bold")
+        text.append(f"  {self.inspector}", style="dim")
+        text.append("  Facilities checklist", style="bold")
+        text.append("  permit:C, D, F", style="cyan")
+        name = self.status.get("event_name") if self.status else None
+        if name:
+            text.append(f"  {name}", style="dim")
+        self.query_one("#checklist-title", Static).update(text)
+
+    def _detail(self) -> None:
+        chosen = self.query_one(ChecklistList).selected_item
+        self.query_one("#checklist-detail", Static).update(
+            item_detail(chosen, self.status, self.alerts)
+        )
+
+    @on(OptionList.OptionHighlighted, "#checklist")
+    def _highlighted(self) -> None:
+        self._detail()
+
+    # marking -------------------------------------------------------------------------
+
+    def action_mark(self, result: str) -> None:
+        """Mark the highlighted item; deficient asks what was found first."""
+        item = self.query_one(ChecklistList).selected_item
+        if item is None:
+            self.notify("Choose an item to mark first.", severity="warning")
+            return
+        self.inspector_app.start_inspection(item, result)
