@@ -200,6 +200,7 @@ class Aggregator:
         self._recorded_clock: str | None = None
         self._storage_alerts = 0
         self._storage_alert: dict[str, Any] | None = None
+        self._retained: dict[str, bytes] = {}
         self.published_status = 0
 
     # -- life cycle -----------------------------------------------------------------------
@@ -246,7 +247,8 @@ class Aggregator:
             self._log.append("status", now, payload=json_bytes(self.engine.status()))
             self._log.commit()
             self._last_snapshot = time.monotonic()
-            self._publish_changes(changes)  # queued by paho until connected
+            self._republish_retained()  # queued by paho until connected
+            self._publish_changes(changes)
         except BaseException:
             self._log.close()
             raise
@@ -299,8 +301,11 @@ class Aggregator:
     def _rebuild(self) -> tuple[Engine, int]:
         """A fresh engine fed every committed message record: the state the log proves.
 
-        Alerts and commands it produces were already logged and published, so they are
-        collected and discarded; alert ids then continue where they were.
+        Alerts and commands it produces were already logged, so they are collected and
+        discarded; alert ids then continue where they were. The last logged state of
+        each alert and gate command is kept for :meth:`_republish_retained`: a crash
+        between a commit and its publish would otherwise leave the broker's retained
+        copy one state behind for good.
 
         With the wall clock, the engine is also ticked to the time of every other record,
         except the service's own ``system`` records before the engine has any time (the
@@ -314,14 +319,22 @@ class Aggregator:
         engine = Engine(self.permit, clock=self.clock, keys=self.keys)
         wall = self.clock == "wall"
         replayed = 0
+        retained: dict[str, bytes] = {}
         for rec in read_records(self.evidence_path):
             if rec.kind == "message":
                 engine.feed(rec.topic or "", rec.payload, rec.received_at, rec.id)
                 engine.note_record_hash(rec.id, rec.hash)
                 replayed += 1
                 continue
-            if rec.kind == "alert" and STORAGE_RULE.encode() in rec.payload:
-                self._note_storage_alert(rec.payload)
+            if rec.kind == "alert":
+                alert_id = json.loads(rec.payload).get("id")
+                if isinstance(alert_id, str):
+                    retained[self.topics.alert(alert_id)] = rec.payload
+                if STORAGE_RULE.encode() in rec.payload:
+                    self._note_storage_alert(rec.payload)
+            elif rec.kind == "command":
+                body = json.loads(rec.payload)
+                retained[self.topics.gate_command(body["gate"])] = json_bytes(body["command"])
             if rec.kind == "system" and b'"started"' in rec.payload:
                 started = json.loads(rec.payload)
                 if started.get("event") == "started":
@@ -329,7 +342,25 @@ class Aggregator:
             if wall and (rec.kind != "system" or engine.now is not None):
                 engine.tick(rec.received_at)
         engine.collect_changes()
+        self._retained = retained
         return engine, replayed
+
+    def _republish_retained(self) -> None:
+        """Publish again the last logged state of every alert and gate command.
+
+        The log is the truth: whatever a crashed run committed but had not yet
+        published reaches the dashboards now (a repeat of a state they have is harmless).
+        """
+        client = self._client
+        assert client is not None
+        for topic, payload in self._retained.items():
+            client.publish(topic, payload, qos=1, retain=True)
+        if self._retained:
+            log.info(
+                "republished the last logged state of %d alerts and gate commands",
+                len(self._retained),
+            )
+        self._retained = {}
 
     # -- the network thread ---------------------------------------------------------------
 
@@ -687,6 +718,7 @@ class Aggregator:
         )
         if first:
             self._engine, _ = self._rebuild()
+            self._retained = {}  # all published already: this rebuild only undoes the batch
             self._storage_state_changed(failing=True)
 
     def _retry_storage(self) -> None:

@@ -32,11 +32,11 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import pytest
 
-from kent_ops.aggregator import Aggregator, Timing
+from kent_ops.aggregator import Aggregator, Timing, permit_sha256
 from kent_ops.broker import MosquittoBroker
 from kent_ops.cli import main as kent_ops_main
 from kent_ops.engine import Engine
-from kent_ops.evidence import read_records, verify
+from kent_ops.evidence import EvidenceLog, json_bytes, read_records, verify
 from kent_ops.mqtt import make_client, parse_broker_url
 from kent_ops.permit import load_permit
 from kent_ops.replay import replay
@@ -971,6 +971,32 @@ def test_five_sigkills_lose_nothing_acknowledged_and_reuse_no_alert_id(
     for alert_id, alert in engine.alerts.items():
         assert {f: published[alert_id][f] for f in fields} == {f: alert[f] for f in fields}
     assert set(published) == set(engine.alerts)
+
+
+@pytest.mark.timeout(30)
+def test_a_restart_publishes_what_a_crashed_run_committed_but_never_published(
+    tmp_path: Path, broker: MosquittoBroker, watcher: Watcher, publisher: Publisher
+) -> None:
+    """The log, not the broker's retained copy, is the truth about each alert."""
+    permit = load_permit(write_permit(tmp_path))
+    evidence = tmp_path / "evidence.sqlite"
+    address = parse_broker_url(broker.url)
+    with serving(Aggregator(permit, evidence, address, "sensor", timing=FAST), watcher):
+        publisher.send("parking/lot-a/occupancy", {"seq": 1, "ts": ts(1), "occupied": 590})
+        publisher.send("parking/lot-a/occupancy", {"seq": 2, "ts": ts(3), "occupied": 590})
+        raised = watcher.alert("A-0001", lambda a: a["rule"] == "lot-full")
+    # A run that committed the alert's next state, then died before publishing it:
+    later = {**raised, "ended_at": ts(4).replace("Z", "+00:00"), "acknowledged": []}
+    with EvidenceLog.open(evidence, event_id=EVENT, permit_sha256=permit_sha256(permit)) as log:
+        log.append("alert", datetime.now(UTC), payload=json_bytes(later))
+        log.append("command", datetime.now(UTC),
+                   payload=json_bytes({"gate": "south", "command": {"admit": False}}))  # fmt: skip
+        log.commit()
+    assert json.loads(watcher.latest[f"{P}/alerts/A-0001"]) == raised
+    with serving(Aggregator(permit, evidence, address, "sensor", timing=FAST), watcher):
+        watcher.alert("A-0001", lambda a: a == later)
+        watcher.wait_for(f"{P}/gate/south/command", lambda b: json.loads(b) == {"admit": False})
+    assert verify(evidence).ok
 
 
 # -- 2a. the broker away for 30 s ------------------------------------------------------------
