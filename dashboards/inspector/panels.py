@@ -535,6 +535,8 @@ def alert_detail(alert: Alert | None, status: Status | None) -> RenderableType:
     facts.add_row("Observed", _figures(alert.get("observed")))
     facts.add_row("Required", _figures(alert.get("required")))
     worst = alert.get("worst")
+    if isinstance(worst, Mapping) and isinstance(worst.get("observed"), Mapping):
+        worst = worst["observed"]  # the engine's shape: {"observed": …, "required": …}
     if isinstance(worst, Mapping) and worst:
         facts.add_row("Worst", _figures(worst))
     facts.add_row(

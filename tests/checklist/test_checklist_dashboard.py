@@ -284,3 +284,38 @@ async def test_marking_deficient_from_the_dashboard_raises_the_alert_on_screen(
         "common cup at water station 2",
     )
     assert (set(ok), ok["item"], ok["result"]) == ({"ts", "item", "result"}, "C(1)(h)", "ok")
+
+
+async def test_reopened_after_a_resize_the_chosen_item_is_in_view(tmp_path: Path) -> None:
+    app = standalone(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("i", "up")  # round to F, the last item: all of it fits here
+        checklist = app.screen.query_one(ChecklistList)
+        assert checklist.selected_item == "F"
+        assert checklist.scroll_y == 0
+        await pilot.press("escape")
+        await pilot.resize_terminal(80, 24)  # now it does not, and F is at the bottom
+        await pilot.press("i")
+        await pilot.pause()
+        assert app.screen.query_one(ChecklistList) is checklist  # the same screen, kept
+        assert checklist.selected_item == "F"
+        index = checklist.highlighted
+        assert index is not None
+        top = checklist.scroll_y
+        assert top <= index < top + checklist.scrollable_content_region.height
+
+
+async def test_the_glance_panels_keep_their_height_when_the_first_status_comes_late(
+    tmp_path: Path,
+) -> None:
+    """Found walking the round: with a live broker the first status arrives after the
+    first layout, and the attendance panel stayed three lines tall until a resize."""
+    permit = load_permit(write_permit(tmp_path))
+    status, _ = engine_status(permit, [])
+    app = make_inspector_app(EVENT, None, "insp-1", clock=fixed_clock(T0), blink=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.show_status(status)
+        await pilot.pause()
+        for panel in ("#attendance", "#compliance"):
+            assert app.screen.query_one(panel).outer_size.height == 8

@@ -187,3 +187,7 @@ def test_the_alert_list_shows_a_deficiency_by_rule_cite_and_the_items_words(
     assert "No privy can leak into water; vaults closed to flies — found: “privy 20 m from" in text
     detail = plain(alert_detail(alerts[0], status))
     assert "Requirement   C(2)(c): No privy can leak into water; vaults closed to flies" in detail
+    # the engine's worst figure is {"observed": …, "required": …}: shown as figures
+    (worst,) = [line for line in detail.splitlines() if line.startswith("Worst")]
+    assert "note privy 20 m from the well" in worst
+    assert "{" not in worst

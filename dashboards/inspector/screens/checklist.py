@@ -147,6 +147,14 @@ class ChecklistScreen(Screen[None]):
             item_detail(chosen, self.status, self.alerts)
         )
 
+    def on_screen_resume(self) -> None:
+        # Installed once and shown again: the terminal may have been resized meanwhile,
+        # so bring the item the inspector left highlighted back into view.
+        self.query_one(ChecklistList).scroll_to_highlight()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.query_one(ChecklistList).scroll_to_highlight)
+
     @on(OptionList.OptionHighlighted, "#checklist")
     def _highlighted(self) -> None:
         self._detail()
