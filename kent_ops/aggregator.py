@@ -43,10 +43,11 @@ import paho.mqtt.client as mqtt
 from kent_ops import __version__
 from kent_ops.engine import Changes, Clock, Engine
 from kent_ops.errors import UsageError
-from kent_ops.evidence import EvidenceLog, EvidenceWriteError, json_bytes, read_records
+from kent_ops.evidence import EvidenceLog, EvidenceWriteError, json_bytes
 from kent_ops.mqtt import BrokerAddress, BrokerUrlError, Topics, make_client, parse_broker_url
 from kent_ops.ordinance import RULES
 from kent_ops.permit import Permit, PermitError, load_permit
+from kent_ops.replay import Replayed, replay
 from kent_ops.rules import message_for
 from kent_ops.signing import keys_for_permit
 
@@ -316,16 +317,9 @@ class Aggregator:
         So the replay never ticks further than the live engine had logged, and whatever
         the live engine did after its last commit, the restarted one does again.
         """
-        engine = Engine(self.permit, clock=self.clock, keys=self.keys)
-        wall = self.clock == "wall"
-        replayed = 0
         retained: dict[str, bytes] = {}
-        for rec in read_records(self.evidence_path):
-            if rec.kind == "message":
-                engine.feed(rec.topic or "", rec.payload, rec.received_at, rec.id)
-                engine.note_record_hash(rec.id, rec.hash)
-                replayed += 1
-                continue
+
+        def keep_retained(rec: Replayed, engine: Engine) -> None:
             if rec.kind == "alert":
                 alert_id = json.loads(rec.payload).get("id")
                 if isinstance(alert_id, str):
@@ -335,12 +329,19 @@ class Aggregator:
             elif rec.kind == "command":
                 body = json.loads(rec.payload)
                 retained[self.topics.gate_command(body["gate"])] = json_bytes(body["command"])
-            if rec.kind == "system" and b'"started"' in rec.payload:
-                started = json.loads(rec.payload)
-                if started.get("event") == "started":
-                    self._recorded_clock = started.get("clock")
-            if wall and (rec.kind != "system" or engine.now is not None):
-                engine.tick(rec.received_at)
+
+        # The log was verified when it was opened; messages need no callback.
+        result = replay(
+            self.permit,
+            self.evidence_path,
+            clock=self.clock,
+            on_record=keep_retained,
+            on_message=lambda verdict, engine: False,
+            verify=False,
+        )
+        self._recorded_clock = result.recorded_clock
+        engine = result.engine
+        replayed = result.messages
         engine.collect_changes()
         self._retained = retained
         return engine, replayed

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kent_ops.payloads import Badge, GateCount, LotOccupancy
-from kent_ops.timeutil import SECOND
+from kent_ops.timeutil import SECOND, to_us
 
 __all__ = ["Counting", "GateCounter", "GateOutcome", "LotSensor", "SensorLiveness", "StaffRoster"]
 
@@ -42,6 +42,7 @@ class GateCounter:
     base_in: int = 0
     base_out: int = 0
     restarts: int = 0
+    run_started: int = 0  # ts of the current run's first message, once it has restarted
     recent: deque[tuple[int, int]] = field(default_factory=deque)
     run_start: tuple[GateCount, ...] = ()
 
@@ -59,6 +60,10 @@ class GateCounter:
 
     def apply(self, msg: GateCount, t: int) -> GateOutcome:
         last = self.last_seq
+        if self.restarts and to_us(msg.ts) < self.run_started:
+            # A redelivery from an earlier run of the device (the broker resends what
+            # was not acknowledged before a crash): its totals were already stitched in.
+            return GateOutcome("duplicate", f"seq {msg.seq} is from before the counter restarted")
         lower = msg.in_total < self.device_in or msg.out_total < self.device_out
         if last is not None:
             if msg.seq <= 1 and msg.seq < last and lower:
@@ -68,6 +73,7 @@ class GateCounter:
                 self.base_in += self.device_in
                 self.base_out += self.device_out
                 self.restarts += 1
+                self.run_started = to_us(msg.ts)
                 self._take(msg, t)
                 return GateOutcome(
                     "restart",

@@ -162,7 +162,8 @@ def make_client(
         client.tls_set_context(context)
     if will_topic is not None:
         client.will_set(will_topic, will_payload, qos=1, retain=will_retain)
-    client.reconnect_delay_set(min_delay=1, max_delay=30)
+    # A field network drops and returns; come back within seconds, not half a minute.
+    client.reconnect_delay_set(min_delay=1, max_delay=5)
     client.max_inflight_messages_set(100)
     client.max_queued_messages_set(0)
     return client
