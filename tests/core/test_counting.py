@@ -110,6 +110,19 @@ def test_a_redelivered_first_message_after_a_real_restart_is_a_duplicate() -> No
     assert (g.in_total, g.out_total, g.restarts) == (59, 6, 1)
 
 
+def test_redelivered_messages_from_before_a_restart_are_not_counted_again() -> None:
+    """After a crash the broker resends a run's old messages; their seq may be above
+    the new run's, but their ts is before the restart, so they are duplicates."""
+    g = GateCounter()
+    for seq, total, second in ((1, 5, 0), (2, 10, 1), (3, 20, 2)):
+        assert g.apply(gc(seq, total, 0, second=second), 0).effect == "counted"
+    assert g.apply(gc(1, 1, 0, second=3), 0).effect == "restart"
+    for seq, total, second in ((2, 10, 1), (3, 20, 2)):
+        assert g.apply(gc(seq, total, 0, second=second), 0).effect == "duplicate"
+    assert g.apply(gc(2, 2, 0, second=4), 0).effect == "counted"
+    assert (g.in_total, g.restarts) == (22, 1)
+
+
 def test_per_minute_is_the_entry_rate_over_the_last_minute() -> None:
     g = GateCounter()
     g.apply(gc(1, 0, 0), 0)
