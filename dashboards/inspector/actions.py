@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 __all__ = [
+    "INSPECTION_RESULTS",
     "RECORDED_IN",
     "ActionState",
     "SentAction",
@@ -122,7 +123,9 @@ def _adjustments(payload: Mapping[str, Any], who: str, status: Status | None, al
     )
 
 
-def _inspections(payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts):
+def _inspections(
+    payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts
+) -> frozenset[tuple[Any, ...]]:
     checklist = status.get("checklist") if status else None
     entry = checklist.get(str(payload.get("item"))) if isinstance(checklist, Mapping) else None
     if not isinstance(entry, Mapping):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -86,7 +86,3 @@ class ChecklistList(OptionList):
             return
         self.set_options(options)
         self._shown = entries
-
-    def item_keys(self) -> Mapping[str, int]:
-        """Each item shown and its option index (headings left out)."""
-        return {e.key: i for i, e in enumerate(self._shown) if not e.is_heading}
