@@ -147,6 +147,9 @@ class AlertBook:
         uncertain: bool,
     ) -> Alert:
         alert_id = f"A-{self._next_number:04d}"
+        # Only a rule whose figures come from the gate counts is in doubt while a
+        # counter is down; an inspector's observation or a lot sensor's is not.
+        uncertain = uncertain and RULES[key[0]].counts_attendance
         self._next_number += 1
         alert = Alert(
             id=alert_id,

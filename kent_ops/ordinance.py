@@ -94,6 +94,8 @@ class Rule:
     cite: str
     summary: str
     per_subject: bool = False
+    counts_attendance: bool = False
+    """Its figures come from the gate counts: uncertain while a gate counter is down."""
 
 
 RULES: dict[str, Rule] = {
@@ -104,42 +106,49 @@ RULES: dict[str, Rule] = {
             "breach",
             "permit:A, penalties:A",
             "More than 500 persons without an issued permit, or outside the permitted hours.",
+            counts_attendance=True,
         ),
         Rule(
             "max-at-one-time",
             "breach",
             "permit:B(2), permit:G",
             "Attendance above the permitted maximum at one time.",
+            counts_attendance=True,
         ),
         Rule(
             "max-collective",
             "breach",
             "permit:B(2), permit:G",
             "Entries above the permitted maximum collectively.",
+            counts_attendance=True,
         ),
         Rule(
             "doctor-on-duty",
             "breach",
             "permit:C(9)",
             "Persons present and fewer doctors on duty than the permit requires (at least 1).",
+            counts_attendance=True,
         ),
         Rule(
             "nurse-ratio",
             "breach",
             "permit:C(9)",
             "Fewer registered nurses on duty than one per 500 persons (or the permit's ratio).",
+            counts_attendance=True,
         ),
         Rule(
             "parking-ratio",
             "breach",
             "permit:C(6)",
             "Fewer car spaces provided than one per four persons in attendance.",
+            counts_attendance=True,
         ),
         Rule(
             "overnight-housing",
             "breach",
             "permit:B(14), permit:C(7)",
             "Persons present past midnight and no housing declared.",
+            counts_attendance=True,
         ),
         Rule(
             "facility-deficient",

@@ -276,7 +276,10 @@ class Collector:
         else:
             if result.reason is not None:
                 self._tally(self.repeats, result.reason, rec)
-            if result.kind in _INSPECTOR_KINDS:
+            # A redelivered inspector message is recorded, not applied: list it once.
+            if result.kind in _INSPECTOR_KINDS and not (result.reason or "").startswith(
+                "duplicate"
+            ):
                 self._inspector(rec, result.kind, result.time.isoformat())
 
     # -- the rare records -----------------------------------------------------------------

@@ -237,33 +237,46 @@ def test_the_status_keeps_the_last_20_notes() -> None:
     assert [n["text"] for n in notes] == [f"note {i}" for i in range(5, 25)]
 
 
-def test_an_alert_raised_while_a_gate_is_offline_is_uncertain() -> None:
+def over_maximum(d: Driver, at: float) -> None:
+    assert d.present(d.engine.permit.max_at_one_time + 1, s(at)).accepted
+
+
+def test_an_attendance_alert_raised_while_a_gate_is_offline_is_uncertain() -> None:
     d = lifecycle()
     d.availability("south", s(0), "offline")
     assert d.status()["attendance"]["uncertain"] is True
+    over_maximum(d, 1)
+    d.tick(s(20))
+    assert d.alerts("max-at-one-time")[0]["uncertain"] is True
+
+
+def test_alerts_not_drawn_from_the_gate_counts_stay_certain_while_a_gate_is_down() -> None:
+    """A full lot, an offline sensor or an inspector's finding is not in doubt because
+    a gate counter is: only figures computed from attendance are."""
+    d = lifecycle()
+    d.availability("south", s(0), "offline")
     full(d, 1)
     d.tick(s(20))
-    assert the_alert(d)["uncertain"] is True
-    offline = d.alerts("sensor-offline", "south")[0]
-    assert offline["uncertain"] is True
+    assert the_alert(d)["uncertain"] is False
+    assert d.alerts("sensor-offline", "south")[0]["uncertain"] is False
 
 
 def test_an_alert_raised_with_every_gate_online_is_certain() -> None:
     d = lifecycle()
     d.availability("lot-b", s(0), "offline")  # a lot offline leaves the counts certain
-    full(d, 1)
+    over_maximum(d, 1)
     d.tick(s(20))
-    assert the_alert(d)["uncertain"] is False
+    assert d.alerts("max-at-one-time")[0]["uncertain"] is False
     assert d.status()["attendance"]["uncertain"] is False
 
 
 def test_uncertain_is_decided_when_the_alert_is_raised() -> None:
     d = lifecycle()
     d.availability("south", s(0), "offline")
-    full(d, 1)
-    d.availability("south", s(5), "online")  # back before the lot-full alert is raised
+    over_maximum(d, 1)
+    d.availability("south", s(5), "online")  # back before the alert is raised
     d.tick(s(20))
-    assert the_alert(d)["uncertain"] is False
+    assert d.alerts("max-at-one-time")[0]["uncertain"] is False
 
 
 def test_an_alert_cites_the_evidence_record_that_started_it() -> None:
