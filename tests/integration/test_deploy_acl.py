@@ -40,6 +40,7 @@ def secure_broker(tmp_path: Path, example_permit: Permit) -> Iterator[MosquittoB
         path.chmod(0o755 if path.is_dir() else 0o644)
     port = free_port()
     listener = (
+        "log_type all\n"  # debug lines name every publish the ACL denies
         "per_listener_settings false\n"
         "allow_anonymous false\n"
         f"password_file {passwords}\n"
@@ -109,10 +110,16 @@ def test_a_sensor_publishes_its_own_counts_but_not_another_gates(
     aggregator, rc = _connect(secure_broker, "kent-ops-aggregator")
     assert rc == 0
     got = _collect(aggregator, f"{e}/gate/+/count")
+    body = b'{"seq":1,"ts":"2027-07-04T14:00:00Z","in_total":5,"out_total":0}'
+    # The denied publish on a connection of its own: the broker may drop a client that
+    # publishes where it may not.
+    denied, rc = _connect(secure_broker, "sensor-north")
+    assert rc == 0
+    denied.publish(f"{e}/gate/south/count", body, qos=1)
+    time.sleep(0.3)
+    _stop(denied)
     north, rc = _connect(secure_broker, "sensor-north")
     assert rc == 0
-    body = b'{"seq":1,"ts":"2027-07-04T14:00:00Z","in_total":5,"out_total":0}'
-    north.publish(f"{e}/gate/south/count", body, qos=1).wait_for_publish(5)
     north.publish(f"{e}/gate/north/count", body, qos=1).wait_for_publish(5)
     deadline = time.monotonic() + 10
     while not got and time.monotonic() < deadline:
@@ -121,6 +128,9 @@ def test_a_sensor_publishes_its_own_counts_but_not_another_gates(
     _stop(north)
     _stop(aggregator)
     assert [t for t, _ in got] == [f"{e}/gate/north/count"]
+    log = (secure_broker.workdir / "mosquitto.log").read_text()
+    assert "Denied PUBLISH from" in log
+    assert f"'{e}/gate/south/count'" in log
 
 
 def test_an_inspector_writes_only_its_own_topics_and_dashboards_only_read(
@@ -151,6 +161,9 @@ def test_an_inspector_writes_only_its_own_topics_and_dashboards_only_read(
     for c in (insp, aggregator):
         _stop(c)
     assert [t for t, _ in got] == [f"{e}/inspector/insp-1/note"]
+    log = (secure_broker.workdir / "mosquitto.log").read_text()
+    assert log.count(f"'{e}/inspector/insp-2/note'") >= 1
+    assert log.count("Denied PUBLISH from") >= 2
 
 
 def test_clients_without_the_ca_cannot_talk_tls(secure_broker: MosquittoBroker) -> None:
