@@ -16,15 +16,8 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
-from checklist_support import (
-    EVENT,
-    T0,
-    P,
-    Watcher,
-    engine_status,
-    running_aggregator,
-    write_permit,
-)
+from checklist_support import engine_status, running_aggregator, write_permit
+from live_support import EVENT, T0, P, Watcher
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Footer, Static

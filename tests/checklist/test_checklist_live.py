@@ -16,15 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from checklist_support import (
-    T0,
-    WINDOW_END,
-    P,
-    Publisher,
-    Watcher,
-    running_aggregator,
-    write_permit,
-)
+from checklist_support import WINDOW_END, running_aggregator, write_permit
+from live_support import T0, P, Publisher, Watcher
 
 from kent_ops.broker import MosquittoBroker
 from kent_ops.permit import Permit, load_permit

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from checklist_support import EVENT, T0, engine_status, write_permit
+from checklist_support import engine_status, write_permit
+from live_support import EVENT, T0
 
 from dashboards.common.clock import fixed_clock
 from dashboards.inspector.app import InspectorApp, make_inspector_app

@@ -16,33 +16,22 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import paho.mqtt.client as mqtt
 import pytest
+from live_support import FAST, T0, P, Publisher, Watcher, permit_text, ts
 
-from kent_ops.aggregator import Aggregator, Timing
+from kent_ops.aggregator import Aggregator
 from kent_ops.broker import MosquittoBroker
 from kent_ops.engine import Engine
 from kent_ops.evidence import read_records, verify
-from kent_ops.mqtt import make_client, parse_broker_url
+from kent_ops.mqtt import parse_broker_url
 from kent_ops.permit import Permit, load_permit
 
 pytestmark = pytest.mark.integration
-
-ROOT = Path(__file__).resolve().parents[2]
-EVENT = "kent-summer-fest-2027"
-P = f"kent/{EVENT}"
-T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)  # 10:00 in Kent, when the window opens
-
-FAST = Timing(heartbeat_s=1.0, snapshot_s=1.0, checkpoint_s=2.0, tick_s=0.2)
-
-
-def ts(seconds: float) -> str:
-    return (T0 + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
 
 
 def write_permit(
@@ -55,106 +44,17 @@ def write_permit(
     resume_below: int = 1450,
 ) -> Path:
     """The example permit with quick alerting, a small security roster and a low hold."""
-    text = (ROOT / "examples" / "permit.toml").read_text()
-    text = text.split("[alerting]")[0]
-    text = re.sub(r"security_guards = \d+", "security_guards = 2", text)
-    text += (
-        "[alerting]\n"
-        f"pending_s = {pending_s}\nclear_s = {clear_s}\nstale_after_s = {stale_after_s}\n"
-        f"hold_at = {hold_at}\nresume_below = {resume_below}\n"
-    )
     path = tmp_path / "permit.toml"
-    path.write_text(text)
+    path.write_text(
+        permit_text(
+            pending_s=pending_s,
+            clear_s=clear_s,
+            stale_after_s=stale_after_s,
+            hold_at=hold_at,
+            resume_below=resume_below,
+        )
+    )
     return path
-
-
-class Watcher:
-    """A real subscriber to everything under the event's prefix, keeping the latest."""
-
-    def __init__(self, broker: MosquittoBroker) -> None:
-        self.latest: dict[str, bytes] = {}
-        self.statuses: list[dict[str, Any]] = []
-        self._cond = threading.Condition()
-        self.client = make_client(parse_broker_url(broker.url))
-        self.client.on_message = self._on_message
-        self.client.on_connect = lambda c, *a: c.subscribe(f"{P}/#", qos=1)
-        self.client.connect(broker.host, broker.port)
-        self.client.loop_start()
-
-    def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
-        with self._cond:
-            self.latest[msg.topic] = msg.payload
-            if msg.topic == f"{P}/status":
-                self.statuses.append(json.loads(msg.payload))
-            self._cond.notify_all()
-
-    def wait_for(
-        self, topic: str, predicate: Callable[[bytes], bool] = bool, timeout: float = 15.0
-    ) -> bytes:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                value = self.latest.get(topic)
-                if value is not None and predicate(value):
-                    return value
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(f"{topic}: wanted value not seen; last {value!r}")
-                self._cond.wait(remaining)
-
-    def status(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 15.0) -> dict:
-        raw = self.wait_for(f"{P}/status", lambda b: predicate(json.loads(b)), timeout)
-        return json.loads(raw)
-
-    def alert(self, alert_id: str, predicate: Callable[[dict[str, Any]], bool] = bool) -> dict:
-        raw = self.wait_for(f"{P}/alerts/{alert_id}", lambda b: predicate(json.loads(b)))
-        return json.loads(raw)
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
-
-
-class Publisher:
-    """One real QoS 1 publishing client, so the broker keeps the messages' order."""
-
-    def __init__(self, broker: MosquittoBroker) -> None:
-        self.client = make_client(parse_broker_url(broker.url))
-        self.client.max_inflight_messages_set(1000)
-        self.client.connect(broker.host, broker.port)
-        self.client.loop_start()
-        self.sent: list[tuple[str, bytes]] = []
-
-    def send(self, topic: str, payload: dict[str, Any] | bytes | str, wait: bool = True) -> None:
-        if isinstance(payload, dict):
-            data = json.dumps(payload).encode()
-        elif isinstance(payload, str):
-            data = payload.encode()
-        else:
-            data = payload
-        info = self.client.publish(f"{P}/{topic}", data, qos=1)
-        self.sent.append((f"{P}/{topic}", data))
-        if wait:
-            info.wait_for_publish(timeout=10)
-
-    def gate(self, gate: str, seq: int, at: float, in_total: int, out_total: int) -> None:
-        self.send(
-            f"gate/{gate}/count",
-            {"seq": seq, "ts": ts(at), "in_total": in_total, "out_total": out_total},
-        )
-
-    def lot(self, lot: str, seq: int, at: float, occupied: int) -> None:
-        self.send(f"parking/{lot}/occupancy", {"seq": seq, "ts": ts(at), "occupied": occupied})
-
-    def badge(self, seq: int, at: float, badge: str, role: str, action: str = "on") -> None:
-        self.send(
-            "staff/first-aid/badge",
-            {"seq": seq, "ts": ts(at), "badge": badge, "role": role, "action": action},
-        )
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
 
 
 @pytest.fixture

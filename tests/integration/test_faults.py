@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import random
-import re
 import signal
 import sqlite3
 import subprocess
@@ -29,15 +28,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import paho.mqtt.client as mqtt
 import pytest
+from live_support import EVENT, T0, P, Publisher, Watcher, permit_text, ts, wait_until
 
 from kent_ops.aggregator import Aggregator, Timing, permit_sha256
 from kent_ops.broker import MosquittoBroker
 from kent_ops.cli import main as kent_ops_main
 from kent_ops.engine import Engine
 from kent_ops.evidence import EvidenceLog, json_bytes, read_records, verify
-from kent_ops.mqtt import make_client, parse_broker_url
+from kent_ops.mqtt import parse_broker_url
 from kent_ops.permit import load_permit
 from kent_ops.replay import replay
 from kent_ops.signing import load_keys
@@ -47,10 +46,6 @@ from sensors.tally import Tally
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
-EVENT = "kent-summer-fest-2027"
-P = f"kent/{EVENT}"
-T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)  # 10:00 in Kent, when the window opens
 FAST = Timing(
     heartbeat_s=0.5,
     snapshot_s=1.0,
@@ -64,10 +59,6 @@ FAST = Timing(
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def ts(seconds: float) -> str:
-    return (T0 + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
-
-
 def write_permit(
     tmp_path: Path,
     *,
@@ -79,135 +70,19 @@ def write_permit(
     signing: str | None = None,
     name: str = "permit.toml",
 ) -> Path:
-    """The example permit with other gates, quick alerting and, optionally, signing.
-
-    ``window_now`` moves the permitted window around the wall clock, for tests whose
-    aggregator runs on it.
-    """
-    text = (ROOT / "examples" / "permit.toml").read_text()
-    head, rest = text.split("[[gates]]", 1)
-    lots = "[[lots]]" + rest.split("[[lots]]", 1)[1].split("[alerting]")[0]
-    if window_now:
-        now = datetime.now(UTC).replace(microsecond=0)
-        head = re.sub(
-            r"\[\[windows\]\][^\[]*",
-            f"[[windows]]\nstart = {(now - timedelta(hours=1)).isoformat()}\n"
-            f"end = {(now + timedelta(hours=3)).isoformat()}\n\n",
-            head,
-        )
-    head = re.sub(r"security_guards = \d+", "security_guards = 2", head)
-    text = head + "".join(f'[[gates]]\nid = "{g}"\n' for g in gates) + "\n" + lots
-    text += (
-        "[alerting]\n"
-        f"pending_s = {pending_s}\nclear_s = {clear_s}\nstale_after_s = {stale_after_s}\n"
-    )
-    if signing is not None:
-        text += f'\n[signing]\nkeys_file = "{signing}"\n'
+    """The example permit with other gates, quick alerting and, optionally, signing."""
     path = tmp_path / name
-    path.write_text(text)
+    path.write_text(
+        permit_text(
+            gates=gates,
+            pending_s=pending_s,
+            clear_s=clear_s,
+            stale_after_s=stale_after_s,
+            window_now=window_now,
+            signing=signing,
+        )
+    )
     return path
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Poll ``predicate`` until it returns something true; fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
-
-
-class Watcher:
-    """A real subscriber to everything under the event's prefix, keeping the latest."""
-
-    def __init__(self, broker: MosquittoBroker) -> None:
-        self.latest: dict[str, bytes] = {}
-        self.availability: list[bytes] = []
-        self._cond = threading.Condition()
-        self.client = make_client(parse_broker_url(broker.url))
-        self.client.on_message = self._on_message
-        self.client.on_connect = lambda c, *a: c.subscribe(f"{P}/#", qos=1)
-        self.client.connect(broker.host, broker.port)
-        self.client.loop_start()
-
-    def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
-        with self._cond:
-            self.latest[msg.topic] = msg.payload
-            if msg.topic == f"{P}/aggregator/availability":
-                self.availability.append(msg.payload)
-            self._cond.notify_all()
-
-    def wait_for(
-        self, topic: str, predicate: Callable[[bytes], bool] = bool, timeout: float = 15.0
-    ) -> bytes:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                value = self.latest.get(topic)
-                if value is not None and predicate(value):
-                    return value
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(f"{topic}: wanted value not seen; last {value!r}")
-                self._cond.wait(remaining)
-
-    def status(
-        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 15.0
-    ) -> dict[str, Any]:
-        return json.loads(self.wait_for(f"{P}/status", lambda b: predicate(json.loads(b)), timeout))
-
-    def alert(
-        self, alert_id: str, predicate: Callable[[dict[str, Any]], bool] = bool
-    ) -> dict[str, Any]:
-        raw = self.wait_for(f"{P}/alerts/{alert_id}", lambda b: predicate(json.loads(b)))
-        return json.loads(raw)
-
-    def alerts(self) -> dict[str, dict[str, Any]]:
-        with self._cond:
-            return {
-                t.rsplit("/", 1)[1]: json.loads(v)
-                for t, v in self.latest.items()
-                if t.startswith(f"{P}/alerts/")
-            }
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
-
-
-class Publisher:
-    """One real QoS 1 client (so the broker keeps the order), remembering every publish."""
-
-    def __init__(self, broker: MosquittoBroker, inflight: int = 1000) -> None:
-        self.client = make_client(parse_broker_url(broker.url))
-        self.client.max_inflight_messages_set(inflight)
-        self.client.connect(broker.host, broker.port)
-        self.client.loop_start()
-        self.sent: list[tuple[str, bytes]] = []
-        self.infos: list[mqtt.MQTTMessageInfo] = []
-
-    def send(self, topic: str, payload: bytes | dict[str, Any], wait: bool = False) -> None:
-        data = json.dumps(payload).encode() if isinstance(payload, dict) else payload
-        full = topic if topic.startswith("kent/") else f"{P}/{topic}"
-        info = self.client.publish(full, data, qos=1)
-        self.sent.append((full, data))
-        self.infos.append(info)
-        if wait:
-            info.wait_for_publish(timeout=10)
-
-    def all_acknowledged(self, timeout: float = 30.0) -> bool:
-        """Wait (bounded) for the broker's PUBACK of everything sent."""
-        deadline = time.monotonic() + timeout
-        for info in self.infos:
-            info.wait_for_publish(timeout=max(0.01, deadline - time.monotonic()))
-        return all(info.is_published() for info in self.infos)
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
 
 
 @pytest.fixture
@@ -219,7 +94,7 @@ def watcher(broker: MosquittoBroker) -> Iterator[Watcher]:
 
 @pytest.fixture
 def publisher(broker: MosquittoBroker) -> Iterator[Publisher]:
-    p = Publisher(broker)
+    p = Publisher(broker, wait=False)
     yield p
     p.close()
 

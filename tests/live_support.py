@@ -1,0 +1,246 @@
+"""Real MQTT clients and permit copies shared by the tests that run a live aggregator.
+
+Everything here is real: a paho subscriber that keeps the latest message of every
+topic under the event's prefix, a paho QoS 1 publisher (one connection, so the broker
+keeps the order), and permit files written to ``tmp_path`` from the example.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from kent_ops.aggregator import Timing
+from kent_ops.broker import MosquittoBroker
+from kent_ops.mqtt import make_client, parse_broker_url
+
+ROOT = Path(__file__).resolve().parents[1]
+EVENT = "kent-summer-fest-2027"
+P = f"kent/{EVENT}"
+T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)  # 10:00 in Kent, when the window opens
+
+FAST = Timing(heartbeat_s=1.0, snapshot_s=1.0, checkpoint_s=2.0, tick_s=0.2)
+"""Service intervals short enough for tests to see heartbeats and checkpoints."""
+
+
+def ts(seconds: float, start: datetime = T0) -> str:
+    """``start`` plus ``seconds`` as a payload time (UTC, ``Z``)."""
+    return (start + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+
+
+def permit_text(
+    *,
+    gates: tuple[str, ...] | None = None,
+    pending_s: float = 2,
+    clear_s: float = 3,
+    stale_after_s: float = 3600,
+    hold_at: int | None = None,
+    resume_below: int | None = None,
+    security_guards: int = 2,
+    overnight: bool = False,
+    food_served: bool = True,
+    window_now: bool = False,
+    signing: str | None = None,
+) -> str:
+    """The example permit's text with the changes a test needs.
+
+    ``window_now`` moves the permitted window around the wall clock, for tests whose
+    aggregator runs on it; ``gates`` replaces the example's gates.
+    """
+    text = (ROOT / "examples" / "permit.toml").read_text().split("[alerting]")[0]
+    if gates is not None:
+        head, rest = text.split("[[gates]]", 1)
+        lots = "[[lots]]" + rest.split("[[lots]]", 1)[1]
+        text = head + "".join(f'[[gates]]\nid = "{g}"\n' for g in gates) + "\n" + lots
+    if window_now:
+        now = datetime.now(UTC).replace(microsecond=0)
+        text = re.sub(
+            r"\[\[windows\]\][^\[]*",
+            f"[[windows]]\nstart = {(now - timedelta(hours=1)).isoformat()}\n"
+            f"end = {(now + timedelta(hours=3)).isoformat()}\n\n",
+            text,
+            count=1,
+        )
+    text = re.sub(r"security_guards = \d+", f"security_guards = {security_guards}", text)
+    if overnight:
+        text = text.replace("overnight = false", "overnight = true").replace(
+            "housing_declared = false", "housing_declared = true"
+        )
+    if not food_served:
+        text = text.replace("food_served = true", "food_served = false")
+    text += (
+        "[alerting]\n"
+        f"pending_s = {pending_s}\nclear_s = {clear_s}\nstale_after_s = {stale_after_s}\n"
+    )
+    if hold_at is not None:
+        text += f"hold_at = {hold_at}\n"
+    if resume_below is not None:
+        text += f"resume_below = {resume_below}\n"
+    if signing is not None:
+        text += f'\n[signing]\nkeys_file = "{signing}"\n'
+    return text
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll ``predicate`` until it returns something true; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+class Watcher:
+    """A real subscriber to everything under the event's prefix, keeping the latest of each.
+
+    It also keeps every status and every aggregator availability it saw, in order.
+    """
+
+    def __init__(self, broker: MosquittoBroker) -> None:
+        self.latest: dict[str, bytes] = {}
+        self.statuses: list[dict[str, Any]] = []
+        self.availability: list[bytes] = []
+        self._cond = threading.Condition()
+        subscribed = threading.Event()
+        self.client = make_client(parse_broker_url(broker.url))
+        self.client.on_message = self._on_message
+        self.client.on_connect = lambda c, *a: c.subscribe(f"{P}/#", qos=1)
+        self.client.on_subscribe = lambda *a: subscribed.set()
+        self.client.connect(broker.host, broker.port)
+        self.client.loop_start()
+        if not subscribed.wait(10):
+            raise TimeoutError("the watcher could not subscribe")
+
+    def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
+        with self._cond:
+            self.latest[msg.topic] = msg.payload
+            if msg.topic == f"{P}/status":
+                self.statuses.append(json.loads(msg.payload))
+            elif msg.topic == f"{P}/aggregator/availability":
+                self.availability.append(msg.payload)
+            self._cond.notify_all()
+
+    def wait_for(
+        self, topic: str, predicate: Callable[[bytes], bool] = bool, timeout: float = 15.0
+    ) -> bytes:
+        """The latest payload on ``topic`` once it satisfies ``predicate`` (bounded wait)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                value = self.latest.get(topic)
+                if value is not None and predicate(value):
+                    return value
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"{topic}: wanted value not seen; last {value!r}")
+                self._cond.wait(remaining)
+
+    def status(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 15.0
+    ) -> dict[str, Any]:
+        raw = self.wait_for(f"{P}/status", lambda b: predicate(json.loads(b)), timeout)
+        return json.loads(raw)
+
+    def alert(
+        self, alert_id: str, predicate: Callable[[dict[str, Any]], bool] = bool
+    ) -> dict[str, Any]:
+        raw = self.wait_for(f"{P}/alerts/{alert_id}", lambda b: predicate(json.loads(b)))
+        return json.loads(raw)
+
+    def alerts(self) -> dict[str, dict[str, Any]]:
+        """Every alert seen so far, in its latest state, by id."""
+        with self._cond:
+            return {
+                topic.rsplit("/", 1)[1]: json.loads(raw)
+                for topic, raw in self.latest.items()
+                if topic.startswith(f"{P}/alerts/") and raw
+            }
+
+    def forget(self, topic: str) -> None:
+        """Drop what was seen on ``topic``, to wait for its next value."""
+        with self._cond:
+            self.latest.pop(topic, None)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+class Publisher:
+    """One real QoS 1 client (so the broker keeps the order), remembering every publish.
+
+    Args:
+        broker: the test's broker.
+        inflight: how many messages may await their PUBACK at once.
+        wait: whether :meth:`send` waits for each PUBACK by default.
+    """
+
+    def __init__(self, broker: MosquittoBroker, inflight: int = 1000, wait: bool = True) -> None:
+        self.client = make_client(parse_broker_url(broker.url))
+        self.client.max_inflight_messages_set(inflight)
+        self.client.connect(broker.host, broker.port)
+        self.client.loop_start()
+        self.wait = wait
+        self.sent: list[tuple[str, bytes]] = []
+        self.infos: list[mqtt.MQTTMessageInfo] = []
+
+    def send(
+        self, topic: str, payload: dict[str, Any] | bytes | str, wait: bool | None = None
+    ) -> None:
+        """Publish at QoS 1 under the event's prefix (or to a full ``kent/…`` topic)."""
+        if isinstance(payload, dict):
+            data = json.dumps(payload).encode()
+        elif isinstance(payload, str):
+            data = payload.encode()
+        else:
+            data = payload
+        full = topic if topic.startswith("kent/") else f"{P}/{topic}"
+        info = self.client.publish(full, data, qos=1)
+        self.sent.append((full, data))
+        self.infos.append(info)
+        if self.wait if wait is None else wait:
+            info.wait_for_publish(timeout=10)
+
+    def all_acknowledged(self, timeout: float = 30.0) -> bool:
+        """Wait (bounded) for the broker's PUBACK of everything sent."""
+        deadline = time.monotonic() + timeout
+        for info in self.infos:
+            info.wait_for_publish(timeout=max(0.01, deadline - time.monotonic()))
+        return all(info.is_published() for info in self.infos)
+
+    def gate(self, gate: str, seq: int, at: float, in_total: int, out_total: int) -> None:
+        self.send(
+            f"gate/{gate}/count",
+            {"seq": seq, "ts": ts(at), "in_total": in_total, "out_total": out_total},
+        )
+
+    def lot(self, lot: str, seq: int, at: float, occupied: int) -> None:
+        self.send(f"parking/{lot}/occupancy", {"seq": seq, "ts": ts(at), "occupied": occupied})
+
+    def badge(self, seq: int, at: float, badge: str, role: str, action: str = "on") -> None:
+        self.send(
+            "staff/first-aid/badge",
+            {"seq": seq, "ts": ts(at), "badge": badge, "role": role, "action": action},
+        )
+
+    def mark(self, who: str, item: str, result: str, at: float, note: str = "") -> None:
+        """An inspector's checklist marking (SPEC 4a)."""
+        body: dict[str, Any] = {"ts": ts(at), "item": item, "result": result}
+        if note:
+            body["note"] = note
+        self.send(f"inspector/{who}/inspection", body)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
