@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from live_support import Publisher, Watcher
 
 from kent_ops.broker import MosquittoBroker, mosquitto_binary
 from kent_ops.permit import Permit, load_permit
@@ -35,3 +36,19 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MosquittoBroker
         yield b
     finally:
         b.stop()
+
+
+@pytest.fixture
+def watcher(broker: MosquittoBroker) -> Iterator[Watcher]:
+    """A real subscriber to everything under the example event's prefix."""
+    w = Watcher(broker)
+    yield w
+    w.close()
+
+
+@pytest.fixture
+def publisher(broker: MosquittoBroker) -> Iterator[Publisher]:
+    """A real QoS 1 publisher that waits for each PUBACK."""
+    p = Publisher(broker)
+    yield p
+    p.close()

@@ -10,7 +10,6 @@ clock, so the payloads' ``ts`` decide every time checked here.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -29,20 +28,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 def at(seconds: float) -> str:
     """The engine's ISO form of T0 + seconds, as status and alerts give times."""
     return f"2027-07-04T14:{int(seconds) // 60:02d}:{int(seconds) % 60:02d}+00:00"
-
-
-@pytest.fixture
-def watcher(broker: MosquittoBroker) -> Iterator[Watcher]:
-    w = Watcher(broker)
-    yield w
-    w.close()
-
-
-@pytest.fixture
-def publisher(broker: MosquittoBroker) -> Iterator[Publisher]:
-    p = Publisher(broker)
-    yield p
-    p.close()
 
 
 @pytest.fixture

@@ -58,20 +58,6 @@ def write_permit(
 
 
 @pytest.fixture
-def watcher(broker: MosquittoBroker) -> Iterator[Watcher]:
-    w = Watcher(broker)
-    yield w
-    w.close()
-
-
-@pytest.fixture
-def publisher(broker: MosquittoBroker) -> Iterator[Publisher]:
-    p = Publisher(broker)
-    yield p
-    p.close()
-
-
-@pytest.fixture
 def permit(tmp_path: Path) -> Permit:
     return load_permit(write_permit(tmp_path))
 

@@ -86,14 +86,8 @@ def write_permit(
 
 
 @pytest.fixture
-def watcher(broker: MosquittoBroker) -> Iterator[Watcher]:
-    w = Watcher(broker)
-    yield w
-    w.close()
-
-
-@pytest.fixture
 def publisher(broker: MosquittoBroker) -> Iterator[Publisher]:
+    """These tests pipeline their publishes and wait for the PUBACKs when they need to."""
     p = Publisher(broker, wait=False)
     yield p
     p.close()
