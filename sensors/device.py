@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
@@ -206,7 +207,7 @@ class MqttLink:
         self._up.clear()
 
 
-class Device:
+class Device(ABC):
     """The part of a sensor that is the same for every kind.
 
     Subclasses name their ``kind`` and topic, say what one reading holds
@@ -258,9 +259,9 @@ class Device:
     # -- what subclasses provide -------------------------------------------------------
 
     @property
+    @abstractmethod
     def topic(self) -> str:
         """The topic this device's readings go to."""
-        raise NotImplementedError
 
     def _reading(self) -> dict[str, Any] | None:
         """The current reading (without ``seq`` and ``ts``), or None if it has none."""
@@ -269,8 +270,8 @@ class Device:
     def _state_fields(self) -> dict[str, Any]:
         return {}
 
-    def _load_fields(self, data: dict[str, Any]) -> None:
-        """Restore what :meth:`_state_fields` saved."""
+    def _load_fields(self, data: dict[str, Any]) -> None:  # noqa: B027 - optional hook
+        """Restore what :meth:`_state_fields` saved (nothing, for a stateless device)."""
 
     def _link_up(self) -> None:
         """After a (re)connection: periodic devices send their latest reading once."""
