@@ -44,9 +44,9 @@ from kent_ops import __version__
 from kent_ops.engine import Changes, Clock, Engine
 from kent_ops.errors import UsageError
 from kent_ops.evidence import EvidenceLog, EvidenceWriteError, json_bytes
-from kent_ops.mqtt import BrokerAddress, BrokerUrlError, Topics, make_client, parse_broker_url
+from kent_ops.mqtt import BrokerAddress, Topics, make_client, parse_broker_url
 from kent_ops.ordinance import RULES
-from kent_ops.permit import Permit, PermitError, load_permit
+from kent_ops.permit import Permit, load_permit
 from kent_ops.replay import Replayed, replay
 from kent_ops.rules import message_for
 from kent_ops.signing import keys_for_permit
@@ -991,14 +991,8 @@ def configure_logging(level: str) -> None:
 
 def cli_run(args: argparse.Namespace) -> int:
     """``kent-ops run``: serve until SIGINT/SIGTERM; 0 on a clean stop."""
-    try:
-        address = parse_broker_url(args.broker)
-    except BrokerUrlError as exc:
-        raise UsageError(str(exc)) from None
-    try:
-        permit = load_permit(args.permit)
-    except PermitError as exc:
-        raise UsageError(str(exc)) from None
+    address = parse_broker_url(args.broker)
+    permit = load_permit(args.permit)
     ca_file = getattr(args, "ca_file", None)
     if ca_file is not None and not Path(ca_file).is_file():
         raise UsageError(f"CA file {ca_file}: no such file")

@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 
 from kent_ops.errors import UsageError
-from kent_ops.permit import Permit, PermitError, load_permit
+from kent_ops.permit import Permit, load_permit
 from kent_ops.signing import generate_keys_file
 
 __all__ = ["acl_text", "cli_acl", "cli_certs", "cli_keys", "make_certs", "users_for", "write_keys"]
@@ -111,16 +111,9 @@ def acl_text(permit: Permit, inspectors: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _load(path: str) -> Permit:
-    try:
-        return load_permit(path)
-    except PermitError as exc:
-        raise UsageError(f"{exc.source} is not a valid permit: {exc.problems[0]}") from None
-
-
 def cli_acl(args: argparse.Namespace) -> int:
     """``kent-ops deploy acl --permit P [--inspector ID …] [--out FILE]``."""
-    permit = _load(args.permit)
+    permit = load_permit(args.permit)
     for who in args.inspector:
         if not who or "/" in who or "+" in who or "#" in who:
             raise UsageError(f"inspector id {who!r} cannot be used in an MQTT topic")
@@ -224,7 +217,7 @@ def write_keys(permit: Permit, out: Path) -> list[str]:
 
 def cli_keys(args: argparse.Namespace) -> int:
     """``kent-ops deploy keys --permit P --out FILE``."""
-    permit = _load(args.permit)
+    permit = load_permit(args.permit)
     out = Path(args.out)
     sensors = write_keys(permit, out)
     try:

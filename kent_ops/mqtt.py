@@ -13,6 +13,8 @@ from urllib.parse import unquote, urlsplit
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from kent_ops.errors import UsageError
+
 __all__ = [
     "BrokerAddress",
     "BrokerUrlError",
@@ -24,8 +26,11 @@ __all__ = [
 DEFAULT_BROKER_URL = "mqtt://localhost:1883"
 
 
-class BrokerUrlError(ValueError):
-    """A ``--broker`` value that is not ``mqtt://[user:pass@]host:port`` or ``mqtts://…``."""
+class BrokerUrlError(UsageError, ValueError):
+    """A ``--broker`` value that is not ``mqtt://[user:pass@]host:port`` or ``mqtts://…``.
+
+    A usage error: the command line prints it as one line and exits 2.
+    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from kent_ops import ordinance as law
+from kent_ops.errors import UsageError
 
 __all__ = [
     "Agent",
@@ -34,8 +35,11 @@ ID_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SENSOR_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
-class PermitError(ValueError):
-    """A permit file that cannot be used; ``problems`` lists every reason."""
+class PermitError(UsageError, ValueError):
+    """A permit file that cannot be used; ``problems`` lists every reason.
+
+    A usage error: the command line prints it as one line and exits 2.
+    """
 
     def __init__(self, problems: list[str], source: str = "permit") -> None:
         self.problems = problems

@@ -35,7 +35,7 @@ from typing import Any
 from kent_ops import __version__
 from kent_ops.errors import KentOpsError, UsageError
 from kent_ops.evidence import ChainBroken, EvidenceError, read_meta
-from kent_ops.permit import Permit, PermitError, load_permit
+from kent_ops.permit import Permit, load_permit
 from kent_ops.precheck import pre_event_findings
 from kent_ops.replay import ReplayResult, last_record_id, record_hashes, replay
 from kent_ops.reporting.collect import Collector
@@ -104,13 +104,6 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _load_permit(path: Path) -> Permit:
-    try:
-        return load_permit(path)
-    except PermitError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def _check_out_dir(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out} is a file; --out names the folder the report is written to")
@@ -143,7 +136,7 @@ def build_report(
     permit_path = Path(permit_path)
     evidence_path = Path(evidence_path)
     out = Path(out_dir)
-    permit = _load_permit(permit_path)
+    permit = load_permit(permit_path)
     meta = read_meta(evidence_path)
     if meta.get("event_id") != permit.event_id:
         raise UsageError(

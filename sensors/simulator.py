@@ -23,8 +23,8 @@ from types import FrameType
 import paho.mqtt.client as mqtt
 
 from kent_ops.errors import UsageError
-from kent_ops.mqtt import BrokerAddress, BrokerUrlError, make_client, parse_broker_url
-from kent_ops.permit import Permit, PermitError, load_permit
+from kent_ops.mqtt import BrokerAddress, make_client, parse_broker_url
+from kent_ops.permit import Permit, load_permit
 from sensors.scenario import generate
 from sensors.scenario_file import Scenario, ScenarioError, load_scenario
 
@@ -186,14 +186,8 @@ def run_simulation(
 
 def cli_simulate(args: argparse.Namespace) -> int:
     """``kent-ops simulate``: run a scenario against a broker and print one summary line."""
-    try:
-        permit = load_permit(args.permit)
-    except PermitError as exc:
-        raise UsageError(str(exc)) from None
-    try:
-        address = parse_broker_url(args.broker)
-    except BrokerUrlError as exc:
-        raise UsageError(str(exc)) from None
+    permit = load_permit(args.permit)
+    address = parse_broker_url(args.broker)
     start = _parse_start(args.start, permit) if args.start else None
     try:
         scenario = load_scenario(args.scenario)

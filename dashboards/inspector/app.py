@@ -66,7 +66,7 @@ from dashboards.inspector.screens.help import HelpScreen
 from dashboards.inspector.screens.main import MainScreen
 from dashboards.inspector.trend import AttendanceTrend
 from kent_ops.errors import UsageError
-from kent_ops.mqtt import BrokerAddress, BrokerUrlError, parse_broker_url
+from kent_ops.mqtt import BrokerAddress, parse_broker_url
 
 __all__ = ["InspectorApp", "cli_dashboard", "make_inspector_app"]
 
@@ -428,10 +428,7 @@ def make_inspector_app(
 
 def cli_dashboard(args: argparse.Namespace) -> int:
     """``kent-ops dashboard``: run the inspector dashboard until the inspector quits."""
-    try:
-        broker = parse_broker_url(args.broker)
-    except BrokerUrlError as exc:
-        raise UsageError(str(exc)) from None
+    broker = parse_broker_url(args.broker)
     app = make_inspector_app(args.event, broker, args.inspector, ca_file=args.ca_file)
     app.run()
     return 0
