@@ -129,7 +129,6 @@ class Engine:
         self._deficient: dict[str, str] = {}
         self._checklist_state: dict[str, dict[str, Any]] = {}
         self._skewed: dict[str, float] = {}
-        self._held: dict[tuple[str, str | None], Any] = {}
         self._admit_capacity = True
         self._command_state: tuple[bool, str] | None = None
         self._commands_changed = False
@@ -442,7 +441,6 @@ class Engine:
             deficient=self._deficient,
             skewed=self._skewed,
         )
-        self._held = held
         self.alert_book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
         attendance = counts.attendance
         if self._admit_capacity and attendance >= self._hold_at:
