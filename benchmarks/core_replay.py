@@ -19,9 +19,9 @@ from pathlib import Path
 
 import msgspec
 
-from kent_ops.engine import Engine
-from kent_ops.payloads import GateCount
-from kent_ops.permit import parse_permit
+from kent_ops.core.engine import Engine
+from kent_ops.core.permit import parse_permit
+from kent_ops.core.wire import GateCount
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -37,9 +37,9 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.broker import MosquittoBroker
-from kent_ops.evidence import read_records
-from kent_ops.mqtt import make_client, parse_broker_url
+from kent_ops.broker.client import make_client, parse_broker_url
+from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.evidence.log import read_records
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENT = "kent-summer-fest-2027"

@@ -7,7 +7,7 @@ records: every message is fed to a real engine on the wall clock (so each record
 the engine's verdict, and alert records appear where the live service would have written
 them), status snapshots every 10 s, checkpoints every 60 s. Records go straight into
 SQLite with ``executemany`` in large transactions, chained with
-:func:`kent_ops.evidence.record_hash` (no MQTT: this measures the report, not the
+:func:`kent_ops.evidence.log.record_hash` (no MQTT: this measures the report, not the
 broker). Then it times ``kent-ops report`` on the log as a subprocess and prints the
 seconds, records per second and the child's peak memory.
 
@@ -34,9 +34,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from kent_ops.engine import Engine
-from kent_ops.evidence import EvidenceLog, format_time, json_bytes, record_hash
-from kent_ops.permit import load_permit
+from kent_ops.core.engine import Engine
+from kent_ops.core.permit import load_permit
+from kent_ops.evidence.log import EvidenceLog, format_time, json_bytes, record_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENT = "kent-summer-fest-2027"

@@ -18,7 +18,7 @@ QoS 1, reconnecting by itself), ``attach(link)``, ``close()``; constructor argum
 ``clock`` (injectable: simulated time), ``tz``, ``key`` (HMAC signing, canonical form in
 :mod:`sensors.payloads`), ``state_file`` (``seq`` and totals survive a reboot) and
 ``heartbeat_s``. With a permit whose ``[signing]`` names a keys file, the commands, the
-generator and the simulator sign with each sensor's key (see :mod:`kent_ops.signing`).
+generator and the simulator sign with each sensor's key (see :mod:`kent_ops.core.signing`).
 While the broker is away a gate counter or lot sensor keeps counting and
 publishes its latest figures once on reconnection; a badge reader keeps its scans and
 sends them in order.
@@ -55,7 +55,7 @@ Publishing:
   int``: publishes ``generate``'s messages QoS 1 over one connection, simulated time
   running ``speed`` times faster than the wall clock; returns the number acknowledged.
   ``stop`` (a ``threading.Event``) ends it early; ``on_progress(published, sim_time)``
-  is called a few times a second. Raises ``kent_ops.errors.UsageError`` for a bad
+  is called a few times a second. Raises ``kent_ops.core.errors.UsageError`` for a bad
   scenario or an unreachable broker.
 - ``sensors.simulator.cli_simulate(args)``: ``kent-ops simulate``.
 

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.mqtt import BrokerAddress, Topics, make_client
+from kent_ops.broker.client import BrokerAddress, Topics, make_client
 from sensors.payloads import encode_payload, format_ts
 
 __all__ = [

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from kent_ops.mqtt import Topics
-from kent_ops.permit import Permit
-from kent_ops.signing import keys_for_permit
+from kent_ops.broker.client import Topics
+from kent_ops.core.permit import Permit
+from kent_ops.core.signing import keys_for_permit
 from sensors.badge_reader import BadgeReader
 from sensors.device import Device, MemoryLink, Sent
 from sensors.gate_counter import GateCounter

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kent_ops.permit import Permit
+from kent_ops.core.permit import Permit
 from sensors.payloads import ROLES
 
 __all__ = [

@@ -22,9 +22,9 @@ from types import FrameType
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.errors import UsageError
-from kent_ops.mqtt import BrokerAddress, make_client, parse_broker_url
-from kent_ops.permit import Permit, load_permit
+from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
+from kent_ops.core.errors import UsageError
+from kent_ops.core.permit import Permit, load_permit
 from sensors.scenario import generate
 from sensors.scenario_file import Scenario, ScenarioError, load_scenario
 

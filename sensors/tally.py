@@ -2,7 +2,7 @@
 
 Tests of the engine, the demo and the reports need the right answers for a simulated
 day without trusting the engine to compute them. :class:`Tally` applies SPEC 3's
-counting rules to raw messages, written separately from ``kent_ops.counting`` so the
+counting rules to raw messages, written separately from ``kent_ops.core.counting`` so the
 two can check each other:
 
 - a message for a sensor the permit does not list, bad JSON, a field of the wrong type,
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from kent_ops.permit import Permit
+from kent_ops.core.permit import Permit
 from sensors.payloads import ROLES
 
 __all__ = ["GateTally", "Tally", "expected_totals"]

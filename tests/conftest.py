@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from live_support import Publisher, Watcher
 
-from kent_ops.broker import MosquittoBroker, mosquitto_binary
-from kent_ops.permit import Permit, load_permit
+from kent_ops.broker.mosquitto import MosquittoBroker, mosquitto_binary
+from kent_ops.core.permit import Permit, load_permit
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_PERMIT = ROOT / "examples" / "permit.toml"

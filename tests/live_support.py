@@ -18,9 +18,9 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.aggregator import Timing
-from kent_ops.broker import MosquittoBroker
-from kent_ops.mqtt import make_client, parse_broker_url
+from kent_ops.broker.client import make_client, parse_broker_url
+from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.service.aggregator import Timing
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENT = "kent-summer-fest-2027"

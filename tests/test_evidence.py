@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kent_ops.cli import main
-from kent_ops.evidence import (
+from kent_ops.commands.cli import main
+from kent_ops.evidence.log import (
     GENESIS_HASH,
     ChainBroken,
     EvidenceError,

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 import paho.mqtt.client as mqtt
 
-from kent_ops.mqtt import BrokerAddress, Topics, make_client
+from kent_ops.broker.client import BrokerAddress, Topics, make_client
 
 __all__ = [
     "AlertUpdate",

@@ -27,7 +27,7 @@ from dashboards.common.messages import (
     StatusReceived,
     to_message,
 )
-from kent_ops.mqtt import BrokerAddress, Topics
+from kent_ops.broker.client import BrokerAddress, Topics
 
 __all__ = ["FeedApp"]
 

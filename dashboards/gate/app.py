@@ -38,9 +38,9 @@ from dashboards.gate.tally import (
     manual_gate,
     tally_path,
 )
-from kent_ops.errors import UsageError
-from kent_ops.mqtt import BrokerAddress, Topics, parse_broker_url
-from kent_ops.signing import load_keys
+from kent_ops.broker.client import BrokerAddress, Topics, parse_broker_url
+from kent_ops.core.errors import UsageError
+from kent_ops.core.signing import load_keys
 from sensors.payloads import encode_payload
 
 __all__ = ["GateApp", "cli_gate", "make_gate_app"]

@@ -65,8 +65,8 @@ from dashboards.inspector.screens.forms import (
 from dashboards.inspector.screens.help import HelpScreen
 from dashboards.inspector.screens.main import MainScreen
 from dashboards.inspector.trend import AttendanceTrend
-from kent_ops.errors import UsageError
-from kent_ops.mqtt import BrokerAddress, parse_broker_url
+from kent_ops.broker.client import BrokerAddress, parse_broker_url
+from kent_ops.core.errors import UsageError
 
 __all__ = ["InspectorApp", "cli_dashboard", "make_inspector_app"]
 
@@ -140,6 +140,7 @@ class InspectorApp(FeedApp):
         self._initial_statuses = list(statuses)
         self._initial_alerts = list(alerts)
         self._deliveries: dict[int, mqtt.MQTTMessageInfo] = {}
+        self._flash_phase: bool | None = None
 
     # lifecycle ----------------------------------------------------------------------
 
@@ -158,6 +159,7 @@ class InspectorApp(FeedApp):
             self.show_status(status)
         for alert in self._initial_alerts:
             self.show_alert(str(alert.get("id")), alert)
+        self._flash()  # the first phase now, so a screen drawn at once repeats exactly
         self.set_interval(0.5, self._flash, name="alert-flash")
 
     # what arrives -------------------------------------------------------------------
@@ -193,8 +195,11 @@ class InspectorApp(FeedApp):
         self._check_recorded()
 
     def _flash(self) -> None:
-        moment = self.clock()
-        self.flash_on = int(moment.timestamp() * 2) % 2 == 0
+        """Follow the clock's half-second phase; a clock that stands still never flips it."""
+        phase = int(self.clock().timestamp() * 2) % 2 == 0
+        if phase != self._flash_phase:
+            self._flash_phase = phase
+            self.flash_on = phase
 
     def tick(self) -> None:
         super().tick()

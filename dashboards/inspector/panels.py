@@ -30,8 +30,8 @@ from dashboards.common.format import (
 )
 from dashboards.common.renderables import LimitBar, TrendLine
 from dashboards.common.rows import Cell, Column, Item, Row
-from kent_ops.checklist import BY_ITEM
-from kent_ops.ordinance import RULES
+from kent_ops.core.checklist import BY_ITEM
+from kent_ops.core.ordinance import RULES
 
 __all__ = [
     "GATE_COLUMNS",
@@ -583,7 +583,7 @@ def alert_detail(alert: Alert | None, status: Status | None) -> RenderableType:
 
 
 def rules_table() -> Table:
-    """Each live rule in one line with its severity and citation (kent_ops.ordinance.RULES).
+    """Each live rule in one line with its severity and citation (kent_ops.core.ordinance.RULES).
 
     The name and its citation stack in the first column so the explanation keeps
     most of an 80-column screen.

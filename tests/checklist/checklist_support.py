@@ -2,7 +2,7 @@
 
 Everything is real: the permit file is written to ``tmp_path`` and loaded, the broker
 is the ``broker`` fixture's Mosquitto, the clients are paho's, and the aggregator is
-:class:`kent_ops.aggregator.Aggregator` running in its own threads.
+:class:`kent_ops.service.aggregator.Aggregator` running in its own threads.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any, Literal
 
 from live_support import FAST, T0, P, Watcher, permit_text, ts
 
-from kent_ops.aggregator import Aggregator
-from kent_ops.broker import MosquittoBroker
-from kent_ops.engine import Engine
-from kent_ops.mqtt import parse_broker_url
-from kent_ops.permit import Permit
+from kent_ops.broker.client import parse_broker_url
+from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.engine import Engine
+from kent_ops.core.permit import Permit
+from kent_ops.service.aggregator import Aggregator
 
 WINDOW_END = datetime(2027, 7, 5, 3, 30, tzinfo=UTC)  # 23:30 in Kent
 

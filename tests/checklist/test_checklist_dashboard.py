@@ -31,9 +31,9 @@ from dashboards.inspector.screens.main import MainScreen
 from dashboards.inspector.widgets.action_log import ActionLog
 from dashboards.inspector.widgets.alert_list import AlertList
 from dashboards.inspector.widgets.checklist_list import ChecklistList
-from kent_ops.broker import MosquittoBroker
-from kent_ops.mqtt import make_client, parse_broker_url
-from kent_ops.permit import load_permit
+from kent_ops.broker.client import make_client, parse_broker_url
+from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.permit import load_permit
 
 pytestmark = pytest.mark.timeout(60)
 

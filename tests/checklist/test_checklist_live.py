@@ -18,9 +18,9 @@ import pytest
 from checklist_support import WINDOW_END, running_aggregator, write_permit
 from live_support import T0, P, Publisher, Watcher
 
-from kent_ops.broker import MosquittoBroker
-from kent_ops.permit import Permit, load_permit
-from kent_ops.report import build_report
+from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.permit import Permit, load_permit
+from kent_ops.report.build import build_report
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 

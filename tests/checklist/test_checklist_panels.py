@@ -30,8 +30,8 @@ from dashboards.inspector.checklist_panels import (
 )
 from dashboards.inspector.panels import alert_detail, alert_items
 from dashboards.inspector.screens.checklist import waiting_items
-from kent_ops.checklist import CHECKLIST
-from kent_ops.permit import load_permit
+from kent_ops.core.checklist import CHECKLIST
+from kent_ops.core.permit import load_permit
 
 NOW = datetime(2027, 7, 4, 14, 5, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from live_support import EVENT, T0
 
 from dashboards.common.clock import fixed_clock
 from dashboards.inspector.app import InspectorApp, make_inspector_app
-from kent_ops.permit import load_permit
+from kent_ops.core.permit import load_permit
 
 SIZES = [pytest.param((120, 40), id="120x40"), pytest.param((80, 24), id="80x24")]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from kent_ops.engine import Engine, FeedResult
-from kent_ops.permit import Permit, parse_permit
+from kent_ops.core.engine import Engine, FeedResult
+from kent_ops.core.permit import Permit, parse_permit
 
 EXAMPLE_PATH = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"
 EXAMPLE_TEXT = EXAMPLE_PATH.read_text(encoding="utf-8")

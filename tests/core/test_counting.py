@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 from core_support import QUICK, Driver, local, permit_variant, when
 
-from kent_ops.counting import Counting, GateCounter, LotSensor, StaffRoster
-from kent_ops.payloads import Badge, GateCount, LotOccupancy
-from kent_ops.timeutil import SECOND
+from kent_ops.core.counting import Counting, GateCounter, LotSensor, StaffRoster
+from kent_ops.core.timeutil import SECOND
+from kent_ops.core.wire import Badge, GateCount, LotOccupancy
 
 T0 = datetime(2027, 7, 4, 16, 0, tzinfo=UTC)
 

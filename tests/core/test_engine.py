@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from core_support import PREFIX, QUICK, Driver, local, permit_variant, when
 
-from kent_ops.engine import Engine
+from kent_ops.core.engine import Engine
 
 SPEC_STATUS_KEYS = {
     "ts",

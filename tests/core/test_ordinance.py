@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kent_ops import ordinance as law
+from kent_ops.core import ordinance as law
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from core_support import PREFIX, QUICK, Driver, local, permit_variant
 
-from kent_ops.payloads import (
+from kent_ops.core.wire import (
     MAX_PAYLOAD_BYTES,
     Ack,
     Adjust,

@@ -19,7 +19,7 @@ from core_support import (
     permit_variant,
 )
 
-from kent_ops.permit import PermitError, load_permit, local_midnight_after, parse_permit
+from kent_ops.core.permit import PermitError, load_permit, local_midnight_after, parse_permit
 
 
 def problems_of(changes: dict[str, Any]) -> list[str]:

@@ -19,8 +19,8 @@ from core_support import PREFIX, Driver, local, permit_variant, when
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kent_ops import ordinance as law
-from kent_ops.engine import Engine
+from kent_ops.core import ordinance as law
+from kent_ops.core.engine import Engine
 
 GATES = ("north", "south", "north-manual")
 DEEP_EXAMPLES = int(os.environ.get("KENT_CORE_EXAMPLES", "120"))

@@ -13,7 +13,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 from textual.pilot import Pilot
 
-from kent_ops.broker import MosquittoBroker
+from kent_ops.broker.mosquitto import MosquittoBroker
 
 
 def _client(broker: MosquittoBroker, name: str) -> mqtt.Client:

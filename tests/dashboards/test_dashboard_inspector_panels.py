@@ -32,7 +32,7 @@ from dashboards.inspector.panels import (
     rules_table,
 )
 from dashboards.inspector.trend import AttendanceTrend
-from kent_ops.ordinance import RULES
+from kent_ops.core.ordinance import RULES
 
 NY = ZoneInfo("America/New_York")
 

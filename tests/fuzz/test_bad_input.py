@@ -12,9 +12,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kent_ops.engine import Engine
-from kent_ops.payloads import decode
-from kent_ops.permit import Permit, load_permit
+from kent_ops.core.engine import Engine
+from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.wire import decode
 
 PERMIT: Permit = load_permit(Path(__file__).parents[2] / "examples" / "permit.toml")
 PREFIX = f"kent/{PERMIT.event_id}"

@@ -24,12 +24,12 @@ from typing import Any
 import pytest
 from live_support import FAST, T0, P, Publisher, Watcher, permit_text, ts
 
-from kent_ops.aggregator import Aggregator
-from kent_ops.broker import MosquittoBroker
-from kent_ops.engine import Engine
-from kent_ops.evidence import read_records, verify
-from kent_ops.mqtt import parse_broker_url
-from kent_ops.permit import Permit, load_permit
+from kent_ops.broker.client import parse_broker_url
+from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.engine import Engine
+from kent_ops.core.permit import Permit, load_permit
+from kent_ops.evidence.log import read_records, verify
+from kent_ops.service.aggregator import Aggregator
 
 pytestmark = pytest.mark.integration
 

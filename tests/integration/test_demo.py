@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kent_ops.broker import mosquitto_binary
-from kent_ops.evidence import verify
+from kent_ops.broker.mosquitto import mosquitto_binary
+from kent_ops.evidence.log import verify
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

@@ -13,10 +13,10 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from kent_ops.broker import MosquittoBroker, free_port
-from kent_ops.deploy import acl_text, make_certs, users_for
-from kent_ops.mqtt import BrokerAddress, make_client
-from kent_ops.permit import Permit
+from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.broker.mosquitto import MosquittoBroker, free_port
+from kent_ops.commands.deploy import acl_text, make_certs, users_for
+from kent_ops.core.permit import Permit
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 PASSWORD = "field-secret"

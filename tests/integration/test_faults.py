@@ -31,15 +31,15 @@ from typing import Any
 import pytest
 from live_support import EVENT, T0, P, Publisher, Watcher, permit_text, ts, wait_until
 
-from kent_ops.aggregator import Aggregator, Timing, permit_sha256
-from kent_ops.broker import MosquittoBroker
-from kent_ops.cli import main as kent_ops_main
-from kent_ops.engine import Engine
-from kent_ops.evidence import EvidenceLog, json_bytes, read_records, verify
-from kent_ops.mqtt import parse_broker_url
-from kent_ops.permit import load_permit
-from kent_ops.replay import replay
-from kent_ops.signing import load_keys
+from kent_ops.broker.client import parse_broker_url
+from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.commands.cli import main as kent_ops_main
+from kent_ops.core.engine import Engine
+from kent_ops.core.permit import load_permit
+from kent_ops.core.signing import load_keys
+from kent_ops.evidence.log import EvidenceLog, json_bytes, read_records, verify
+from kent_ops.evidence.replay import replay
+from kent_ops.service.aggregator import Aggregator, Timing, permit_sha256
 from sensors.gate_counter import GateCounter
 from sensors.payloads import encode_payload
 from sensors.tally import Tally

@@ -14,9 +14,9 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 
-from kent_ops.broker import MosquittoBroker
-from kent_ops.mqtt import make_client, parse_broker_url
-from kent_ops.permit import Permit
+from kent_ops.broker.client import make_client, parse_broker_url
+from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.permit import Permit
 from sensors.gate_counter import GateCounter
 from sensors.scenario import generate
 from sensors.simulator import run_simulation

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from kent_ops.aggregator import Aggregator, Timing
-from kent_ops.broker import MosquittoBroker
-from kent_ops.evidence import EvidenceLog
-from kent_ops.mqtt import make_client, parse_broker_url
-from kent_ops.permit import load_permit
+from kent_ops.broker.client import make_client, parse_broker_url
+from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.permit import load_permit
+from kent_ops.evidence.log import EvidenceLog
+from kent_ops.service.aggregator import Aggregator, Timing
 
 pytestmark = pytest.mark.integration
 

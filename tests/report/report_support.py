@@ -15,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from kent_ops.engine import Engine
-from kent_ops.evidence import EvidenceLog, json_bytes
-from kent_ops.permit import Permit, load_permit
+from kent_ops.core.engine import Engine
+from kent_ops.core.permit import Permit, load_permit
+from kent_ops.evidence.log import EvidenceLog, json_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENT = "kent-summer-fest-2027"

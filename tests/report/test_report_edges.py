@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from report_support import ROOT, ScriptedLog, sha256_file, utc, write_permit
 
-from kent_ops.evidence import ChainBroken, EvidenceLog
-from kent_ops.permit import load_permit
-from kent_ops.report import FILES, build_report
-from kent_ops.reporting.findings import clean_up_status
+from kent_ops.core.permit import load_permit
+from kent_ops.evidence.log import ChainBroken, EvidenceLog
+from kent_ops.report.build import FILES, build_report
+from kent_ops.report.findings import clean_up_status
 
 T0 = utc(2027, 7, 4, 14, 0)  # 10:00 EDT
 

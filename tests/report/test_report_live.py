@@ -18,13 +18,13 @@ import paho.mqtt.client as mqtt
 import pytest
 from report_support import EVENT, P, utc, write_permit
 
-from kent_ops.aggregator import Aggregator, Timing
-from kent_ops.broker import MosquittoBroker
-from kent_ops.evidence import read_records
-from kent_ops.mqtt import make_client, parse_broker_url
-from kent_ops.permit import load_permit
-from kent_ops.report import build_report
-from kent_ops.reporting.findings import COMPARED_FIELDS
+from kent_ops.broker.client import make_client, parse_broker_url
+from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.permit import load_permit
+from kent_ops.evidence.log import read_records
+from kent_ops.report.build import build_report
+from kent_ops.report.findings import COMPARED_FIELDS
+from kent_ops.service.aggregator import Aggregator, Timing
 
 pytestmark = pytest.mark.integration
 

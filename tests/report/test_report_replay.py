@@ -1,4 +1,4 @@
-"""kent_ops.replay: one way to turn a log back into the live engine's state."""
+"""kent_ops.evidence.replay: one way to turn a log back into the live engine's state."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from report_support import ScriptedLog, utc, write_permit
 
-from kent_ops.engine import Engine, FeedResult
-from kent_ops.evidence import ChainBroken
-from kent_ops.replay import Replayed, last_record_id, replay
-from kent_ops.reporting.collect import Collector, normalise_reason
-from kent_ops.reporting.findings import compare_with_live
+from kent_ops.core.engine import Engine, FeedResult
+from kent_ops.evidence.log import ChainBroken
+from kent_ops.evidence.replay import Replayed, last_record_id, replay
+from kent_ops.report.collect import Collector, normalise_reason
+from kent_ops.report.findings import compare_with_live
 
 T0 = utc(2027, 7, 4, 14, 0)
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from report_support import ROOT, ScriptedLog, utc, write_permit
 
-from kent_ops.report import FILES, FINDINGS_COLUMNS, ReportOutcome, build_report
-from kent_ops.reporting.timeline import COLUMNS
+from kent_ops.report.build import FILES, FINDINGS_COLUMNS, ReportOutcome, build_report
+from kent_ops.report.timeline import COLUMNS
 
 T0 = utc(2027, 7, 4, 14, 0)  # 10:00 EDT
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kent_ops.engine import Engine
-from kent_ops.permit import Permit, load_permit
+from kent_ops.core.engine import Engine
+from kent_ops.core.permit import Permit, load_permit
 from sensors.scenario import generate
 from sensors.tally import expected_totals
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kent_ops.permit import Permit
+from kent_ops.core.permit import Permit
 from sensors.scenario_file import (
     BUILTIN_SCENARIOS,
     ScenarioError,

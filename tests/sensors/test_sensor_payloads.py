@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from kent_ops.signing import unsign
+from kent_ops.core.signing import unsign
 from sensors.payloads import canonical_bytes, encode_payload, format_ts, sign, verify
 
 NY = ZoneInfo("America/New_York")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kent_ops.broker import free_port
-from kent_ops.cli import main
+from kent_ops.broker.mosquitto import free_port
+from kent_ops.commands.cli import main
 
 
 def simulate(permit: Path, *args: str) -> list[str]:

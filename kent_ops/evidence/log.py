@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kent_ops.errors import CheckFailed, UsageError
+from kent_ops.core.errors import CheckFailed, UsageError
 
 __all__ = [
     "GENESIS_HASH",

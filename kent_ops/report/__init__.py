@@ -1,6 +1,6 @@
 """The parts of the post-event report: what is gathered, computed, drawn and written.
 
-``kent_ops.report`` puts them together; each module here is one concept: the replay's
+``kent_ops.report.build`` puts them together; each module here is one concept: the replay's
 collector, the findings and what they add up to, the minute timeline (pandas), the
 charts (matplotlib) and the page (an HTML template).
 """

@@ -17,10 +17,10 @@ from datetime import datetime, timedelta
 from html import escape
 from typing import Any
 
-from kent_ops import ordinance as law
-from kent_ops.checklist import BY_ITEM, applicable_items
-from kent_ops.permit import Permit
-from kent_ops.reporting.findings import Finding
+from kent_ops.core import ordinance as law
+from kent_ops.core.checklist import BY_ITEM, applicable_items
+from kent_ops.core.permit import Permit
+from kent_ops.report.findings import Finding
 
 __all__ = ["checklist_section", "deficiency_marks"]
 
@@ -168,7 +168,7 @@ def checklist_section(
         when: formats an ISO time for the page (the event's zone).
     """
     # The page module imports this one; its duration format is shared, so fetched late.
-    from kent_ops.reporting.page import duration
+    from kent_ops.report.page import duration
 
     by_item: dict[str, list[dict[str, Any]]] = {}
     for mark in inspections:

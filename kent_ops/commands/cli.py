@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from kent_ops import __version__
-from kent_ops.errors import KentOpsError
-from kent_ops.mqtt import DEFAULT_BROKER_URL
+from kent_ops.broker.client import DEFAULT_BROKER_URL
+from kent_ops.core.errors import KentOpsError
 
 __all__ = ["build_parser", "main"]
 
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--duration", type=_positive_float, help="stop after S seconds (wall clock)")
     p.add_argument("--out", metavar="DIR", help="keep the evidence log in DIR")
     p.add_argument("--permit", metavar="P", help="permit file (default: examples/permit.toml)")
-    p.set_defaults(func=_command("kent_ops.demo:cli_demo"))
+    p.set_defaults(func=_command("kent_ops.commands.demo:cli_demo"))
 
     p = sub.add_parser("run", help="the aggregator service")
     p.add_argument("--permit", required=True, metavar="P", help="the permit file (TOML)")
@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="wall: receive time; sensor: the payloads' ts (simulations, replays, tests)",
     )
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
-    p.set_defaults(func=_command("kent_ops.aggregator:cli_run"))
+    p.set_defaults(func=_command("kent_ops.service.aggregator:cli_run"))
 
     p = sub.add_parser("dashboard", help="the inspector dashboard")
     p.add_argument("--event", required=True, metavar="ID")
@@ -119,17 +119,17 @@ def build_parser() -> argparse.ArgumentParser:
     permit_sub.required = True
     pc = permit_sub.add_parser("check", help="validate a permit and print pre-event findings")
     pc.add_argument("permit", metavar="P")
-    pc.set_defaults(func=_command("kent_ops.precheck:cli_check"))
+    pc.set_defaults(func=_command("kent_ops.core.precheck:cli_check"))
 
     p = sub.add_parser("report", help="the post-event compliance report")
     p.add_argument("--permit", required=True, metavar="P")
     p.add_argument("--evidence", required=True, metavar="E")
     p.add_argument("--out", required=True, metavar="DIR")
-    p.set_defaults(func=_command("kent_ops.report:cli_report"))
+    p.set_defaults(func=_command("kent_ops.report.build:cli_report"))
 
     p = sub.add_parser("verify", help="recompute the evidence log's hash chain")
     p.add_argument("evidence", metavar="E")
-    p.set_defaults(func=_command("kent_ops.evidence:cli_verify"))
+    p.set_defaults(func=_command("kent_ops.evidence.log:cli_verify"))
 
     p = sub.add_parser("deploy", help="field deployment: broker ACL, certificates and signing keys")
     deploy_sub = p.add_subparsers(dest="deploy_command", metavar="COMMAND", parser_class=_Parser)
@@ -138,17 +138,17 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--permit", required=True, metavar="P")
     pa.add_argument("--inspector", action="append", default=[], metavar="ID")
     pa.add_argument("--out", metavar="FILE", help="write here instead of stdout")
-    pa.set_defaults(func=_command("kent_ops.deploy:cli_acl"))
+    pa.set_defaults(func=_command("kent_ops.commands.deploy:cli_acl"))
     pcert = deploy_sub.add_parser("certs", help="make a self-signed CA and a broker certificate")
     pcert.add_argument("--out", required=True, metavar="DIR")
     pcert.add_argument("--host", action="append", default=[], metavar="NAME")
-    pcert.set_defaults(func=_command("kent_ops.deploy:cli_certs"))
+    pcert.set_defaults(func=_command("kent_ops.commands.deploy:cli_certs"))
     pkeys = deploy_sub.add_parser(
         "keys", help="make a signing keys file: one HMAC key per sensor of the permit"
     )
     pkeys.add_argument("--permit", required=True, metavar="P")
     pkeys.add_argument("--out", required=True, metavar="FILE", help="the new keys file (TOML)")
-    pkeys.set_defaults(func=_command("kent_ops.deploy:cli_keys"))
+    pkeys.set_defaults(func=_command("kent_ops.commands.deploy:cli_keys"))
     return parser
 
 

@@ -2,7 +2,7 @@
 
 Everything here is incremental (each message moves a few integers) because the engine
 applies hundreds of thousands of messages a second on replay. Times are whole
-microseconds (see :mod:`kent_ops.timeutil`). Nothing here knows about rules or alerts.
+microseconds (see :mod:`kent_ops.core.timeutil`). Nothing here knows about rules or alerts.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from kent_ops.payloads import Badge, GateCount, LotOccupancy
-from kent_ops.timeutil import SECOND, to_us
+from kent_ops.core.timeutil import SECOND, to_us
+from kent_ops.core.wire import Badge, GateCount, LotOccupancy
 
 __all__ = ["Counting", "GateCounter", "GateOutcome", "LotSensor", "SensorLiveness", "StaffRoster"]
 

@@ -2,7 +2,7 @@
 
 The post-event report and a restarted aggregator both rebuild what the live service
 knew by feeding the log's ``message`` records, in order, to a fresh
-:class:`~kent_ops.engine.Engine`, exactly as the service fed them: every message with
+:class:`~kent_ops.core.engine.Engine`, exactly as the service fed them: every message with
 its topic, raw payload, receive time and record id (then its record's hash), and, with
 the wall clock, a tick at the time of every other record, because the live service
 ticked its engine before writing those. One function does it, so the report cannot
@@ -10,8 +10,8 @@ disagree with what inspectors saw.
 
 The log is streamed (a three-day festival holds millions of records), and the chain is
 verified in the same pass: each record's hash is recomputed with
-:func:`kent_ops.evidence.record_hash` before the record is fed, and the replay stops at
-the first record that does not match with :class:`~kent_ops.evidence.ChainBroken`, so
+:func:`kent_ops.evidence.log.record_hash` before the record is fed, and the replay stops at
+the first record that does not match with :class:`~kent_ops.evidence.log.ChainBroken`, so
 nothing a tampered record says ever reaches a result. This module is pure of MQTT and
 Textual; it reads SQLite only through the evidence module's read-only connection.
 """
@@ -26,17 +26,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from kent_ops.engine import Clock, Engine, FeedResult
-from kent_ops.errors import UsageError
-from kent_ops.evidence import (
+from kent_ops.core.engine import Clock, Engine, FeedResult
+from kent_ops.core.errors import UsageError
+from kent_ops.core.permit import Permit
+from kent_ops.core.signing import keys_for_permit
+from kent_ops.evidence.log import (
     GENESIS_HASH,
     ChainBroken,
     EvidenceError,
     _connect_ro,
     record_hash,
 )
-from kent_ops.permit import Permit
-from kent_ops.signing import keys_for_permit
 
 __all__ = ["ReplayResult", "Replayed", "last_record_id", "record_hashes", "replay"]
 

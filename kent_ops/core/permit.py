@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from kent_ops import ordinance as law
-from kent_ops.errors import UsageError
+from kent_ops.core import ordinance as law
+from kent_ops.core.errors import UsageError
 
 __all__ = [
     "Agent",

@@ -3,7 +3,7 @@
 :func:`evaluate` is a pure function of the counting state, the permit's terms and an
 instant; it returns every condition that holds, keyed by ``(rule, subject)``, with the
 figures observed and required. It knows nothing of pending delays or alert ids: that
-is :mod:`kent_ops.alerts`. The sentences inspectors read are written here too, next to
+is :mod:`kent_ops.core.alerts`. The sentences inspectors read are written here too, next to
 the rule they explain.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kent_ops import ordinance as law
-from kent_ops.counting import Counting
-from kent_ops.permit import Permit
-from kent_ops.timeutil import to_us
+from kent_ops.core import ordinance as law
+from kent_ops.core.counting import Counting
+from kent_ops.core.permit import Permit
+from kent_ops.core.timeutil import to_us
 
 __all__ = ["Condition", "Terms", "evaluate", "message_for"]
 

@@ -22,15 +22,15 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pandas as pd
 
-from kent_ops import ordinance as law
-from kent_ops.permit import Permit
-from kent_ops.reporting.collect import (
+from kent_ops.core import ordinance as law
+from kent_ops.core.permit import Permit
+from kent_ops.report.collect import (
     ATTENDANCE_AT_START,
     STAFF_AT_START,
     VEHICLES_AT_START,
     Samples,
 )
-from kent_ops.reporting.findings import Finding
+from kent_ops.report.findings import Finding
 
 __all__ = ["COLUMNS", "breach_minutes", "minute_table", "write_timeline_csv"]
 

@@ -28,14 +28,14 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from kent_ops import ordinance as law
-from kent_ops.alerts import Alert, AlertBook
-from kent_ops.checklist import applicable_items
-from kent_ops.counting import Counting
-from kent_ops.payloads import Ack, Adjust, Decoded, Inspection, Note, Rejection, decode
-from kent_ops.permit import Permit, local_midnight_after
-from kent_ops.rules import Condition, Terms, attendance_band, evaluate
-from kent_ops.timeutil import SECOND, from_us, iso, seconds, to_us
+from kent_ops.core import ordinance as law
+from kent_ops.core.alerts import Alert, AlertBook
+from kent_ops.core.checklist import applicable_items
+from kent_ops.core.counting import Counting
+from kent_ops.core.permit import Permit, local_midnight_after
+from kent_ops.core.rules import Condition, Terms, attendance_band, evaluate
+from kent_ops.core.timeutil import SECOND, from_us, iso, seconds, to_us
+from kent_ops.core.wire import Ack, Adjust, Decoded, Inspection, Note, Rejection, decode
 
 __all__ = ["Changes", "Engine", "FeedResult"]
 

@@ -27,15 +27,15 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.broker import MosquittoBroker, free_port
-from kent_ops.errors import UsageError
-from kent_ops.mqtt import BrokerAddress, Topics, make_client, parse_broker_url
-from kent_ops.permit import Permit, load_permit
+from kent_ops.broker.client import BrokerAddress, Topics, make_client, parse_broker_url
+from kent_ops.broker.mosquitto import MosquittoBroker, free_port
+from kent_ops.core.errors import UsageError
+from kent_ops.core.permit import Permit, load_permit
 
 __all__ = ["EmbeddedBroker", "cli_demo"]
 
-log = logging.getLogger("kent_ops.demo")
-EXAMPLE_PERMIT = Path(__file__).resolve().parent.parent / "examples" / "permit.toml"
+log = logging.getLogger("kent_ops.commands.demo")
+EXAMPLE_PERMIT = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"
 
 
 class EmbeddedBroker:
@@ -189,7 +189,7 @@ def _status_line(status: dict[str, Any] | None, permit: Permit) -> str:
 
 def cli_demo(args: argparse.Namespace) -> int:
     """Run broker, aggregator, simulator and dashboard until the user quits or time is up."""
-    from kent_ops.aggregator import Aggregator
+    from kent_ops.service.aggregator import Aggregator
     from sensors.simulator import run_simulation
 
     permit = _permit(getattr(args, "permit", None))

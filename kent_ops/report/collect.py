@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kent_ops.engine import Engine, FeedResult
-from kent_ops.replay import Replayed
+from kent_ops.core.engine import Engine, FeedResult
+from kent_ops.evidence.replay import Replayed
 
 __all__ = [
     "ATTENDANCE_AT_START",

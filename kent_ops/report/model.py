@@ -13,11 +13,11 @@ from typing import Any
 
 import pandas as pd
 
-from kent_ops.permit import Permit
-from kent_ops.precheck import Finding as PreEventFinding
-from kent_ops.replay import ReplayResult
-from kent_ops.reporting.collect import Checkpoint, Collector
-from kent_ops.reporting.findings import CleanUp, Comparison, Finding, Penalty, Verdict
+from kent_ops.core.permit import Permit
+from kent_ops.core.precheck import Finding as PreEventFinding
+from kent_ops.evidence.replay import ReplayResult
+from kent_ops.report.collect import Checkpoint, Collector
+from kent_ops.report.findings import CleanUp, Comparison, Finding, Penalty, Verdict
 
 __all__ = ["CheckpointResult", "ReportData"]
 

@@ -41,15 +41,15 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from kent_ops import __version__
-from kent_ops.engine import Changes, Clock, Engine
-from kent_ops.errors import UsageError
-from kent_ops.evidence import EvidenceLog, EvidenceWriteError, json_bytes
-from kent_ops.mqtt import BrokerAddress, Topics, make_client, parse_broker_url
-from kent_ops.ordinance import RULES
-from kent_ops.permit import Permit, load_permit
-from kent_ops.replay import Replayed, replay
-from kent_ops.rules import message_for
-from kent_ops.signing import keys_for_permit
+from kent_ops.broker.client import BrokerAddress, Topics, make_client, parse_broker_url
+from kent_ops.core.engine import Changes, Clock, Engine
+from kent_ops.core.errors import UsageError
+from kent_ops.core.ordinance import RULES
+from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.rules import message_for
+from kent_ops.core.signing import keys_for_permit
+from kent_ops.evidence.log import EvidenceLog, EvidenceWriteError, json_bytes
+from kent_ops.evidence.replay import Replayed, replay
 
 __all__ = ["STORAGE_ALERT_PREFIX", "Aggregator", "Timing", "cli_run", "permit_sha256"]
 
@@ -310,7 +310,7 @@ class Aggregator:
 
         With the wall clock, the engine is also ticked to the time of every other record,
         except the service's own ``system`` records before the engine has any time (the
-        same rule as :func:`kent_ops.replay.replay`). That reproduces the live engine
+        same rule as :func:`kent_ops.evidence.replay.replay`). That reproduces the live engine
         exactly, because the live service keeps two promises (see :meth:`_record_time`):
         every such record's time is one its engine had reached, with every change up to
         it logged in the same commit; and no tick ever went past a message not yet fed.

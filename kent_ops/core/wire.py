@@ -16,7 +16,7 @@ from typing import Literal, NamedTuple
 
 import msgspec
 
-from kent_ops.signing import unsign
+from kent_ops.core.signing import unsign
 
 __all__ = [
     "MAX_PAYLOAD_BYTES",
@@ -158,7 +158,7 @@ def decode(
         topic: the MQTT topic as received.
         payload: the raw bytes as received.
         keys: when the event signs its payloads, each sensor's HMAC key; a gate, lot
-            or badge payload must then carry a good ``sig`` (see :mod:`kent_ops.signing`).
+            or badge payload must then carry a good ``sig`` (see :mod:`kent_ops.core.signing`).
     """
     if len(payload) > MAX_PAYLOAD_BYTES:
         return Rejection("unknown", f"payload of {len(payload):,} bytes is over the 64 KiB limit")

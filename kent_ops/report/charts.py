@@ -24,9 +24,9 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from kent_ops import ordinance as law  # noqa: E402
-from kent_ops.permit import Permit  # noqa: E402
-from kent_ops.reporting.findings import Finding  # noqa: E402
+from kent_ops.core import ordinance as law  # noqa: E402
+from kent_ops.core.permit import Permit  # noqa: E402
+from kent_ops.report.findings import Finding  # noqa: E402
 
 __all__ = ["attendance_chart", "parking_chart", "staffing_chart"]
 

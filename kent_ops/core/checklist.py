@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kent_ops.permit import Permit
+from kent_ops.core.permit import Permit
 
 __all__ = ["CHECKLIST", "ChecklistItem", "applicable_items", "item_cite"]
 

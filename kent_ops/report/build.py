@@ -33,13 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from kent_ops import __version__
-from kent_ops.errors import KentOpsError, UsageError
-from kent_ops.evidence import ChainBroken, EvidenceError, read_meta
-from kent_ops.permit import Permit, load_permit
-from kent_ops.precheck import pre_event_findings
-from kent_ops.replay import ReplayResult, last_record_id, record_hashes, replay
-from kent_ops.reporting.collect import Collector
-from kent_ops.reporting.findings import (
+from kent_ops.core.errors import KentOpsError, UsageError
+from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.precheck import pre_event_findings
+from kent_ops.evidence.log import ChainBroken, EvidenceError, read_meta
+from kent_ops.evidence.replay import ReplayResult, last_record_id, record_hashes, replay
+from kent_ops.report.collect import Collector
+from kent_ops.report.findings import (
     Finding,
     clean_up_status,
     compact_json,
@@ -48,8 +48,8 @@ from kent_ops.reporting.findings import (
     penalty_exposure,
     verdict,
 )
-from kent_ops.reporting.model import CheckpointResult, ReportData
-from kent_ops.reporting.timeline import breach_minutes, local_iso, minute_table, write_timeline_csv
+from kent_ops.report.model import CheckpointResult, ReportData
+from kent_ops.report.timeline import breach_minutes, local_iso, minute_table, write_timeline_csv
 
 __all__ = ["FILES", "FINDINGS_COLUMNS", "ReportOutcome", "build_report", "cli_report"]
 
@@ -278,8 +278,8 @@ def _check_point(c: Any, stored: dict[int, str], count: int) -> CheckpointResult
 
 def write_report(data: ReportData, out: Path) -> dict[str, Any]:
     """Write every file, then the manifest of their SHA-256; return the manifest."""
-    from kent_ops.reporting.charts import attendance_chart, parking_chart, staffing_chart
-    from kent_ops.reporting.page import render_page
+    from kent_ops.report.charts import attendance_chart, parking_chart, staffing_chart
+    from kent_ops.report.page import render_page
 
     out.mkdir(parents=True, exist_ok=True)
     tz = data.permit.timezone

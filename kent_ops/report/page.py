@@ -16,10 +16,10 @@ from importlib import resources
 from string import Template
 from typing import Any
 
-from kent_ops import ordinance as law
-from kent_ops.reporting.checklist_section import checklist_section
-from kent_ops.reporting.findings import Finding
-from kent_ops.reporting.model import ReportData
+from kent_ops.core import ordinance as law
+from kent_ops.report.checklist_section import checklist_section
+from kent_ops.report.findings import Finding
+from kent_ops.report.model import ReportData
 
 __all__ = ["render_page"]
 
@@ -46,7 +46,7 @@ _SEVERITY_ORDER = {"breach": 0, "warning": 1, "data": 2}
 
 
 def _template() -> Template:
-    text = resources.files("kent_ops.reporting").joinpath("page.html").read_text("utf-8")
+    text = resources.files("kent_ops.report").joinpath("page.html").read_text("utf-8")
     return Template(text)
 
 

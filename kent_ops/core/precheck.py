@@ -12,9 +12,9 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from kent_ops import ordinance as law
-from kent_ops.errors import UsageError
-from kent_ops.permit import Permit, PermitError, load_permit
+from kent_ops.core import ordinance as law
+from kent_ops.core.errors import UsageError
+from kent_ops.core.permit import Permit, PermitError, load_permit
 
 __all__ = ["Finding", "cli_check", "pre_event_findings"]
 

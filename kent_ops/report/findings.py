@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from kent_ops import ordinance as law
-from kent_ops.permit import Permit
+from kent_ops.core import ordinance as law
+from kent_ops.core.permit import Permit
 
 __all__ = [
     "COMPARED_FIELDS",

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kent_ops.ordinance import RULES
-from kent_ops.rules import Condition, message_for
-from kent_ops.timeutil import iso
+from kent_ops.core.ordinance import RULES
+from kent_ops.core.rules import Condition, message_for
+from kent_ops.core.timeutil import iso
 
 __all__ = ["Alert", "AlertBook"]
 

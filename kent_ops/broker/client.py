@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from kent_ops.errors import UsageError
+from kent_ops.core.errors import UsageError
 
 __all__ = [
     "BrokerAddress",

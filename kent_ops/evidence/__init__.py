@@ -1,0 +1,1 @@
+"""The evidence log: the hash chain, the append-only writer, the chain walk, replay."""
