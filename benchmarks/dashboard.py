@@ -24,7 +24,7 @@ from dashboards.common.feed import StatusUpdate, classify
 from dashboards.common.messages import StatusReceived
 from dashboards.gate.app import make_gate_app
 from dashboards.inspector.app import InspectorApp, make_inspector_app
-from kent_ops.broker.client import Topics
+from kent_ops.core.wire import Topics
 
 EVENT = "bench-fest"
 GATES = 200

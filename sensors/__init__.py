@@ -16,9 +16,9 @@ All share :class:`sensors.device.Device`: ``connect(address, ca_file=…)`` (bac
 connection with availability ``online`` retained and last will ``offline`` retained,
 QoS 1, reconnecting by itself), ``attach(link)``, ``close()``; constructor arguments
 ``clock`` (injectable: simulated time), ``tz``, ``key`` (HMAC signing, canonical form in
-:mod:`sensors.payloads`), ``state_file`` (``seq`` and totals survive a reboot) and
+:mod:`kent_ops.core.wire.signing`), ``state_file`` (``seq`` and totals survive a reboot) and
 ``heartbeat_s``. With a permit whose ``[signing]`` names a keys file, the commands, the
-generator and the simulator sign with each sensor's key (see :mod:`kent_ops.core.signing`).
+generator and the simulator sign with each sensor's key (see :mod:`kent_ops.core.wire.signing`).
 While the broker is away a gate counter or lot sensor keeps counting and
 publishes its latest figures once on reconnection; a badge reader keeps its scans and
 sends them in order.

@@ -23,9 +23,9 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from kent_ops.core.wire import ROLES
 from sensors.device import Clock, Device, utc_now
 from sensors.device_cli import DeviceSpec, run_device_cli
-from sensors.payloads import ROLES
 
 __all__ = ["ACTIONS", "BadgeReader", "main", "parse_line"]
 

@@ -26,8 +26,8 @@ from typing import Any, ClassVar, Protocol
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.broker.client import BrokerAddress, Topics, make_client
-from sensors.payloads import encode_payload, format_ts
+from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.core.wire import Topics, encode_payload, format_ts
 
 __all__ = [
     "Clock",
@@ -221,7 +221,7 @@ class Device(ABC):
         clock: the time to stamp on payloads; simulated time in the simulator.
         tz: show ``ts`` in this zone (the event's); default: the clock's own zone.
         key: if given, every payload carries ``sig``, an HMAC-SHA256 under this key
-            (canonical form in :mod:`sensors.payloads`).
+            (canonical form in :mod:`kent_ops.core.wire.signing`).
         state_file: a small JSON file that keeps ``seq`` and the totals across reboots.
         heartbeat_s: republish the current reading after this long without a message;
             None for devices that only speak when something happens.

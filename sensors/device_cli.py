@@ -22,7 +22,7 @@ from typing import Any
 
 from kent_ops.broker.client import DEFAULT_BROKER_URL, BrokerUrlError, parse_broker_url
 from kent_ops.core.permit import PermitError, load_permit
-from kent_ops.core.signing import load_keys
+from kent_ops.core.wire import load_keys
 from sensors.device import Device
 
 __all__ = ["DeviceSpec", "run_device_cli"]

@@ -32,14 +32,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from kent_ops.broker.client import Topics
 from kent_ops.core.permit import Permit
-from kent_ops.core.signing import keys_for_permit
+from kent_ops.core.wire import Topics, encode_payload, format_ts, keys_for_permit
 from sensors.badge_reader import BadgeReader
 from sensors.device import Device, MemoryLink, Sent
 from sensors.gate_counter import GateCounter
 from sensors.lot_sensor import LotSensor
-from sensors.payloads import encode_payload, format_ts
 from sensors.scenario_file import Scenario, load_scenario
 from sensors.tally import Tally, expected_totals
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kent_ops.core.permit import Permit
-from sensors.payloads import ROLES
+from kent_ops.core.wire import ROLES
 
 __all__ = [
     "BUILTIN_SCENARIOS",

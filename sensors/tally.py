@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kent_ops.core.permit import Permit
-from sensors.payloads import ROLES
+from kent_ops.core.wire import ROLES
 
 __all__ = ["GateTally", "Tally", "expected_totals"]
 

@@ -20,7 +20,8 @@ from typing import Any
 import msgspec
 import paho.mqtt.client as mqtt
 
-from kent_ops.broker.client import BrokerAddress, Topics, make_client
+from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.core.wire import Topics
 
 __all__ = [
     "AlertUpdate",

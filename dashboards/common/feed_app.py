@@ -27,7 +27,8 @@ from dashboards.common.messages import (
     StatusReceived,
     to_message,
 )
-from kent_ops.broker.client import BrokerAddress, Topics
+from kent_ops.broker.client import BrokerAddress
+from kent_ops.core.wire import Topics
 
 __all__ = ["FeedApp"]
 

@@ -38,10 +38,9 @@ from dashboards.gate.tally import (
     manual_gate,
     tally_path,
 )
-from kent_ops.broker.client import BrokerAddress, Topics, parse_broker_url
+from kent_ops.broker.client import BrokerAddress, parse_broker_url
 from kent_ops.core.errors import UsageError
-from kent_ops.core.signing import load_keys
-from sensors.payloads import encode_payload
+from kent_ops.core.wire import Topics, encode_payload, load_keys
 
 __all__ = ["GateApp", "cli_gate", "make_gate_app"]
 

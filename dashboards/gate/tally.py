@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sensors.payloads import format_ts
+from kent_ops.core.wire import format_ts
 
 __all__ = [
     "DEFAULT_STATE_DIR",
@@ -124,7 +124,7 @@ class ManualTally:
         """SPEC 3's gate count for the current state, fields in the devices' order.
 
         Encoding (and signing, when the event signs) is the devices' own
-        ``sensors.payloads.encode_payload``: the tally is a device like any other.
+        ``kent_ops.core.wire.encode_payload``: the tally is a device like any other.
         """
         s = self.state
         return {

@@ -1,4 +1,4 @@
-"""The MQTT edge: broker URLs, topics, and a paho client set up the way kent-ops needs.
+"""The MQTT edge: broker URLs and a paho client set up the way kent-ops needs.
 
 Everything that talks to the broker (aggregator, dashboards, sensors, simulator) builds
 its client here, so TLS, credentials, last wills and protocol choices are made once.
@@ -18,7 +18,6 @@ from kent_ops.core.errors import UsageError
 __all__ = [
     "BrokerAddress",
     "BrokerUrlError",
-    "Topics",
     "make_client",
     "parse_broker_url",
 ]
@@ -71,66 +70,6 @@ def parse_broker_url(url: str) -> BrokerAddress:
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password else None,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Topics:
-    """The topic names of SPEC 3 for one event."""
-
-    event_id: str
-
-    @property
-    def prefix(self) -> str:
-        return f"kent/{self.event_id}"
-
-    def gate_count(self, gate: str) -> str:
-        return f"{self.prefix}/gate/{gate}/count"
-
-    def lot_occupancy(self, lot: str) -> str:
-        return f"{self.prefix}/parking/{lot}/occupancy"
-
-    def staff_badge(self, station: str) -> str:
-        return f"{self.prefix}/staff/{station}/badge"
-
-    def availability(self, sensor: str) -> str:
-        return f"{self.prefix}/sensor/{sensor}/availability"
-
-    def inspector(self, who: str, action: str) -> str:
-        return f"{self.prefix}/inspector/{who}/{action}"
-
-    @property
-    def status(self) -> str:
-        return f"{self.prefix}/status"
-
-    def alert(self, alert_id: str) -> str:
-        return f"{self.prefix}/alerts/{alert_id}"
-
-    @property
-    def alerts_wildcard(self) -> str:
-        return f"{self.prefix}/alerts/+"
-
-    def gate_command(self, gate: str) -> str:
-        return f"{self.prefix}/gate/{gate}/command"
-
-    @property
-    def checkpoint(self) -> str:
-        return f"{self.prefix}/evidence/checkpoint"
-
-    @property
-    def aggregator_availability(self) -> str:
-        return f"{self.prefix}/aggregator/availability"
-
-    @property
-    def inputs(self) -> list[str]:
-        """What the aggregator subscribes to: every sensor and inspector topic."""
-        p = self.prefix
-        return [
-            f"{p}/gate/+/count",
-            f"{p}/parking/+/occupancy",
-            f"{p}/staff/+/badge",
-            f"{p}/sensor/+/availability",
-            f"{p}/inspector/+/+",
-        ]
 
 
 def make_client(

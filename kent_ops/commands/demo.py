@@ -27,10 +27,11 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.broker.client import BrokerAddress, Topics, make_client, parse_broker_url
+from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.wire import Topics
 
 __all__ = ["EmbeddedBroker", "cli_demo"]
 

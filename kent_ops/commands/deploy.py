@@ -19,7 +19,7 @@ Mosquitto denies everything an ACL does not grant, and ``allow_anonymous false``
 the config turns away clients without a password.
 
 For events that sign their payloads, ``kent-ops deploy keys`` writes a new keys file
-with one random HMAC key per sensor (see :mod:`kent_ops.core.signing`).
+with one random HMAC key per sensor (see :mod:`kent_ops.core.wire.signing`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit, load_permit
-from kent_ops.core.signing import generate_keys_file
+from kent_ops.core.wire import generate_keys_file
 
 __all__ = ["acl_text", "cli_acl", "cli_certs", "cli_keys", "make_certs", "users_for", "write_keys"]
 

@@ -1,4 +1,4 @@
-"""The alert lifecycle of SPEC 3: pending → active → ended → cleared, with exact times.
+"""The alert lifecycle: pending → active → ended → cleared, with exact times.
 
 A condition (a rule and its subject) that starts holding is *pending*; once it has held
 ``pending_s`` it becomes an alert with a new id, ``since`` the moment it first held and
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from kent_ops.core.ordinance import RULES
-from kent_ops.core.rules import Condition, message_for
-from kent_ops.core.timeutil import iso
+from kent_ops.core import wire
+from kent_ops.core.rules import RULES, Condition
+from kent_ops.core.timeutil import from_us
 
 __all__ = ["Alert", "AlertBook"]
 
@@ -52,8 +53,8 @@ class Alert:
     evidence_record: int | None
     ended_at: int | None = None
     cleared_at: int | None = None
-    acknowledged: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[dict[str, Any]] = field(default_factory=list)
+    acknowledged: list[wire.Acknowledgement] = field(default_factory=list)
+    notes: list[wire.NoteEntry] = field(default_factory=list)
 
     @property
     def state(self) -> str:
@@ -71,31 +72,33 @@ class Alert:
             self.worst_observed = cond.observed
             self.worst_required = cond.required
 
-    def to_dict(self, evidence_hash: str | None) -> dict[str, Any]:
+    def to_record(self, evidence_hash: str | None = None) -> wire.Alert:
+        """The alert as published and logged."""
         rule = RULES[self.rule]
-        cite = rule.cite
-        if self.rule == "facility-deficient" and self.subject:
-            cite = f"permit:{self.subject}, permit:G"
-        return {
-            "id": self.id,
-            "rule": self.rule,
-            "subject": self.subject,
-            "cite": cite,
-            "severity": rule.severity,
-            "state": self.state,
-            "since": iso(self.since),
-            "raised_at": iso(self.raised_at),
-            "ended_at": iso(self.ended_at),
-            "cleared_at": iso(self.cleared_at),
-            "observed": self.observed,
-            "required": self.required,
-            "worst": {"observed": self.worst_observed, "required": self.worst_required},
-            "message": message_for(self.rule, self.subject, self.observed, self.required),
-            "acknowledged": list(self.acknowledged),
-            "notes": list(self.notes),
-            "evidence": {"record": self.evidence_record, "hash": evidence_hash},
-            "uncertain": self.uncertain,
-        }
+        return wire.Alert(
+            id=self.id,
+            rule=self.rule,
+            subject=self.subject,
+            cite=rule.cite_for(self.subject),
+            severity=rule.severity,
+            state=self.state,  # type: ignore[arg-type]
+            since=from_us(self.since),
+            raised_at=from_us(self.raised_at),
+            ended_at=_time(self.ended_at),
+            cleared_at=_time(self.cleared_at),
+            observed=self.observed,
+            required=self.required,
+            worst=wire.Worst(observed=self.worst_observed, required=self.worst_required),
+            message=rule.sentence(self.subject, self.observed, self.required),
+            acknowledged=list(self.acknowledged),
+            notes=list(self.notes),
+            evidence=wire.EvidenceRef(record=self.evidence_record, hash=evidence_hash),
+            uncertain=self.uncertain,
+        )
+
+
+def _time(us: int | None) -> datetime | None:
+    return None if us is None else from_us(us)
 
 
 @dataclass(slots=True)
@@ -120,13 +123,11 @@ class AlertBook:
         clear_us: int,
         schedule: Callable[[int], None],
         *,
-        no_pending: frozenset[str] = frozenset(),
         cite: Callable[[int | None], None] = lambda record: None,
     ) -> None:
         self.pending_us = pending_us
         self._cite = cite
         self.clear_us = clear_us
-        self.no_pending = no_pending
         self._schedule = schedule
         self.pending: dict[Key, _Pending] = {}
         self.live: dict[Key, Alert] = {}
@@ -135,7 +136,7 @@ class AlertBook:
         self._next_number = 1
 
     def _delay(self, rule: str) -> int:
-        return 0 if rule in self.no_pending else self.pending_us
+        return self.pending_us if RULES[rule].waits else 0
 
     def _new_alert(
         self,
@@ -241,15 +242,15 @@ class AlertBook:
             alert.ended_at = t
         self._schedule(t + self.clear_us)
 
-    def acknowledge(self, alert_id: str, by: str, at: str | None, comment: str) -> bool:
+    def acknowledge(self, alert_id: str, by: str, at: datetime, comment: str) -> bool:
         alert = self.alerts.get(alert_id)
         if alert is None:
             return False
-        alert.acknowledged.append({"by": by, "at": at, "comment": comment})
+        alert.acknowledged.append(wire.Acknowledgement(by=by, at=at, comment=comment))
         self.changed.add(alert_id)
         return True
 
-    def note(self, alert_id: str, entry: dict[str, Any]) -> bool:
+    def note(self, alert_id: str, entry: wire.NoteEntry) -> bool:
         alert = self.alerts.get(alert_id)
         if alert is None:
             return False
@@ -257,9 +258,9 @@ class AlertBook:
         self.changed.add(alert_id)
         return True
 
-    def pending_list(self) -> list[dict[str, Any]]:
+    def pending_list(self) -> list[wire.PendingCondition]:
         return [
-            {"rule": rule, "subject": subject, "since": iso(p.since)}
+            wire.PendingCondition(rule=rule, subject=subject, since=from_us(p.since))
             for (rule, subject), p in sorted(self.pending.items(), key=lambda kv: kv[1].since)
         ]
 

@@ -14,32 +14,33 @@ Use::
     engine.note_record_hash(17, "9f2c…")   # once the evidence record is written
     engine.tick(now)                        # between messages, as time passes
     changes = engine.collect_changes()      # alerts and gate commands to publish
-    snapshot = engine.status()              # SPEC 3's status, as a dict
+    snapshot = engine.status()              # the status, a wire.Status
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
-import msgspec
-
-from kent_ops.core import ordinance as law
+from kent_ops.core import wire
 from kent_ops.core.alerts import Alert, AlertBook
 from kent_ops.core.checklist import applicable_items
 from kent_ops.core.counting import Counting
+from kent_ops.core.inspectors import InspectorRecords, Refused
 from kent_ops.core.permit import Permit, local_midnight_after
-from kent_ops.core.rules import Condition, Terms, attendance_band, evaluate
-from kent_ops.core.timeutil import SECOND, from_us, iso, seconds, to_us
-from kent_ops.core.wire import Ack, Adjust, Decoded, Inspection, Note, Rejection, decode
+from kent_ops.core.rules import CLOCK_SKEW_S, Condition, Terms, attendance_band, evaluate
+from kent_ops.core.status_view import Snapshot, build_status
+from kent_ops.core.timeutil import SECOND, from_us, seconds, to_us
+from kent_ops.core.wire import Decoded, Rejection, decode
 
 __all__ = ["Changes", "Engine", "FeedResult"]
 
 Clock = Literal["wall", "sensor"]
+Key = tuple[str, str | None]
 
 
 class FeedResult(NamedTuple):
@@ -61,12 +62,12 @@ class FeedResult(NamedTuple):
 class Changes:
     """Alerts and gate commands that changed since the last ``collect_changes``.
 
-    ``alerts`` holds each changed alert once, in its latest form (SPEC 3's alert dict),
-    ordered by id. ``commands`` maps a gate id to its new command dict.
+    ``alerts`` holds each changed alert once, in its latest form, ordered by id.
+    ``commands`` maps a gate id to its new command.
     """
 
-    alerts: list[dict[str, Any]] = field(default_factory=list)
-    commands: dict[str, dict[str, Any]] = field(default_factory=dict)
+    alerts: list[wire.Alert] = field(default_factory=list)
+    commands: dict[str, wire.GateCommand] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.alerts or self.commands)
@@ -95,7 +96,7 @@ class Engine:
         self.clock = clock
         self.keys = dict(keys) if keys is not None else None
         self.terms = Terms.of(permit)
-        self._prefix = f"kent/{permit.event_id}"
+        self._prefix = wire.Topics(permit.event_id).prefix
         self._sensor_kinds = permit.sensors
         self.counts = Counting.for_sensors(
             list(permit.gates),
@@ -113,21 +114,19 @@ class Engine:
             seconds(al.pending_s),
             seconds(al.clear_s),
             self._schedule_eval,
-            no_pending=frozenset({"facility-deficient", "clock-skew"}),
             cite=self._cite,
         )
-        self._checklist = {item.item: item for item in applicable_items(permit)}
+        checklist = {item.item: item for item in applicable_items(permit)}
+        self.inspectors = InspectorRecords(checklist)
         # The dashboard has no permit: the status names the items that apply (built once).
-        self._checklist_items: list[dict[str, str]] = [
-            {"item": it.item, "paragraph": it.paragraph, "text": it.text, "cite": it.cite}
-            for it in self._checklist.values()
+        self._checklist_items = [
+            wire.ChecklistItemInfo(item=it.item, paragraph=it.paragraph, text=it.text, cite=it.cite)
+            for it in checklist.values()
         ]
         self._now: int | None = None
         self._start: int | None = None
         self._present_since: int | None = None
         self._overnight_from: int | None = None
-        self._deficient: dict[str, str] = {}
-        self._checklist_state: dict[str, dict[str, Any]] = {}
         self._skewed: dict[str, float] = {}
         self._admit_capacity = True
         self._command_state: tuple[bool, str] | None = None
@@ -136,12 +135,9 @@ class Engine:
         self._hashes: dict[int, str] = {}  # only the records alerts cite
         self._want_hash: set[int] = set()
         self._last_hash: tuple[int, str] | None = None
-        self._notes: deque[dict[str, Any]] = deque(maxlen=NOTES_KEPT)
-        self._adjustments: list[dict[str, Any]] = []
         self.rejected = 0
         self.accepted = 0
         self._counts_only = False
-        self._inspector_seen: set[tuple[str, str, bytes]] = set()
         self._band: tuple[int, int] | None = None
         self._over_collective = False
         self._stretch_peak: int | None = None
@@ -253,7 +249,7 @@ class Engine:
             self._fold_stretch()  # before a badge or an adjustment changes what the peak meant
         try:
             reason = self._apply(decoded, t, received, record_id)
-        except _Refused as refused:
+        except Refused as refused:
             self.rejected += 1
             return FeedResult(False, str(refused), decoded.kind, at)
         self.accepted += 1
@@ -309,7 +305,7 @@ class Engine:
         if kind == "gate":
             outcome = counts.apply_gate(msg.source, rec, t)  # type: ignore[arg-type]
             if outcome.effect == "rejected":
-                raise _Refused(outcome.reason or "refused")
+                raise Refused(outcome.reason or "refused")
             was_stale = counts.sensors[msg.source].stale
             self._heard(msg.source, t)
             if outcome.effect == "restart":
@@ -344,58 +340,12 @@ class Engine:
         return self._apply_inspector(msg, t)
 
     def _apply_inspector(self, msg: Decoded, t: int) -> str | None:
-        # Inspector messages carry no seq; the broker redelivers a QoS 1 message that was
-        # not acknowledged (a crash), byte for byte. The same inspector, kind and body
-        # (whose ts has milliseconds) is that redelivery, not a second acknowledgement.
-        fingerprint = (msg.source, msg.kind, msgspec.json.encode(msg.record))
-        if fingerprint in self._inspector_seen:
-            return "duplicate: this inspector message was already recorded"
-        self._inspector_seen.add(fingerprint)
-        return self._apply_inspector_new(msg, t)
-
-    def _apply_inspector_new(self, msg: Decoded, t: int) -> str | None:
-        rec = msg.record
-        who = msg.source
-        at = iso(t)
-        if isinstance(rec, Ack):
-            if not self.alert_book.acknowledge(rec.alert, who, at, rec.comment):
-                raise _Refused(f"acknowledgement for unknown alert {rec.alert!r}")
-            return None
-        if isinstance(rec, Note):
-            entry = {"by": who, "at": at, "text": rec.text, "alert": rec.alert}
-            if rec.alert is not None and not self.alert_book.note(rec.alert, entry):
-                raise _Refused(f"note about unknown alert {rec.alert!r}")
-            self._notes.append(entry)
-            return None
-        if isinstance(rec, Adjust):
-            offset = self.counts.adjust(rec.attendance)
-            self._adjustments.append(
-                {
-                    "by": who,
-                    "at": at,
-                    "attendance": rec.attendance,
-                    "offset": offset,
-                    "reason": rec.reason,
-                }
-            )
+        reason = self.inspectors.apply(
+            msg.source, msg.kind, msg.record, from_us(t), self.alert_book, self.counts
+        )
+        if reason is None and msg.kind == "adjust":
             self._track_presence(t)
-            return None
-        if isinstance(rec, Inspection):
-            if rec.item not in self._checklist:
-                raise _Refused(
-                    f"checklist item {rec.item!r} is unknown or does not apply to this permit"
-                )
-            if rec.result == "deficient":
-                if not rec.note.strip():
-                    raise _Refused("a deficient mark needs a note saying what was found")
-                self._deficient[rec.item] = rec.note
-            else:
-                self._deficient.pop(rec.item, None)
-            self._checklist_state[rec.item] = {
-                "result": rec.result, "by": who, "at": at, "note": rec.note,
-            }  # fmt: skip
-            return None
-        raise _Refused("unhandled message")  # pragma: no cover - decode() knows every kind
+        return reason
 
     def _heard(self, sensor: str, t: int) -> None:
         self.counts.heard(sensor, t)
@@ -438,7 +388,7 @@ class Engine:
             counts,
             t,
             overnight_from=self._overnight_from,
-            deficient=self._deficient,
+            deficient=self.inspectors.deficient,
             skewed=self._skewed,
         )
         self.alert_book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
@@ -469,20 +419,25 @@ class Engine:
         was reached. Only worst figures change here, so folding when someone looks and
         folding at the next evaluation give the same alerts.
         """
+        at_peak = self._at_stretch_peak()
+        if at_peak is not None:
+            self._stretch_peak = None
+            self.alert_book.observe_worst(at_peak)
+
+    def _at_stretch_peak(self) -> dict[Key, Condition] | None:
+        """What held at the highest attendance of the deferred messages, if any."""
         peak = self._stretch_peak
         if peak is None:
-            return
-        self._stretch_peak = None
-        at_peak = evaluate(
+            return None
+        return evaluate(
             self.terms,
             self.counts,
             self._stretch_at,
             overnight_from=self._overnight_from,
-            deficient=self._deficient,
+            deficient=self.inspectors.deficient,
             skewed=self._skewed,
             attendance=peak,
         )
-        self.alert_book.observe_worst(at_peak)
 
     def _command_reason(self, permit_hold: bool) -> tuple[bool, str]:
         if permit_hold:
@@ -521,145 +476,69 @@ class Engine:
             self._want_hash.add(record)
 
     @property
-    def alerts(self) -> dict[str, dict[str, Any]]:
-        """Every alert so far, by id, in SPEC 3's shape."""
-        self._settle()
-        return {aid: self._alert_dict(a) for aid, a in self.alert_book.alerts.items()}
+    def alerts(self) -> dict[str, wire.Alert]:
+        """Every alert so far, by id, as published (reading changes nothing).
 
-    def _alert_dict(self, alert: Alert) -> dict[str, Any]:
-        record = alert.evidence_record
-        return alert.to_dict(self._hashes.get(record) if record is not None else None)
-
-    def _settle(self) -> None:
-        """Bring worst figures up to date after a stretch of in-band messages.
-
-        Looking must not change what a replay that never looks would compute, so this
-        folds the stretch into the worst figures only; ``observed`` keeps the figures of
-        the last evaluation.
+        Worst figures include the highest attendance of messages not yet folded in, so
+        looking now gives what the next evaluation will record.
         """
-        self._fold_stretch()
+        at_peak = self._at_stretch_peak()
+        return {aid: self._record(a, at_peak) for aid, a in self.alert_book.alerts.items()}
+
+    def _record(self, alert: Alert, at_peak: dict[Key, Condition] | None = None) -> wire.Alert:
+        record = alert.evidence_record
+        if at_peak is not None:
+            cond = at_peak.get((alert.rule, alert.subject))
+            if cond is not None and self.alert_book.live.get((alert.rule, alert.subject)) is alert:
+                alert = dataclasses.replace(alert)
+                alert.offer_worst(cond)
+        return alert.to_record(self._hashes.get(record) if record is not None else None)
 
     def collect_changes(self) -> Changes:
         """Alerts and gate commands that changed since the last call, to publish and log."""
-        self._settle()
+        self._fold_stretch()
         book = self.alert_book
-        changes = Changes(
-            alerts=[self._alert_dict(book.alerts[aid]) for aid in sorted(book.changed)]
-        )
+        changes = Changes(alerts=[self._record(book.alerts[aid]) for aid in sorted(book.changed)])
         book.changed.clear()
         if self._commands_changed:
             changes.commands = self.commands()
             self._commands_changed = False
         return changes
 
-    def commands(self) -> dict[str, dict[str, Any]]:
+    def commands(self) -> dict[str, wire.GateCommand]:
         """Each gate's ADMIT/HOLD for its deputy, with the attendance now."""
-        if self._command_state is None:
-            self._command_state = self._command_reason(False)
-        admit, reason = self._command_state
-        command = {
-            "admit": admit,
-            "attendance": self.counts.attendance,
-            "hold_at": self._hold_at,
-            "resume_below": self._resume_below,
-            "reason": reason,
-        }
-        return {gate: dict(command) for gate in self.permit.gates}
+        admit, reason = self._command_state or self._command_reason(False)
+        command = wire.GateCommand(
+            admit=admit,
+            attendance=self.counts.attendance,
+            hold_at=self._hold_at,
+            resume_below=self._resume_below,
+            reason=reason,
+        )
+        return dict.fromkeys(self.permit.gates, command)
 
-    def status(self) -> dict[str, Any]:
-        """The live picture at the engine's current time, SPEC 3's ``status``."""
-        permit = self.permit
-        counts = self.counts
+    def status(self) -> wire.Status:
+        """The live picture at the engine's current time."""
         t = self._now if self._now is not None else 0
-        attendance = counts.attendance
-        present = max(attendance, 0)
-        roster = counts.roster.counts
-        window = next(((s, e) for s, e in self.terms.windows if e > t), None)
-        admit = self._command_state[0] if self._command_state else True
-        return {
-            "ts": iso(t) if self._now is not None else None,
-            "event": permit.event_id,
-            "event_name": permit.event_name,
-            "timezone": permit.timezone.key,
-            "permit": {"number": permit.number, "status": permit.status},
-            "window": {
-                "inside": self.terms.inside_window(t),
-                "start": iso(window[0]) if window else None,
-                "end": iso(window[1]) if window else None,
-            },
-            "attendance": {
-                "current": attendance,
-                "entries": counts.entries,
-                "exits": counts.exits,
-                "peak": counts.peak,
-                "offset": counts.offset,
-                "max_at_one_time": permit.max_at_one_time,
-                "max_collective": permit.max_collective,
-                "threshold": law.PERMIT_THRESHOLD,
-                "uncertain": counts.uncertain,
-            },
-            "admit": admit,
-            "hold_at": self._hold_at,
-            "resume_below": self._resume_below,
-            "parking": {
-                "spaces_provided": permit.spaces_provided,
-                "spaces_required": law.car_spaces_required(present),
-                "occupied": counts.occupied_total,
-                "vehicles_at_one_time": permit.vehicles_at_one_time,
-            },
-            "medical": {
-                "doctors_on_duty": roster["doctor"],
-                "doctors_required": permit.doctors_min,
-                "nurses_on_duty": roster["nurse"],
-                "nurses_required": law.nurses_required(present, permit.persons_per_nurse),
-            },
-            "security": {"on_duty": roster["security"], "declared": permit.security_guards},
-            "sensors": {
-                sensor: {"kind": live.kind, "online": live.online, "last_seen": iso(live.last_seen)}
-                for sensor, live in counts.sensors.items()
-            },
-            "gates": {
-                gate: {
-                    "in": g.in_total,
-                    "out": g.out_total,
-                    "net": g.net,
-                    "per_minute": round(g.per_minute(t), 1),
-                    "last_seen": iso(counts.sensors[gate].last_seen),
-                    "online": counts.sensors[gate].online,
-                    "manual": counts.sensors[gate].manual,
-                    "restarts": g.restarts,
-                }
-                for gate, g in counts.gates.items()
-            },
-            "lots": {
-                lot: {
-                    "capacity": s.capacity,
-                    "occupied": s.occupied,
-                    "free": None if s.occupied is None else s.capacity - s.occupied,
-                    "share": None
-                    if s.occupied is None or s.capacity == 0
-                    else round(s.occupied / s.capacity, 3),
-                    "online": counts.sensors[lot].online,
-                    "last_seen": iso(counts.sensors[lot].last_seen),
-                }
-                for lot, s in counts.lots.items()
-            },
-            "active_alerts": self.alert_book.active_ids(),
-            "pending": self.alert_book.pending_list(),
-            "rejected": self.rejected,
-            "accepted": self.accepted,
-            "notes": list(self._notes),
-            "adjustments": list(self._adjustments),
-            "checklist": dict(self._checklist_state),
-            "checklist_items": list(self._checklist_items),
-        }
-
-
-class _Refused(Exception):
-    """A well-formed message the state refuses (falling totals, an unknown alert)."""
+        return build_status(
+            Snapshot(
+                permit=self.permit,
+                counts=self.counts,
+                inspectors=self.inspectors,
+                now=self._now,
+                inside=self.terms.inside_window(t),
+                next_window=next(((s, e) for s, e in self.terms.windows if e > t), None),
+                admit=self._command_state[0] if self._command_state else True,
+                hold_at=self._hold_at,
+                resume_below=self._resume_below,
+                active_alerts=self.alert_book.active_ids(),
+                pending=self.alert_book.pending_list(),
+                rejected=self.rejected,
+                accepted=self.accepted,
+                checklist_items=self._checklist_items,
+            )
+        )
 
 
 _STALE = 0
 _EVAL = 1
-NOTES_KEPT = 20
-CLOCK_SKEW_S = 30.0

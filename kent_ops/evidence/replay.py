@@ -29,7 +29,7 @@ from typing import Literal, NamedTuple
 from kent_ops.core.engine import Clock, Engine, FeedResult
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
-from kent_ops.core.signing import keys_for_permit
+from kent_ops.core.wire import keys_for_permit
 from kent_ops.evidence.log import (
     GENESIS_HASH,
     ChainBroken,

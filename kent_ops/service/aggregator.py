@@ -38,16 +38,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import msgspec
 import paho.mqtt.client as mqtt
 
 from kent_ops import __version__
-from kent_ops.broker.client import BrokerAddress, Topics, make_client, parse_broker_url
+from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
+from kent_ops.core import wire
 from kent_ops.core.engine import Changes, Clock, Engine
 from kent_ops.core.errors import UsageError
-from kent_ops.core.ordinance import RULES
 from kent_ops.core.permit import Permit, load_permit
-from kent_ops.core.rules import message_for
-from kent_ops.core.signing import keys_for_permit
+from kent_ops.core.rules import RULES
+from kent_ops.core.wire import Topics, keys_for_permit
 from kent_ops.evidence.log import EvidenceLog, EvidenceWriteError, json_bytes
 from kent_ops.evidence.replay import Replayed, replay
 
@@ -117,11 +118,6 @@ def _probe_folder(folder: Path) -> str | None:
         with contextlib.suppress(OSError):
             probe.unlink()
     return None
-
-
-def _iso(t: datetime) -> str:
-    """An instant as the engine writes it in alerts and the status: ISO 8601, UTC."""
-    return t.astimezone(UTC).isoformat()
 
 
 class Aggregator:
@@ -200,7 +196,7 @@ class Aggregator:
         self._give_up_at = 0.0
         self._recorded_clock: str | None = None
         self._storage_alerts = 0
-        self._storage_alert: dict[str, Any] | None = None
+        self._storage_alert: wire.Alert | None = None
         self._retained: dict[str, bytes] = {}
         self.published_status = 0
 
@@ -245,7 +241,7 @@ class Aggregator:
                 },
             )
             self._append_changes(changes, now)
-            self._log.append("status", now, payload=json_bytes(self.engine.status()))
+            self._log.append("status", now, payload=wire.encode(self.engine.status()))
             self._log.commit()
             self._last_snapshot = time.monotonic()
             self._republish_retained()  # queued by paho until connected
@@ -328,7 +324,8 @@ class Aggregator:
                     self._note_storage_alert(rec.payload)
             elif rec.kind == "command":
                 body = json.loads(rec.payload)
-                retained[self.topics.gate_command(body["gate"])] = json_bytes(body["command"])
+                command = msgspec.convert(body["command"], wire.GateCommand)
+                retained[self.topics.gate_command(body["gate"])] = wire.encode(command)
 
         # The log was verified when it was opened; messages need no callback.
         result = replay(
@@ -651,9 +648,10 @@ class Aggregator:
         evidence = self._log
         assert evidence is not None
         for alert in changes.alerts:
-            evidence.append("alert", now, payload=json_bytes(alert))
+            evidence.append("alert", now, payload=wire.encode(alert))
         for gate, command in changes.commands.items():
-            evidence.append("command", now, payload=json_bytes({"gate": gate, "command": command}))
+            body = {"gate": gate, "command": msgspec.to_builtins(command)}
+            evidence.append("command", now, payload=json_bytes(body))
 
     def _commit(self, batch: list[_Item]) -> bool:
         """Commit the open batch; on a refusal, undo everything it did and keep its items."""
@@ -684,15 +682,13 @@ class Aggregator:
         client = self._client
         assert client is not None
         for alert in changes.alerts:
-            client.publish(self.topics.alert(alert["id"]), json_bytes(alert), qos=1, retain=True)
-            log.info(
-                "alert %s %s %s: %s", alert["id"], alert["rule"], alert["state"], alert["message"]
-            )
+            client.publish(self.topics.alert(alert.id), wire.encode(alert), qos=1, retain=True)
+            log.info("alert %s %s %s: %s", alert.id, alert.rule, alert.state, alert.message)
         for gate, command in changes.commands.items():
-            client.publish(self.topics.gate_command(gate), json_bytes(command), qos=1, retain=True)
+            client.publish(self.topics.gate_command(gate), wire.encode(command), qos=1, retain=True)
         if changes.commands:
             first = next(iter(changes.commands.values()))
-            log.info("gate command: %s", first.get("reason"))
+            log.info("gate command: %s", first.reason)
 
     # -- storage failures -------------------------------------------------------------------
 
@@ -745,10 +741,10 @@ class Aggregator:
         active = self._storage_alert
         cleared = None
         if active is not None:
-            at = _iso(self._now())
-            cleared = {**active, "state": "cleared", "ended_at": at, "cleared_at": at}
-            evidence.append("alert", now, payload=json_bytes(active))
-            evidence.append("alert", now, payload=json_bytes(cleared))
+            at = self._now()
+            cleared = msgspec.structs.replace(active, state="cleared", ended_at=at, cleared_at=at)
+            evidence.append("alert", now, payload=wire.encode(active))
+            evidence.append("alert", now, payload=wire.encode(cleared))
         try:
             evidence.commit()
         except EvidenceWriteError as exc:
@@ -788,37 +784,31 @@ class Aggregator:
             self._storage_alert = None
             if alert is None:
                 return
-        client.publish(self.topics.alert(alert["id"]), json_bytes(alert), qos=1, retain=True)
+        client.publish(self.topics.alert(alert.id), wire.encode(alert), qos=1, retain=True)
         (log.error if failing else log.warning)(
-            "alert %s %s %s: %s", alert["id"], alert["rule"], alert["state"], alert["message"]
+            "alert %s %s %s: %s", alert.id, alert.rule, alert.state, alert.message
         )
 
-    def _storage_alert_dict(self, alert_id: str, since: datetime, error: str) -> dict[str, Any]:
-        """SPEC 3's alert shape for the service's own finding that its log cannot be written."""
+    def _storage_alert_dict(self, alert_id: str, since: datetime, error: str) -> wire.Alert:
+        """The service's own finding that its log cannot be written, as an alert."""
         rule = RULES[STORAGE_RULE]
         observed = {"error": error, "evidence": str(self.evidence_path)}
         required = {"writable": True}
-        at = _iso(since)
-        return {
-            "id": alert_id,
-            "rule": STORAGE_RULE,
-            "subject": None,
-            "cite": rule.cite,
-            "severity": rule.severity,
-            "state": "active",
-            "since": at,
-            "raised_at": at,
-            "ended_at": None,
-            "cleared_at": None,
-            "observed": observed,
-            "required": required,
-            "worst": {"observed": observed, "required": required},
-            "message": message_for(STORAGE_RULE, None, observed, required),
-            "acknowledged": [],
-            "notes": [],
-            "evidence": {"record": None, "hash": None},
-            "uncertain": False,
-        }
+        at = since.astimezone(UTC)
+        return wire.Alert(
+            id=alert_id,
+            rule=STORAGE_RULE,
+            subject=None,
+            cite=rule.cite,
+            severity=rule.severity,
+            state="active",
+            since=at,
+            raised_at=at,
+            observed=observed,
+            required=required,
+            worst=wire.Worst(observed=observed, required=required),
+            message=rule.sentence(None, observed, required),
+        )
 
     def _note_storage_alert(self, payload: bytes) -> None:
         """Continue the ``S-`` numbering from the log, so a restart never reuses an id."""
@@ -830,7 +820,7 @@ class Aggregator:
         if alert_id.startswith(STORAGE_ALERT_PREFIX):
             self._storage_alerts = max(self._storage_alerts, number)
 
-    def _published_status(self) -> dict[str, Any]:
+    def _published_status(self) -> wire.Status:
         """The engine's status, plus what only the service knows: a failing evidence store.
 
         While the log cannot be written, ``evidence`` says so (``ok`` false, the error,
@@ -838,16 +828,16 @@ class Aggregator:
         """
         status = self.engine.status()
         alert = self._storage_alert
-        if self._storage_failed_at is not None:
-            status["evidence"] = {
-                "ok": False,
-                "error": self._storage_error,
-                "since": _iso(self._storage_failed_at),
-                "held": len(self._backlog),
-            }
-            if alert is not None:
-                status["active_alerts"] = [*status.get("active_alerts", []), alert["id"]]
-        return status
+        if self._storage_failed_at is None:
+            return status
+        health = wire.EvidenceHealth(
+            ok=False,
+            error=self._storage_error,
+            since=self._storage_failed_at.astimezone(UTC),
+            held=len(self._backlog),
+        )
+        active = status.active_alerts if alert is None else [*status.active_alerts, alert.id]
+        return msgspec.structs.replace(status, evidence=health, active_alerts=active)
 
     # -- timers ---------------------------------------------------------------------------
 
@@ -874,7 +864,7 @@ class Aggregator:
         changes = engine.collect_changes()
         self._append_changes(changes, now)
         if snapshot:
-            evidence.append("status", now, payload=json_bytes(engine.status()))
+            evidence.append("status", now, payload=wire.encode(engine.status()))
         if checkpoint:
             count, head = evidence.head
             point = {"record": count, "hash": head, "ts": now.isoformat()}
@@ -907,7 +897,7 @@ class Aggregator:
         assert self._client is not None
         assert self._engine is not None
         self._client.publish(
-            self.topics.status, json_bytes(self._published_status()), qos=1, retain=True
+            self.topics.status, wire.encode(self._published_status()), qos=1, retain=True
         )
         self._last_status = mono
         self._status_dirty = False
@@ -924,7 +914,7 @@ class Aggregator:
             now = self._record_time()
             changes = self.engine.collect_changes()
             self._append_changes(changes, now)
-            evidence.append("status", now, payload=json_bytes(self.engine.status()))
+            evidence.append("status", now, payload=wire.encode(self.engine.status()))
             evidence.append_json("system", now, {"event": "stopped"})
             try:
                 evidence.commit()

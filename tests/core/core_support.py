@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import msgspec
+
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.core.permit import Permit, parse_permit
 
@@ -244,11 +246,12 @@ class Driver:
     # -- reading --------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        return self.engine.status()
+        """The status as its JSON reads (times as text, as :func:`utc` writes them)."""
+        return msgspec.to_builtins(self.engine.status())
 
     def alerts(self, rule: str | None = None, subject: Any = ...) -> list[dict[str, Any]]:
         """Every alert so far (by id order), optionally of one rule and subject."""
-        out = [a for _, a in sorted(self.engine.alerts.items())]
+        out = [msgspec.to_builtins(a) for _, a in sorted(self.engine.alerts.items())]
         if rule is not None:
             out = [a for a in out if a["rule"] == rule]
         if subject is not ...:
@@ -274,5 +277,5 @@ class Driver:
 
 
 def utc(value: datetime) -> str:
-    """An instant as the engine writes it: ISO 8601 in UTC."""
-    return value.astimezone(UTC).isoformat()
+    """An instant as the wire writes it: ISO 8601 in UTC, ``Z`` for the offset."""
+    return msgspec.to_builtins(value.astimezone(UTC))

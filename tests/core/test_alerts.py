@@ -8,11 +8,12 @@ first held, ``raised_at = since + pending_s``, ``ended_at`` when it stopped, and
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+import msgspec
 import pytest
-from core_support import US, Driver, local, permit_variant, when
+from core_support import US, Driver, local, permit_variant, utc, when
 
 LIFE = {"alerting.pending_s": 10, "alerting.clear_s": 30, "alerting.stale_after_s": 864000}
 T0 = local(12)
@@ -51,9 +52,7 @@ def the_alert(d: Driver) -> dict[str, Any]:
 def test_a_condition_gone_before_pending_s_raises_nothing_but_is_listed_meanwhile() -> None:
     d = lifecycle()
     full(d, 0)
-    assert d.status()["pending"] == [
-        {"rule": "lot-full", "subject": "lot-a", "since": T0.astimezone(UTC).isoformat()}
-    ]
+    assert d.status()["pending"] == [{"rule": "lot-full", "subject": "lot-a", "since": utc(T0)}]
     d.tick(s(10) - US)
     assert len(d.pending("lot-full")) == 1
     assert lot_alerts(d) == []
@@ -171,15 +170,15 @@ def test_changes_carry_each_changed_alert_once() -> None:
     assert d.engine.collect_changes().alerts == []  # pending is not published as an alert
     d.tick(s(15))
     changes = d.engine.collect_changes()
-    assert [a["id"] for a in changes.alerts] == ["A-0001"]
-    assert changes.alerts[0]["state"] == "active"
+    assert [a.id for a in changes.alerts] == ["A-0001"]
+    assert changes.alerts[0].state == "active"
     assert not d.engine.collect_changes()
     empty(d, 20)
     (changed,) = d.engine.collect_changes().alerts
-    assert when(changed["ended_at"]) == s(20)
+    assert changed.ended_at == s(20)
     d.tick(s(50))
     (changed,) = d.engine.collect_changes().alerts
-    assert changed["state"] == "cleared"
+    assert changed.state == "cleared"
 
 
 def test_acknowledgements_and_notes_attach_to_the_alert() -> None:
@@ -194,20 +193,20 @@ def test_acknowledgements_and_notes_attach_to_the_alert() -> None:
     assert note.accepted
     alert = the_alert(d)
     assert alert["acknowledged"] == [
-        {"by": "insp-2", "at": s(12).astimezone(UTC).isoformat(), "comment": "Called the organiser"}
+        {"by": "insp-2", "at": utc(s(12)), "comment": "Called the organiser"}
     ]
     assert alert["notes"] == [
         {
             "by": "insp-3",
-            "at": s(13).astimezone(UTC).isoformat(),
+            "at": utc(s(13)),
             "text": "Overflow to lot-b",
             "alert": alert_id,
         }
     ]
     assert d.status()["notes"][-1]["text"] == "Overflow to lot-b"
     (changed,) = d.engine.collect_changes().alerts
-    assert changed["id"] == alert_id
-    assert len(changed["acknowledged"]) == 1
+    assert changed.id == alert_id
+    assert len(changed.acknowledged) == 1
 
 
 def test_a_cleared_alert_can_still_be_acknowledged() -> None:
@@ -224,7 +223,7 @@ def test_a_note_without_an_alert_goes_to_the_status_only() -> None:
     d = lifecycle()
     assert d.inspector("insp-1", "note", s(0), text="Gates open on time").accepted
     assert d.status()["notes"] == [
-        {"by": "insp-1", "at": s(0).astimezone(UTC).isoformat(), "text": "Gates open on time",
+        {"by": "insp-1", "at": utc(s(0)), "text": "Gates open on time",
          "alert": None}
     ]  # fmt: skip
 
@@ -297,7 +296,7 @@ HYSTERESIS = {**LIFE, "alerting.hold_at": 100, "alerting.resume_below": 90}
 
 
 def admit_by_gate(d: Driver) -> dict[str, bool]:
-    return {gate: c["admit"] for gate, c in d.engine.commands().items()}
+    return {gate: c.admit for gate, c in d.engine.commands().items()}
 
 
 def test_admit_hold_hysteresis() -> None:
@@ -316,12 +315,12 @@ def test_gate_commands_are_published_when_they_change() -> None:
     d.staff(s(0), doctors=1, nurses=10, security=20)
     first = d.engine.collect_changes().commands
     assert set(first) == {"north", "south", "north-manual"}
-    assert first["north"]["admit"] is True
+    assert first["north"].admit is True
     d.present(50, s(1))
     assert d.engine.collect_changes().commands == {}  # still ADMIT: nothing to publish
     d.present(100, s(2))
     commands = d.engine.collect_changes().commands
-    assert commands["south"] == {
+    assert msgspec.to_builtins(commands["south"]) == {
         "admit": False,
         "attendance": 100,
         "hold_at": 100,
@@ -329,7 +328,7 @@ def test_gate_commands_are_published_when_they_change() -> None:
         "reason": "HOLD: attendance reached 100; admit again below 90",
     }
     d.present(89, s(3))
-    assert d.engine.collect_changes().commands["north"]["admit"] is True
+    assert d.engine.collect_changes().commands["north"].admit is True
 
 
 def test_a_permit_required_breach_holds_every_gate_at_once() -> None:
@@ -339,7 +338,7 @@ def test_a_permit_required_breach_holds_every_gate_at_once() -> None:
     assert set(admit_by_gate(d).values()) == {True}
     d.present(501, s(2))
     assert admit_by_gate(d) == {"north": False, "south": False, "north-manual": False}
-    assert "permit:A" in d.engine.commands()["north"]["reason"]
+    assert "permit:A" in d.engine.commands()["north"].reason
     assert d.status()["admit"] is False
     assert d.alerts("permit-required") == []  # the hold comes before the alert matures
     d.present(500, s(3))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kent_ops.core import ordinance as law
+from kent_ops.core.rules import RULES
 
 
 @pytest.mark.parametrize(
@@ -85,17 +86,17 @@ SPEC_RULES = {
 
 @pytest.mark.parametrize(("rule", "expected"), sorted(SPEC_RULES.items()))
 def test_every_spec_rule_has_its_severity_and_cite(rule: str, expected: tuple[str, str]) -> None:
-    entry = law.RULES[rule]
+    entry = RULES[rule]
     assert (entry.severity, entry.cite) == expected
     assert entry.name == rule
     assert entry.summary
 
 
 def test_per_subject_rules_are_the_per_lot_and_per_sensor_ones() -> None:
-    per_subject = {name for name, rule in law.RULES.items() if rule.per_subject}
+    per_subject = {name for name, rule in RULES.items() if rule.per_subject}
     assert {"lot-full", "sensor-offline", "counter-reset", "facility-deficient"} <= per_subject
     assert not per_subject & {"permit-required", "nurse-ratio", "parking-ratio"}
 
 
 def test_facility_deficient_is_a_breach() -> None:
-    assert law.RULES["facility-deficient"].severity == "breach"
+    assert RULES["facility-deficient"].severity == "breach"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import msgspec
 from core_support import PREFIX, Driver, local, permit_variant, when
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -115,7 +116,7 @@ def test_any_interleaving_gives_the_same_attendance(
 ) -> None:
     histories, merged = case
     current, entries, exits = expected_totals(histories)
-    status = run(merged).status()
+    status = msgspec.to_builtins(run(merged).status())
     assert status["attendance"]["current"] == current
     assert status["attendance"]["entries"] == entries
     assert status["attendance"]["exits"] == exits
@@ -148,7 +149,7 @@ def test_duplicates_and_redeliveries_change_nothing(
     clean, noisy = case
     a = run(clean)
     b = run(noisy)
-    sa, sb = a.status(), b.status()
+    sa, sb = msgspec.to_builtins(a.status()), msgspec.to_builtins(b.status())
     assert sb["attendance"] == sa["attendance"]
     for gate in GATES:
         for key in ("in", "out", "net", "restarts"):
@@ -163,8 +164,8 @@ def test_a_redelivered_first_message_is_the_case_that_used_to_double_count() -> 
     second = Message("north", 2, 10, 0, local(12, 0, 5))
     third = Message("north", 3, 12, 0, local(12, 0, 10))
     engine = run([first, second, first, third])
-    assert engine.status()["attendance"]["current"] == 12
-    assert not [a for a in engine.alerts.values() if a["rule"] == "counter-reset"]
+    assert engine.status().attendance.current == 12
+    assert not [a for a in engine.alerts.values() if a.rule == "counter-reset"]
 
 
 # -- required staff and parking ---------------------------------------------------------------
@@ -439,7 +440,7 @@ def play(
         else:
             d.inspector("insp-1", "adjust", t, attendance=action[1], reason="sweep")
     d.tick(t + timedelta(seconds=60))
-    return d.status(), d.engine.alerts
+    return d.status(), msgspec.to_builtins(d.engine.alerts)
 
 
 @settings(

@@ -20,6 +20,7 @@ from core_support import (
     Driver,
     local,
     permit_variant,
+    utc,
     when,
 )
 
@@ -382,7 +383,7 @@ def test_security_staffing_only_inside_a_window() -> None:
 def test_an_engine_started_inside_a_window_sees_short_security_at_once() -> None:
     d = Driver(permit_variant({**QUICK, "alerting.pending_s": 10}))
     d.tick(local(12))
-    assert d.pending("security-staffing")[0]["since"] == local(12).astimezone(UTC).isoformat()
+    assert d.pending("security-staffing")[0]["since"] == utc(local(12))
     d.tick(local(13))
     assert when(only_alert(d, "security-staffing")["raised_at"]) == local(12, 0, 10)
 
@@ -524,7 +525,7 @@ def test_a_deficient_item_is_a_breach_at_once_until_marked_ok() -> None:
     assert d.status()["checklist"]["C(1)(h)"] == {
         "result": "deficient",
         "by": "insp-2",
-        "at": local(12).astimezone(UTC).isoformat(),
+        "at": utc(local(12)),
         "note": "common cup at water station 2",
     }
     d.inspector("insp-2", "inspection", local(12, 5), item="C(1)(h)", result="ok")

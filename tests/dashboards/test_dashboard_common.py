@@ -31,7 +31,7 @@ from dashboards.common.format import (
     parse_ts,
 )
 from dashboards.common.renderables import TrendLine, bar_text, bin_series, spark
-from kent_ops.broker.client import Topics
+from kent_ops.core.wire import Topics
 
 NY = ZoneInfo("America/New_York")
 T0 = datetime(2027, 7, 4, 18, 3, 5, tzinfo=UTC)

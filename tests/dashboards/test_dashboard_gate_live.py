@@ -19,10 +19,10 @@ from dashboard_mqtt import Collector, publish, until
 from dashboards.common.widgets.banner import ConnectionBanner
 from dashboards.gate.app import GateApp, make_gate_app
 from dashboards.gate.widgets.order_sign import OrderSign
-from kent_ops.broker.client import Topics, parse_broker_url
+from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.commands.cli import main
-from kent_ops.core.signing import generate_keys_file, unsign
+from kent_ops.core.wire import Topics, generate_keys_file, unsign
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -23,8 +23,9 @@ from dashboards.inspector.widgets.action_log import ActionLog
 from dashboards.inspector.widgets.alert_list import AlertList
 from dashboards.inspector.widgets.glance import AttendancePanel
 from dashboards.inspector.widgets.tables import GatesTable, LotsTable
-from kent_ops.broker.client import Topics, parse_broker_url
+from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.wire import Topics
 
 pytestmark = pytest.mark.timeout(60)
 

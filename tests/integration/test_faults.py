@@ -36,12 +36,11 @@ from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.commands.cli import main as kent_ops_main
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import load_permit
-from kent_ops.core.signing import load_keys
+from kent_ops.core.wire import encode_payload, load_keys
 from kent_ops.evidence.log import EvidenceLog, json_bytes, read_records, verify
 from kent_ops.evidence.replay import replay
 from kent_ops.service.aggregator import Aggregator, Timing, permit_sha256
 from sensors.gate_counter import GateCounter
-from sensors.payloads import encode_payload
 from sensors.tally import Tally
 
 pytestmark = pytest.mark.integration

@@ -18,7 +18,7 @@ import pytest
 
 from kent_ops.core.ordinance import car_spaces_required, nurses_required
 from kent_ops.core.permit import Permit, load_permit, parse_permit
-from kent_ops.core.signing import unsign
+from kent_ops.core.wire import unsign
 from sensors.scenario import SimMessage, generate, timeline
 from sensors.scenario_file import load_scenario
 from sensors.tally import Tally, expected_totals

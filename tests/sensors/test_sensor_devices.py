@@ -14,12 +14,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from kent_ops.core.wire import verify
 from sensors import badge_reader, gate_counter, lot_sensor
 from sensors.badge_reader import BadgeReader
 from sensors.device import MemoryLink, Sent
 from sensors.gate_counter import GateCounter
 from sensors.lot_sensor import LotSensor
-from sensors.payloads import verify
 
 EVENT = "kent-summer-fest-2027"
 NY = ZoneInfo("America/New_York")

@@ -8,8 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from kent_ops.core.signing import unsign
-from sensors.payloads import canonical_bytes, encode_payload, format_ts, sign, verify
+from kent_ops.core.wire import canonical_bytes, encode_payload, format_ts, sign, unsign, verify
 
 NY = ZoneInfo("America/New_York")
 KEY = bytes.fromhex("00112233445566778899aabbccddeeff")

@@ -1,10 +1,10 @@
-"""MQTT topic + raw bytes → a typed, frozen record, or a rejection with its reason.
+"""What the aggregator hears: every inbound payload as a typed, frozen record.
 
-This is the edge of the core: every message the aggregator hears passes through
-:func:`decode` exactly once. It never raises; a bad payload comes back as a
-:class:`Rejection` whose ``reason`` is one plain sentence, stored in the evidence log
-beside the raw bytes. Stateful checks (falling totals, an ack for an unknown alert)
-belong to the counting state and the engine, not here.
+Every message the aggregator receives passes through :func:`decode` exactly once. It
+never raises; a bad payload comes back as a :class:`Rejection` whose ``reason`` is one
+plain sentence, stored in the evidence log beside the raw bytes. Stateful checks
+(falling totals, an ack for an unknown alert) belong to the counting state and the
+engine, not here. docs/protocol.md describes each payload for device makers.
 """
 
 from __future__ import annotations
@@ -12,14 +12,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 import msgspec
 
-from kent_ops.core.signing import unsign
+from kent_ops.core.wire.signing import unsign
+from kent_ops.core.wire.topics import ROOT, TopicProblem, Topics
 
 __all__ = [
+    "INBOUND_KINDS",
+    "MAX_COUNT",
     "MAX_PAYLOAD_BYTES",
+    "MAX_TEXT",
+    "ROLES",
     "Ack",
     "Adjust",
     "Availability",
@@ -29,15 +34,22 @@ __all__ = [
     "Inspection",
     "LotOccupancy",
     "Note",
+    "Record",
     "Rejection",
+    "Role",
     "decode",
 ]
 
 MAX_PAYLOAD_BYTES = 64 * 1024
-"""SPEC 3: a payload over 64 KiB is rejected unread."""
+"""A payload over 64 KiB is rejected unread."""
 MAX_COUNT = 10**9
 """No gate or lot counts a billion; larger numbers are corrupt, not crowds."""
 MAX_TEXT = 4000
+"""The longest note an inspector may send, in characters."""
+
+Role = Literal["doctor", "nurse", "security"]
+ROLES: tuple[str, ...] = get_args(Role)
+"""The roles a badge reader reports."""
 
 
 class GateCount(msgspec.Struct, frozen=True):
@@ -63,7 +75,7 @@ class Badge(msgspec.Struct, frozen=True):
     seq: int
     ts: datetime
     badge: str
-    role: Literal["doctor", "nurse", "security"]
+    role: Role
     action: Literal["on", "off"]
 
 
@@ -84,7 +96,7 @@ class Ack(msgspec.Struct, frozen=True):
 
 
 class Inspection(msgspec.Struct, frozen=True):
-    """One item of the facilities checklist, marked by an inspector (SPEC 4a)."""
+    """One item of the facilities checklist, marked by an inspector (permit:C, D, F)."""
 
     ts: datetime
     item: str
@@ -111,7 +123,7 @@ Record = GateCount | LotOccupancy | Badge | Note | Ack | Inspection | Adjust | A
 
 
 class Decoded(NamedTuple):
-    """A message that parsed: its kind, its source (sensor or inspector id) and its record."""
+    """A message that parsed: its kind, its source (sensor or person id) and its record."""
 
     kind: str
     source: str
@@ -125,21 +137,25 @@ class Rejection(NamedTuple):
     reason: str
 
 
-_SENSOR_TOPICS: dict[tuple[str, str], tuple[str, type[msgspec.Struct], str]] = {
-    ("gate", "count"): ("gate", GateCount, "gate"),
-    ("parking", "occupancy"): ("lot", LotOccupancy, "lot"),
-    ("staff", "badge"): ("badge", Badge, "station"),
+# kind -> (payload type, the kind of sensor the permit must list it as, or None for people)
+_PAYLOADS: dict[str, tuple[type[msgspec.Struct], str | None]] = {
+    "gate": (GateCount, "gate"),
+    "lot": (LotOccupancy, "lot"),
+    "badge": (Badge, "station"),
+    "note": (Note, None),
+    "ack": (Ack, None),
+    "inspection": (Inspection, None),
+    "adjust": (Adjust, None),
 }
-_INSPECTOR_TOPICS: dict[str, tuple[str, type[msgspec.Struct]]] = {
-    "note": ("note", Note),
-    "ack": ("ack", Ack),
-    "inspection": ("inspection", Inspection),
-    "adjust": ("adjust", Adjust),
-}
-_DECODERS = {
-    cls: msgspec.json.Decoder(cls)
-    for cls in (GateCount, LotOccupancy, Badge, Note, Ack, Inspection, Adjust)
-}
+INBOUND_KINDS: frozenset[str] = frozenset({*_PAYLOADS, "availability"})
+"""The kinds of record the aggregator takes in."""
+_SIGNED_KINDS = frozenset({"gate", "lot", "badge"})
+_DECODERS = {cls: msgspec.json.Decoder(cls) for cls, _ in _PAYLOADS.values()}
+
+_Route = tuple[str, str, "type[msgspec.Struct] | None", "str | None"]
+_ROUTES: dict[tuple[str, str], tuple[Mapping[str, str], _Route]] = {}
+_ROUTES_KEPT = 10_000
+_TOPICS: dict[str, Topics] = {}
 
 
 def decode(
@@ -152,13 +168,13 @@ def decode(
     """Turn one received message into a record or a rejection; never raises.
 
     Args:
-        prefix: the event's topic prefix, ``kent/{event_id}``.
+        prefix: the event's topic prefix, ``kent/{event_id}`` (:attr:`Topics.prefix`).
         sensors: every sensor id the permit lists, mapped to its kind
             (``gate``, ``lot`` or ``station``).
         topic: the MQTT topic as received.
         payload: the raw bytes as received.
         keys: when the event signs its payloads, each sensor's HMAC key; a gate, lot
-            or badge payload must then carry a good ``sig`` (see :mod:`kent_ops.core.signing`).
+            or badge payload must then carry a good ``sig`` (see ``wire.signing``).
     """
     if len(payload) > MAX_PAYLOAD_BYTES:
         return Rejection("unknown", f"payload of {len(payload):,} bytes is over the 64 KiB limit")
@@ -174,12 +190,7 @@ def decode(
     if problem is not None:
         return Rejection(kind, problem)
     if cls is None:
-        text = payload.strip()
-        if text == b"online":
-            return Decoded("availability", source, Availability(True))
-        if text == b"offline":
-            return Decoded("availability", source, Availability(False))
-        return Rejection("availability", "availability must be 'online' or 'offline'")
+        return _availability(source, payload)
     if keys is not None and kind in _SIGNED_KINDS:
         key = keys.get(source)
         if key is None:
@@ -191,10 +202,20 @@ def decode(
     return _decode_json(kind, source, cls, payload)
 
 
-_SIGNED_KINDS = frozenset({"gate", "lot", "badge"})
-_Route = tuple[str, str, "type[msgspec.Struct] | None", "str | None"]
-_ROUTES: dict[tuple[str, str], tuple[Mapping[str, str], _Route]] = {}
-_ROUTES_KEPT = 10_000
+def _availability(source: str, payload: bytes) -> Decoded | Rejection:
+    text = payload.strip()
+    if text == b"online":
+        return Decoded("availability", source, Availability(True))
+    if text == b"offline":
+        return Decoded("availability", source, Availability(False))
+    return Rejection("availability", "availability must be 'online' or 'offline'")
+
+
+def _topics_for(prefix: str) -> Topics:
+    topics = _TOPICS.get(prefix)
+    if topics is None:
+        topics = _TOPICS[prefix] = Topics(prefix.removeprefix(ROOT + "/"))
+    return topics
 
 
 def _route(prefix: str, sensors: Mapping[str, str], topic: str) -> _Route:
@@ -206,32 +227,24 @@ def _route(prefix: str, sensors: Mapping[str, str], topic: str) -> _Route:
     is reused only for the same mapping object (the cache keeps it alive, so its id
     cannot be reused by another).
     """
-    if not topic.startswith(prefix + "/"):
+    ref = _topics_for(prefix).parse(topic)
+    if ref is None:
         return ("unknown", "", None, f"topic {topic!r} is not under {prefix}/")
-    parts = topic[len(prefix) + 1 :].split("/")
-    if len(parts) != 3:
-        return ("unknown", "", None, f"topic {topic!r} is not a kent-ops input topic")
-    area, source, leaf = parts
-    if area == "inspector":
-        entry = _INSPECTOR_TOPICS.get(leaf)
-        if entry is None:
-            return (
-                "unknown",
-                source,
-                None,
-                f"inspector topic {leaf!r} is not note, ack, inspection or adjust",
-            )
-        if not source:
-            return (entry[0], source, None, "inspector id is empty")
-        return (entry[0], source, entry[1], None)
-    if area == "sensor" and leaf == "availability":
+    if isinstance(ref, TopicProblem):
+        if ref.specific:
+            return ("unknown", ref.id, None, ref.reason)
+        return ("unknown", ref.id, None, f"topic {topic!r} is not a kent-ops input topic")
+    kind, source = ref
+    if kind == "availability":
         if source not in sensors:
             return ("availability", source, None, f"sensor {source!r} is not listed in the permit")
         return ("availability", source, None, None)
-    entry3 = _SENSOR_TOPICS.get((area, leaf))
-    if entry3 is None:
+    entry = _PAYLOADS.get(kind)
+    if entry is None:
         return ("unknown", source, None, f"topic {topic!r} is not a kent-ops input topic")
-    kind, cls, sensor_kind = entry3
+    cls, sensor_kind = entry
+    if sensor_kind is None:
+        return (kind, source, cls, None)
     listed = sensors.get(source)
     if listed != sensor_kind:
         if listed is None:
@@ -276,6 +289,10 @@ def _check(record: msgspec.Struct) -> str | None:
         if not record.badge.strip() or len(record.badge) > 200:
             return "badge id is empty or too long"
         return _seq_ok(record.seq)
+    return _check_person(record)
+
+
+def _check_person(record: msgspec.Struct) -> str | None:
     if isinstance(record, Adjust):
         if not record.reason.strip():
             return "an adjustment needs a reason"

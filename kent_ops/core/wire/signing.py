@@ -5,8 +5,16 @@ password leaks; a signature per device makes a forged gate count detectable and
 refused. The signature covers the exact bytes the device sent: the payload is a JSON
 object whose *last* member is ``"sig": "<64 lowercase hex>"``, and the signed bytes are
 the payload with that member cut off (``…,"sig":"…"}`` → ``…}``). That is what
-:func:`sensors.payloads.encode_payload` produces, and checking the bytes rather than a
-re-serialisation means no two JSON libraries have to agree on spacing or escapes.
+:func:`encode_payload` produces, and checking the bytes rather than a re-serialisation
+means no two JSON libraries have to agree on spacing or escapes.
+
+A device builds the signed form in three steps (docs/protocol.md, "Signed payloads"):
+
+1. the payload's fields as a JSON object, keys in the order the device writes them
+   (``seq``, ``ts``, then the kind's fields);
+2. serialised compactly (``json.dumps(fields, separators=(",", ":"))``: no spaces,
+   non-ASCII escaped as ``\\uXXXX``), UTF-8 bytes: :func:`canonical_bytes`;
+3. ``sig`` = lowercase hex of HMAC-SHA256(key, those bytes), appended as the last key.
 
 The keys file is TOML, one hex key per sensor id::
 
@@ -18,13 +26,27 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import secrets
 import tomllib
 from collections.abc import Mapping
+from datetime import datetime, tzinfo
 from pathlib import Path
+from typing import Any
 
-__all__ = ["generate_keys_file", "keys_for_permit", "load_keys", "sign_bytes", "unsign"]
+__all__ = [
+    "canonical_bytes",
+    "encode_payload",
+    "format_ts",
+    "generate_keys_file",
+    "keys_for_permit",
+    "load_keys",
+    "sign",
+    "sign_bytes",
+    "unsign",
+    "verify",
+]
 
 _SIG_TAIL = re.compile(rb',\s*"sig"\s*:\s*"([0-9a-fA-F]{64})"\s*}\s*$')
 MIN_KEY_BYTES = 16
@@ -45,6 +67,44 @@ def unsign(payload: bytes, key: bytes) -> bytes | str:
     if not hmac.compare_digest(expected, match.group(1).decode("ascii").lower()):
         return "bad signature: sig does not match the payload under this sensor's key"
     return unsigned
+
+
+def format_ts(t: datetime, tz: tzinfo | None = None) -> str:
+    """ISO 8601 with milliseconds and an offset, e.g. ``2027-07-04T14:03:05.120-04:00``.
+
+    Args:
+        t: a timezone-aware time (naive times are refused: they have no offset to show).
+        tz: show the time in this zone (the event's), else in ``t``'s own zone.
+    """
+    if t.tzinfo is None or t.utcoffset() is None:
+        raise ValueError("payload times must be timezone-aware")
+    if tz is not None:
+        t = t.astimezone(tz)
+    return t.isoformat(timespec="milliseconds")
+
+
+def canonical_bytes(fields: Mapping[str, Any]) -> bytes:
+    """The bytes a signature covers: compact JSON of ``fields`` in order, without ``sig``."""
+    unsigned = {k: v for k, v in fields.items() if k != "sig"}
+    return json.dumps(unsigned, separators=(",", ":")).encode("utf-8")
+
+
+def sign(fields: Mapping[str, Any], key: bytes) -> str:
+    """Hex HMAC-SHA256 of the canonical form of ``fields`` under ``key``."""
+    return sign_bytes(canonical_bytes(fields), key)
+
+
+def verify(payload: bytes, key: bytes) -> bool:
+    """True if ``payload`` ends with a ``sig`` that matches the bytes before it under ``key``."""
+    return not isinstance(unsign(payload, key), str)
+
+
+def encode_payload(fields: Mapping[str, Any], key: bytes | None = None) -> bytes:
+    """The payload bytes for ``fields``; with a key, ``sig`` is appended as the last field."""
+    unsigned = canonical_bytes(fields)
+    if key is None:
+        return unsigned
+    return unsigned[:-1] + b',"sig":"' + sign_bytes(unsigned, key).encode("ascii") + b'"}'
 
 
 def load_keys(path: str | Path) -> dict[str, bytes]:

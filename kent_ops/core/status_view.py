@@ -1,0 +1,147 @@
+"""The status the aggregator publishes, built from the engine's state at one instant.
+
+Every figure a dashboard shows comes from here, computed from the counts and the
+permit, never from anything a dashboard holds of its own. To add a field, add it to
+:class:`kent_ops.core.wire.Status` and fill it in below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from kent_ops.core import ordinance as law
+from kent_ops.core import wire
+from kent_ops.core.counting import Counting
+from kent_ops.core.inspectors import InspectorRecords
+from kent_ops.core.permit import Permit
+from kent_ops.core.timeutil import from_us
+
+__all__ = ["Snapshot", "build_status"]
+
+
+def _time(us: int | None) -> datetime | None:
+    return None if us is None else from_us(us)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The parts of the engine's state a status is drawn from (read, never changed)."""
+
+    permit: Permit
+    counts: Counting
+    inspectors: InspectorRecords
+    now: int | None
+    inside: bool
+    next_window: tuple[int, int] | None
+    admit: bool
+    hold_at: int
+    resume_below: int
+    active_alerts: list[str]
+    pending: list[wire.PendingCondition]
+    rejected: int
+    accepted: int
+    checklist_items: list[wire.ChecklistItemInfo]
+
+
+def build_status(s: Snapshot) -> wire.Status:
+    """The live picture at the engine's current time."""
+    permit, counts = s.permit, s.counts
+    t = s.now if s.now is not None else 0
+    attendance = counts.attendance
+    present = max(attendance, 0)
+    roster = counts.roster.counts
+    window = s.next_window
+    inspectors = s.inspectors
+    return wire.Status(
+        ts=_time(s.now),
+        event=permit.event_id,
+        event_name=permit.event_name,
+        timezone=permit.timezone.key,
+        permit=wire.PermitState(number=permit.number, status=permit.status),
+        window=wire.WindowState(
+            inside=s.inside,
+            start=_time(window[0]) if window else None,
+            end=_time(window[1]) if window else None,
+        ),
+        attendance=wire.Attendance(
+            current=attendance,
+            entries=counts.entries,
+            exits=counts.exits,
+            peak=counts.peak,
+            offset=counts.offset,
+            max_at_one_time=permit.max_at_one_time,
+            max_collective=permit.max_collective,
+            threshold=law.PERMIT_THRESHOLD,
+            uncertain=counts.uncertain,
+        ),
+        admit=s.admit,
+        hold_at=s.hold_at,
+        resume_below=s.resume_below,
+        parking=wire.Parking(
+            spaces_provided=permit.spaces_provided,
+            spaces_required=law.car_spaces_required(present),
+            occupied=counts.occupied_total,
+            vehicles_at_one_time=permit.vehicles_at_one_time,
+        ),
+        medical=wire.Medical(
+            doctors_on_duty=roster["doctor"],
+            doctors_required=permit.doctors_min,
+            nurses_on_duty=roster["nurse"],
+            nurses_required=law.nurses_required(present, permit.persons_per_nurse),
+        ),
+        security=wire.Security(on_duty=roster["security"], declared=permit.security_guards),
+        sensors=_sensors(counts),
+        gates=_gates(counts, t),
+        lots=_lots(counts),
+        active_alerts=s.active_alerts,
+        pending=s.pending,
+        rejected=s.rejected,
+        accepted=s.accepted,
+        notes=list(inspectors.notes),
+        adjustments=list(inspectors.adjustments),
+        checklist=dict(inspectors.marks),
+        checklist_items=s.checklist_items,
+    )
+
+
+def _sensors(counts: Counting) -> dict[str, wire.SensorState]:
+    return {
+        sensor: wire.SensorState(
+            kind=live.kind, online=live.online, last_seen=_time(live.last_seen)
+        )
+        for sensor, live in counts.sensors.items()
+    }
+
+
+def _gates(counts: Counting, t: int) -> dict[str, wire.GateState]:
+    out = {}
+    for gate, g in counts.gates.items():
+        live = counts.sensors[gate]
+        out[gate] = wire.GateState(
+            in_=g.in_total,
+            out=g.out_total,
+            net=g.net,
+            per_minute=round(g.per_minute(t), 1),
+            last_seen=_time(live.last_seen),
+            online=live.online,
+            manual=live.manual,
+            restarts=g.restarts,
+        )
+    return out
+
+
+def _lots(counts: Counting) -> dict[str, wire.LotState]:
+    out = {}
+    for lot, s in counts.lots.items():
+        live = counts.sensors[lot]
+        occupied = s.occupied
+        out[lot] = wire.LotState(
+            capacity=s.capacity,
+            occupied=occupied,
+            free=None if occupied is None else s.capacity - occupied,
+            share=None if occupied is None or s.capacity == 0 else round(occupied / s.capacity, 3),
+            online=live.online,
+            last_seen=_time(live.last_seen),
+        )
+    return out

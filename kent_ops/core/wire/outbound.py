@@ -1,0 +1,288 @@
+"""What the aggregator publishes: the status, alerts, gate commands and checkpoints.
+
+Each is a frozen msgspec Struct, encoded once by the aggregator and decoded once by
+whoever reads it (the dashboards at their feed, the report from the evidence log), so a
+field is added in one place and every reader sees it typed. Readers are lenient about
+what they do not know: unknown fields are ignored and most fields have a default, so a
+dashboard keeps working against a newer or older aggregator. docs/protocol.md shows
+every field with an example.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+__all__ = [
+    "Acknowledgement",
+    "Adjustment",
+    "Alert",
+    "AlertState",
+    "Attendance",
+    "Checkpoint",
+    "ChecklistItemInfo",
+    "ChecklistMark",
+    "EvidenceHealth",
+    "EvidenceRef",
+    "Figures",
+    "GateCommand",
+    "GateState",
+    "LotState",
+    "Medical",
+    "NoteEntry",
+    "Parking",
+    "PendingCondition",
+    "PermitState",
+    "Security",
+    "SensorState",
+    "Severity",
+    "Status",
+    "WindowState",
+    "Worst",
+    "decode_json",
+    "encode",
+]
+
+Severity = Literal["breach", "warning", "data"]
+AlertState = Literal["active", "cleared"]
+Figures = dict[str, Any]
+"""A rule's observed or required figures, by name (``{"nurses_on_duty": 6, ...}``)."""
+
+
+class _Out(msgspec.Struct, frozen=True, kw_only=True):
+    """Every outbound record: frozen, keyword-built, unknown fields ignored on decode."""
+
+
+# -- the status -------------------------------------------------------------------------
+
+
+class PermitState(_Out):
+    number: str = ""
+    status: str = "issued"
+
+
+class WindowState(_Out):
+    inside: bool = False
+    start: datetime | None = None
+    end: datetime | None = None
+
+
+class Attendance(_Out):
+    current: int
+    entries: int = 0
+    exits: int = 0
+    peak: int = 0
+    offset: int = 0
+    max_at_one_time: int = 0
+    max_collective: int = 0
+    threshold: int = 500
+    uncertain: bool = False
+
+
+class Parking(_Out):
+    spaces_provided: int = 0
+    spaces_required: int = 0
+    occupied: int = 0
+    vehicles_at_one_time: int = 0
+
+
+class Medical(_Out):
+    doctors_on_duty: int = 0
+    doctors_required: int = 0
+    nurses_on_duty: int = 0
+    nurses_required: int = 0
+
+
+class Security(_Out):
+    on_duty: int = 0
+    declared: int = 0
+
+
+class SensorState(_Out):
+    kind: str
+    online: bool = True
+    last_seen: datetime | None = None
+
+
+class GateState(_Out):
+    in_: int = msgspec.field(default=0, name="in")
+    out: int = 0
+    net: int = 0
+    per_minute: float = 0.0
+    last_seen: datetime | None = None
+    online: bool = True
+    manual: bool = False
+    restarts: int = 0
+
+
+class LotState(_Out):
+    capacity: int = 0
+    occupied: int | None = None
+    free: int | None = None
+    share: float | None = None
+    online: bool = True
+    last_seen: datetime | None = None
+
+
+class PendingCondition(_Out):
+    rule: str
+    subject: str | None = None
+    since: datetime | None = None
+
+
+class NoteEntry(_Out):
+    by: str
+    at: datetime | None = None
+    text: str = ""
+    alert: str | None = None
+
+
+class Adjustment(_Out):
+    by: str
+    at: datetime | None = None
+    attendance: int = 0
+    offset: int = 0
+    reason: str = ""
+
+
+class ChecklistMark(_Out):
+    result: str
+    by: str = ""
+    at: datetime | None = None
+    note: str = ""
+
+
+class ChecklistItemInfo(_Out):
+    item: str
+    paragraph: str = ""
+    text: str = ""
+    cite: str = ""
+
+
+class EvidenceHealth(_Out):
+    """Said only while the evidence log cannot be written (the service adds it)."""
+
+    ok: bool
+    error: str | None = None
+    since: datetime | None = None
+    held: int = 0
+
+
+class Status(_Out):
+    """The live picture, published retained on every change and at least every 5 s."""
+
+    ts: datetime | None
+    event: str
+    attendance: Attendance
+    event_name: str = ""
+    timezone: str = "America/New_York"
+    permit: PermitState = msgspec.field(default_factory=PermitState)
+    window: WindowState = msgspec.field(default_factory=WindowState)
+    admit: bool = True
+    hold_at: int = 0
+    resume_below: int = 0
+    parking: Parking = msgspec.field(default_factory=Parking)
+    medical: Medical = msgspec.field(default_factory=Medical)
+    security: Security = msgspec.field(default_factory=Security)
+    sensors: dict[str, SensorState] = {}
+    gates: dict[str, GateState] = {}
+    lots: dict[str, LotState] = {}
+    active_alerts: list[str] = []
+    pending: list[PendingCondition] = []
+    rejected: int = 0
+    accepted: int = 0
+    notes: list[NoteEntry] = []
+    adjustments: list[Adjustment] = []
+    checklist: dict[str, ChecklistMark] = {}
+    checklist_items: list[ChecklistItemInfo] = []
+    evidence: EvidenceHealth | None = None
+
+
+# -- an alert ---------------------------------------------------------------------------
+
+
+class Acknowledgement(_Out):
+    by: str
+    at: datetime | None = None
+    comment: str = ""
+
+
+class Worst(_Out):
+    """The figures at the alert's worst moment (largest excess or shortfall)."""
+
+    observed: Figures = {}
+    required: Figures = {}
+
+
+class EvidenceRef(_Out):
+    """The evidence record the condition started at, and that record's hash."""
+
+    record: int | None = None
+    hash: str | None = None
+
+
+class Alert(_Out):
+    """One alert, republished retained at every change of state."""
+
+    id: str
+    rule: str
+    subject: str | None = None
+    cite: str = ""
+    severity: Severity = "breach"
+    state: AlertState = "active"
+    since: datetime | None = None
+    raised_at: datetime | None = None
+    ended_at: datetime | None = None
+    cleared_at: datetime | None = None
+    observed: Figures = {}
+    required: Figures = {}
+    worst: Worst = msgspec.field(default_factory=Worst)
+    message: str = ""
+    acknowledged: list[Acknowledgement] = []
+    notes: list[NoteEntry] = []
+    evidence: EvidenceRef = msgspec.field(default_factory=EvidenceRef)
+    uncertain: bool = False
+
+
+# -- deputies and checkpoints ---------------------------------------------------------
+
+
+class GateCommand(_Out):
+    """ADMIT or HOLD for the deputy at one gate."""
+
+    admit: bool
+    attendance: int = 0
+    hold_at: int = 0
+    resume_below: int = 0
+    reason: str = ""
+
+
+class Checkpoint(_Out):
+    """The evidence log's head, published so anyone can later prove it was not rewritten."""
+
+    record: int
+    hash: str
+    ts: datetime | None = None
+
+
+# -- encoding -------------------------------------------------------------------------
+
+_ENCODER = msgspec.json.Encoder()
+T = TypeVar("T", bound=msgspec.Struct)
+_DECODERS: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+
+
+def encode(record: msgspec.Struct) -> bytes:
+    """The JSON bytes of an outbound record, as published and as logged."""
+    return _ENCODER.encode(record)
+
+
+def decode_json(cls: type[T], payload: bytes) -> T:
+    """Read an outbound record back; raises ``msgspec.DecodeError`` (or its
+    ``ValidationError``) with the field at fault when the payload is not one."""
+    decoder = _DECODERS.get(cls)
+    if decoder is None:
+        decoder = _DECODERS[cls] = msgspec.json.Decoder(cls)
+    return decoder.decode(payload)
