@@ -9,7 +9,10 @@ two can check each other:
   a negative count or a payload over 64 KiB is rejected and changes nothing;
 - a repeated or older ``seq`` changes nothing;
 - a ``seq`` back at 0 or 1 with lower totals is a restart: the totals before it are
-  kept and the new ones added (stitched);
+  kept and the new ones added (stitched), unless it repeats, byte for byte in its
+  fields, a message that started the current run (a redelivery, not a restart);
+- a gate message stamped before the counter's latest restart belongs to the earlier
+  run: a redelivery, already counted;
 - totals that fall without a restart are rejected;
 - attendance = sum over gates of (in_total - out_total); entries = sum of in_total.
 """
@@ -45,6 +48,9 @@ class GateTally:
     base_in: int = 0
     base_out: int = 0
     restarts: int = 0
+    run_started: datetime | None = None
+    first: set[tuple[Any, ...]] = field(default_factory=set)
+    """The fields of the messages with seq 0 or 1 that started the current run."""
 
     @property
     def in_total(self) -> int:
@@ -54,24 +60,32 @@ class GateTally:
     def out_total(self) -> int:
         return self.base_out + self.device_out
 
-    def apply(self, seq: int, in_total: int, out_total: int) -> str:
+    def apply(self, seq: int, in_total: int, out_total: int, ts: datetime | None = None) -> str:
         """``counted``, ``restart``, ``duplicate`` or ``rejected``."""
+        if ts is not None and self.run_started is not None and ts < self.run_started:
+            return "duplicate"
         lower = in_total < self.device_in or out_total < self.device_out
         if self.last_seq is not None:
             if seq <= 1 and seq < self.last_seq and lower:
+                if (seq, in_total, out_total, ts) in self.first:
+                    return "duplicate"
                 self.base_in += self.device_in
                 self.base_out += self.device_out
                 self.restarts += 1
-                self._take(seq, in_total, out_total)
+                self.first = set()
+                self.run_started = ts
+                self._take(seq, in_total, out_total, ts)
                 return "restart"
             if seq <= self.last_seq:
                 return "duplicate"
             if lower:
                 return "rejected"
-        self._take(seq, in_total, out_total)
+        self._take(seq, in_total, out_total, ts)
         return "counted"
 
-    def _take(self, seq: int, in_total: int, out_total: int) -> None:
+    def _take(self, seq: int, in_total: int, out_total: int, ts: datetime | None) -> None:
+        if seq <= 1:
+            self.first.add((seq, in_total, out_total, ts))
         self.last_seq = seq
         self.device_in = in_total
         self.device_out = out_total
@@ -90,6 +104,8 @@ class Tally:
     duplicates: int = 0
     _lot_seq: dict[str, int] = field(default_factory=dict)
     _station_seq: dict[str, int] = field(default_factory=dict)
+    _first: dict[str, set[bytes]] = field(default_factory=dict)
+    """Per lot or station, the payloads with seq 0 or 1 that started its current run."""
 
     @property
     def attendance(self) -> int:
@@ -145,7 +161,7 @@ class Tally:
             if not (_count(fields, "in_total") and _count(fields, "out_total")):
                 return self._reject()
             outcome = self.gates.setdefault(source, GateTally()).apply(
-                seq, fields["in_total"], fields["out_total"]
+                seq, fields["in_total"], fields["out_total"], datetime.fromisoformat(fields["ts"])
             )
             if outcome == "rejected":
                 self.rejected += 1
@@ -155,7 +171,7 @@ class Tally:
         if expected == "lot":
             if not _count(fields, "occupied"):
                 return self._reject()
-            if not _newer(self._lot_seq.get(source), seq):
+            if not self._newer(source, self._lot_seq.get(source), seq, payload):
                 self.duplicates += 1
                 return "duplicate"
             self._lot_seq[source] = seq
@@ -166,7 +182,7 @@ class Tally:
             return self._reject()
         if action not in ("on", "off"):
             return self._reject()
-        if not _newer(self._station_seq.get(source), seq):
+        if not self._newer(source, self._station_seq.get(source), seq, payload):
             self.duplicates += 1
             return "duplicate"
         self._station_seq[source] = seq
@@ -175,6 +191,22 @@ class Tally:
         else:
             self.on_duty.pop(badge, None)
         return "counted"
+
+    def _newer(self, source: str, last: int | None, seq: int, payload: bytes) -> bool:
+        """A lot or station message counts if its seq is newer, or the device restarted.
+
+        A seq of 0 or 1 below the last one is a restart, unless it is a redelivery of a
+        message that started the current run.
+        """
+        first = self._first.setdefault(source, set())
+        key = _canonical(payload)
+        if last is not None and seq <= last:
+            if not (seq <= 1 < last) or key in first:
+                return False
+            first.clear()
+        if seq <= 1:
+            first.add(key)
+        return True
 
     def _reject(self) -> str:
         self.rejected += 1
@@ -207,9 +239,9 @@ def _count(fields: dict[str, Any], name: str) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _newer(last: int | None, seq: int) -> bool:
-    """A lot or station message counts if its seq is newer, or the device restarted."""
-    return last is None or seq > last or seq <= 1 < last
+def _canonical(payload: bytes) -> bytes:
+    """The fields of a payload in one spelling, so a redelivery compares equal."""
+    return json.dumps(json.loads(payload), sort_keys=True).encode()
 
 
 def expected_totals(messages: Iterable[_Message], permit: Permit) -> dict[str, int]:

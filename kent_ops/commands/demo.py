@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import logging
 import shutil
 import sys
@@ -25,10 +24,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
+from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.wire import Topics
@@ -118,8 +119,8 @@ class StatusWatcher:
     """A plain paho subscriber to status and alerts: the headless demo's eyes."""
 
     def __init__(self, address: BrokerAddress, topics: Topics, ca_file: str | None) -> None:
-        self.status: dict[str, Any] | None = None
-        self.alerts: dict[str, dict[str, Any]] = {}
+        self.status: wire.Status | None = None
+        self.alerts: dict[str, wire.Alert] = {}
         self._topics = topics
         self._client = make_client(address, ca_file=ca_file)
         self._client.on_connect = self._on_connect
@@ -131,14 +132,15 @@ class StatusWatcher:
         client.subscribe([(self._topics.status, 1), (self._topics.alerts_wildcard, 1)])
 
     def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
+        ref = self._topics.parse(msg.topic)
         try:
-            body = json.loads(msg.payload)
-        except ValueError:
+            if isinstance(ref, wire.TopicRef) and ref.kind == "status":
+                self.status = wire.decode_json(wire.Status, msg.payload)
+            elif isinstance(ref, wire.TopicRef) and ref.kind == "alert" and msg.payload:
+                alert = wire.decode_json(wire.Alert, msg.payload)
+                self.alerts[alert.id] = alert
+        except msgspec.DecodeError:
             return
-        if msg.topic == self._topics.status:
-            self.status = body
-        elif isinstance(body, dict) and "id" in body:
-            self.alerts[body["id"]] = body
 
     def close(self) -> None:
         self._client.disconnect()
@@ -170,21 +172,17 @@ def _permit(path: str | None) -> Permit:
     return load_permit(Path(path) if path else EXAMPLE_PERMIT)
 
 
-def _status_line(status: dict[str, Any] | None, permit: Permit) -> str:
+def _status_line(status: wire.Status | None, permit: Permit) -> str:
     if not status:
         return "waiting for the aggregator's first status…"
-    att = status["attendance"]
-    ts = status.get("ts")
-    local = (
-        datetime.fromisoformat(ts).astimezone(permit.timezone).strftime("%H:%M") if ts else "--:--"
-    )
-    active = status.get("active_alerts", [])
-    flag = " (uncertain)" if att.get("uncertain") else ""
+    att, medical = status.attendance, status.medical
+    local = status.ts.astimezone(permit.timezone).strftime("%H:%M") if status.ts else "--:--"
+    flag = " (uncertain)" if att.uncertain else ""
     return (
-        f"{local}  attendance {att['current']:,}/{att['max_at_one_time']:,}{flag}  "
-        f"{'ADMIT' if status.get('admit') else 'HOLD '}  "
-        f"nurses {status['medical']['nurses_on_duty']}/{status['medical']['nurses_required']}  "
-        f"active alerts {len(active)}  rejected {status.get('rejected', 0)}"
+        f"{local}  attendance {att.current:,}/{att.max_at_one_time:,}{flag}  "
+        f"{'ADMIT' if status.admit else 'HOLD '}  "
+        f"nurses {medical.nurses_on_duty}/{medical.nurses_required}  "
+        f"active alerts {len(status.active_alerts)}  rejected {status.rejected}"
     )
 
 
@@ -302,19 +300,17 @@ def _print_summary(
     print(f"Summary — {permit.event_name} ({broker_text})")
     print(f"  messages published by the simulator: {sim_result.get('published', 'n/a')}")
     if status:
-        att = status["attendance"]
+        att = status.attendance
         print(
-            f"  attendance {att['current']:,} (peak {att['peak']:,}), entries {att['entries']:,}, "
-            f"rejected messages {status.get('rejected', 0)}"
+            f"  attendance {att.current:,} (peak {att.peak:,}), entries {att.entries:,}, "
+            f"rejected messages {status.rejected}"
         )
-    alerts = sorted(watcher.alerts.values(), key=lambda a: a["id"])
-    breaches = [a for a in alerts if a.get("severity") == "breach"]
+    alerts = sorted(watcher.alerts.values(), key=lambda a: a.id)
+    breaches = [a for a in alerts if a.severity == "breach"]
     noun = "breach" if len(breaches) == 1 else "breaches"
     print(f"  alerts raised: {len(alerts)} ({len(breaches)} {noun})")
     for alert in alerts[:12]:
-        print(
-            f"    {alert['id']} {alert['rule']:<20} {alert['state']:<8} {alert.get('message', '')}"
-        )
+        print(f"    {alert.id} {alert.rule:<20} {alert.state:<8} {alert.message}")
     if len(alerts) > 12:
         print(f"    … and {len(alerts) - 12} more")
     permit_path = getattr(args, "permit", None) or EXAMPLE_PERMIT

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -69,15 +70,15 @@ topics = st.one_of(
 def _figures(engine: Engine) -> tuple[Any, ...]:
     s = engine.status()
     return (
-        s["attendance"]["current"],
-        s["attendance"]["entries"],
-        s["attendance"]["exits"],
-        s["parking"]["occupied"],
-        s["medical"]["doctors_on_duty"],
-        s["medical"]["nurses_on_duty"],
-        s["security"]["on_duty"],
-        tuple(sorted(s["checklist"])),
-        tuple(a["id"] for a in engine.alerts.values()),
+        s.attendance.current,
+        s.attendance.entries,
+        s.attendance.exits,
+        s.parking.occupied,
+        s.medical.doctors_on_duty,
+        s.medical.nurses_on_duty,
+        s.security.on_duty,
+        tuple(sorted(s.checklist)),
+        tuple(a.id for a in engine.alerts.values()),
     )
 
 
@@ -136,6 +137,6 @@ def test_engine_records_every_message_and_rejections_move_no_figure(
     if not result.accepted:
         assert result.reason
         assert _figures(ENGINE) == before
-    status = ENGINE.status()
+    status = msgspec.to_builtins(ENGINE.status())
     json.dumps(status, allow_nan=False)  # the status is always publishable JSON
     assert all(not isinstance(v, float) or math.isfinite(v) for v in status["attendance"].values())

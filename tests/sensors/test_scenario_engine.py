@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kent_ops.core import wire
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, load_permit
 from sensors.scenario import generate
@@ -31,37 +32,37 @@ def run(
     for i, m in enumerate(messages):
         engine.feed(m.topic, m.payload, m.at, record_id=i + 1)
         if uncertain_seen is not None and i % 50 == 0:
-            uncertain_seen.append(engine.status()["attendance"]["uncertain"])
+            uncertain_seen.append(engine.status().attendance.uncertain)
     engine.tick(messages[-1].at)
     return engine, expected_totals(messages, permit)
 
 
-def rules(engine: Engine) -> dict[str, list[dict]]:
-    found: dict[str, list[dict]] = {}
+def rules(engine: Engine) -> dict[str, list[wire.Alert]]:
+    found: dict[str, list[wire.Alert]] = {}
     for alert in engine.alerts.values():
-        found.setdefault(alert["rule"], []).append(alert)
+        found.setdefault(alert.rule, []).append(alert)
     return found
 
 
 def test_festival_raises_the_nurse_ratio_and_maximum_breaches(permit: Permit) -> None:
     engine, totals = run(permit, "festival")
-    attendance = engine.status()["attendance"]
-    assert (attendance["current"], attendance["entries"]) == (
+    attendance = engine.status().attendance
+    assert (attendance.current, attendance.entries) == (
         totals["attendance"],
         totals["entries"],
     )
-    assert attendance["peak"] > permit.max_at_one_time
+    assert attendance.peak > permit.max_at_one_time
     found = rules(engine)
     assert len(found["nurse-ratio"]) == 1
     assert len(found["max-at-one-time"]) == 1
-    breaches = {r for r, alerts in found.items() if alerts[0]["severity"] == "breach"}
+    breaches = {r for r, alerts in found.items() if alerts[0].severity == "breach"}
     assert breaches == {"nurse-ratio", "max-at-one-time"}
 
 
 def test_quiet_raises_nothing(permit: Permit) -> None:
     engine, totals = run(permit, "quiet")
     assert engine.alerts == {}
-    assert engine.status()["attendance"]["entries"] == totals["entries"]
+    assert engine.status().attendance.entries == totals["entries"]
 
 
 def test_faults_are_stitched_and_the_outage_is_uncertain(permit: Permit) -> None:
@@ -70,11 +71,11 @@ def test_faults_are_stitched_and_the_outage_is_uncertain(permit: Permit) -> None
     assert any(seen)  # attendance was uncertain while the gate was down
     assert not seen[-1]  # and certain again once it was back
     status = engine.status()
-    assert status["attendance"]["current"] == totals["attendance"]
-    assert status["attendance"]["entries"] == totals["entries"]
-    assert status["rejected"] == 5
+    assert status.attendance.current == totals["attendance"]
+    assert status.attendance.entries == totals["entries"]
+    assert status.rejected == 5
     found = rules(engine)
     assert set(found) == {"counter-reset", "sensor-offline"}
     [offline] = found["sensor-offline"]
-    assert offline["subject"] == "south"
-    assert offline["ended_at"] is not None
+    assert offline.subject == "south"
+    assert offline.ended_at is not None
