@@ -213,10 +213,21 @@ class Counting:
     exits: int = 0
     occupied_total: int = 0
     offline: set[str] = field(default_factory=set)
+    gate_property: dict[str, str] = field(default_factory=dict)
+    """Each boundary gate's property: its persons in are persons entering the assembly."""
+    internal: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Gates between two properties, (from, to): they move persons, the aggregate stays."""
 
     @classmethod
     def for_sensors(
-        cls, gates: list[str], manual: set[str], lots: dict[str, int], stations: list[str]
+        cls,
+        gates: list[str],
+        manual: set[str],
+        lots: dict[str, int],
+        stations: list[str],
+        *,
+        gate_property: dict[str, str] | None = None,
+        internal: dict[str, tuple[str, str]] | None = None,
     ) -> Counting:
         sensors = {g: SensorLiveness("gate", manual=g in manual) for g in gates}
         sensors.update({lot: SensorLiveness("lot") for lot in lots})
@@ -226,6 +237,8 @@ class Counting:
             lots={lot: LotSensor(cap) for lot, cap in lots.items()},
             roster=StaffRoster(),
             sensors=sensors,
+            gate_property=dict(gate_property or {}),
+            internal=dict(internal or {}),
         )
 
     @property
@@ -239,13 +252,24 @@ class Counting:
         outcome = counter.apply(msg, t)
         d_in = counter.base_in + counter.device_in - before_in
         d_out = counter.base_out + counter.device_out - before_out
-        if d_in or d_out:
+        if (d_in or d_out) and gate not in self.internal:
             self.entries += d_in
             self.exits += d_out
             self.counter_attendance += d_in - d_out
             if self.attendance > self.peak:
                 self.peak = self.attendance
         return outcome
+
+    def by_property(self) -> dict[str, int]:
+        """Persons on each property, from its gates (inspectors' adjustments are not split)."""
+        persons: dict[str, int] = {}
+        for gate, prop in self.gate_property.items():
+            persons[prop] = persons.get(prop, 0) + self.gates[gate].net
+        for gate, (source, target) in self.internal.items():
+            moved = self.gates[gate].net
+            persons[target] = persons.get(target, 0) + moved
+            persons[source] = persons.get(source, 0) - moved
+        return persons
 
     def apply_lot(self, lot: str, msg: LotOccupancy) -> bool:
         sensor = self.lots[lot]

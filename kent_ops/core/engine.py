@@ -11,7 +11,6 @@ Use::
 
     engine = Engine(permit, clock="wall")
     result = engine.feed(topic, payload, received_at, record_id=17)
-    engine.note_record_hash(17, "9f2c…")   # once the evidence record is written
     engine.tick(now)                        # between messages, as time passes
     changes = engine.collect_changes()      # alerts and gate commands to publish
     snapshot = engine.status()              # the status, a wire.Status
@@ -20,18 +19,21 @@ Use::
 from __future__ import annotations
 
 import dataclasses
-import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
+from kent_ops.core import ordinance as law
 from kent_ops.core import wire
 from kent_ops.core.alerts import Alert, AlertBook
+from kent_ops.core.assembly import AssemblyTrack, assembly_on
 from kent_ops.core.checklist import applicable_items
 from kent_ops.core.counting import Counting
+from kent_ops.core.deadlines import Deadlines
 from kent_ops.core.inspectors import InspectorRecords, Refused
-from kent_ops.core.permit import Permit, local_midnight_after
+from kent_ops.core.permit import Permit
+from kent_ops.core.permit_status import PermitStatus
 from kent_ops.core.rules import CLOCK_SKEW_S, Condition, Terms, attendance_band, evaluate
 from kent_ops.core.status_view import Snapshot, build_status
 from kent_ops.core.timeutil import SECOND, from_us, seconds, to_us
@@ -108,14 +110,12 @@ class Engine:
         self._stale_us = seconds(al.stale_after_s)
         self._hold_at = al.hold_at
         self._resume_below = al.resume_below
-        self._heap: list[tuple[int, int, str]] = []
-        self._stale_scheduled: set[str] = set()
+        self._deadlines = Deadlines()
         self.alert_book = AlertBook(
-            seconds(al.pending_s),
-            seconds(al.clear_s),
-            self._schedule_eval,
-            cite=self._cite,
+            seconds(al.pending_s), seconds(al.clear_s), self._deadlines.evaluate_at
         )
+        self.permit_status = PermitStatus(permit)
+        self.assembly = AssemblyTrack(permit.timezone)
         checklist = {item.item: item for item in applicable_items(permit)}
         self.inspectors = InspectorRecords(checklist)
         # The dashboard has no permit: the status names the items that apply (built once).
@@ -125,16 +125,12 @@ class Engine:
         ]
         self._now: int | None = None
         self._start: int | None = None
-        self._present_since: int | None = None
-        self._overnight_from: int | None = None
         self._skewed: dict[str, float] = {}
         self._admit_capacity = True
         self._command_state: tuple[bool, str] | None = None
         self._commands_changed = False
         self._last_record: int | None = None
-        self._hashes: dict[int, str] = {}  # only the records alerts cite
-        self._want_hash: set[int] = set()
-        self._last_hash: tuple[int, str] | None = None
+        self._clerk_seen: set[tuple[str, str, wire.ClerkPermit]] = set()
         self.rejected = 0
         self.accepted = 0
         self._counts_only = False
@@ -149,24 +145,18 @@ class Engine:
     def now(self) -> datetime | None:
         return None if self._now is None else from_us(self._now)
 
-    def _schedule_eval(self, t: int) -> None:
-        heapq.heappush(self._heap, (t, _EVAL, ""))
-
-    def _schedule_stale(self, sensor: str, t: int) -> None:
-        self._stale_scheduled.add(sensor)
-        heapq.heappush(self._heap, (t, _STALE, sensor))
-
     def _begin(self, t: int) -> None:
         """The first instant the engine sees: silence is measured from here."""
         self._start = t
         self._now = t
-        for start, end in self.terms.windows:
-            for boundary in (start, end):
-                if boundary > t:
-                    self._schedule_eval(boundary)
+        boundaries = [b for window in self.terms.windows for b in window]
+        boundaries += [change.at for change in self.permit_status.changes]
+        for boundary in boundaries:
+            if boundary > t:
+                self._deadlines.evaluate_at(boundary)
         for sensor, live in self.counts.sensors.items():
             if live.watched_for_silence:
-                self._schedule_stale(sensor, t + self._stale_us)
+                self._deadlines.stale_at(sensor, t + self._stale_us)
 
     def _advance(self, t: int) -> None:
         """Visit every deadline up to ``t`` in order, then stand at ``t``."""
@@ -174,25 +164,17 @@ class Engine:
             self._begin(t)
             self._evaluate()  # what time alone makes true (inside a window) holds from here
             return
-        heap = self._heap
-        while heap and heap[0][0] <= t:
-            d = heap[0][0]
-            evaluate = False
-            while heap and heap[0][0] == d:
-                _, kind, sensor = heapq.heappop(heap)
-                if kind == _STALE:
-                    evaluate |= self._check_stale(sensor, d)
-                else:
-                    evaluate = True
+        for d, rule_pass, sensors in self._deadlines.pop_until(t):
+            for sensor in sensors:
+                rule_pass |= self._check_stale(sensor, d)
             if d > self._now:
                 self._now = d
-            if evaluate:
+            if rule_pass:
                 self._evaluate()
         if t > self._now:
             self._now = t
 
     def _check_stale(self, sensor: str, d: int) -> bool:
-        self._stale_scheduled.discard(sensor)
         live = self.counts.sensors[sensor]
         if not live.watched_for_silence or live.stale:
             return False
@@ -201,7 +183,7 @@ class Engine:
         if due <= d:
             self.counts.set_stale(sensor)
             return True
-        self._schedule_stale(sensor, due)
+        self._deadlines.stale_at(sensor, due)
         return False
 
     def tick(self, now: datetime) -> None:
@@ -234,7 +216,7 @@ class Engine:
         now = self._now
         if now is not None and t < now:
             t = now  # time never goes back: a late message is taken now
-        if now is None or (self._heap and self._heap[0][0] <= t):
+        if now is None or self._deadlines.due_by(t):
             self._advance(t)
         elif t > now:
             self._now = t
@@ -309,7 +291,6 @@ class Engine:
             was_stale = counts.sensors[msg.source].stale
             self._heard(msg.source, t)
             if outcome.effect == "restart":
-                self._track_presence(t)  # the stitched totals can bring persons present
                 self.alert_book.event(
                     ("counter-reset", msg.source),
                     t,
@@ -322,7 +303,6 @@ class Engine:
                     record=record,
                 )
                 return outcome.reason
-            self._track_presence(t)
             # A stale gate heard again ends its sensor-offline now: not counts only.
             self._counts_only = not (skew_changed or was_stale)
             return outcome.reason if outcome.effect == "duplicate" else None
@@ -337,20 +317,29 @@ class Engine:
         if kind == "availability":
             counts.set_available(msg.source, rec.online)  # type: ignore[union-attr]
             return None
-        return self._apply_inspector(msg, t)
-
-    def _apply_inspector(self, msg: Decoded, t: int) -> str | None:
-        reason = self.inspectors.apply(
+        if kind == "clerk-permit":
+            return self._apply_clerk(msg.source, rec, t)  # type: ignore[arg-type]
+        if kind == "notifier-sent":
+            return None  # the log proves who was told what, when; no figure moves
+        return self.inspectors.apply(
             msg.source, msg.kind, msg.record, from_us(t), self.alert_book, self.counts
         )
-        if reason is None and msg.kind == "adjust":
-            self._track_presence(t)
-        return reason
+
+    def _apply_clerk(self, who: str, rec: wire.ClerkPermit, t: int) -> str | None:
+        """The Clerk changes the permit's status from an instant on (permit:G)."""
+        fingerprint = (who, "clerk-permit", rec)
+        if fingerprint in self._clerk_seen:
+            return "duplicate: this change of the permit was already recorded"
+        effective = self.permit_status.apply(who, rec, t)
+        self._clerk_seen.add(fingerprint)
+        if effective > t:
+            self._deadlines.evaluate_at(effective)
+        return None
 
     def _heard(self, sensor: str, t: int) -> None:
         self.counts.heard(sensor, t)
-        if sensor not in self._stale_scheduled and self.counts.sensors[sensor].watched_for_silence:
-            self._schedule_stale(sensor, t + self._stale_us)
+        if not self._deadlines.watching(sensor) and self.counts.sensors[sensor].watched_for_silence:
+            self._deadlines.stale_at(sensor, t + self._stale_us)
 
     def _note_skew(self, sensor: str, rec: Any, received: int) -> bool:
         """Track sensors whose clock is off by more than 30 s; True if that set changed."""
@@ -363,19 +352,6 @@ class Engine:
             return changed
         return self._skewed.pop(sensor, None) is not None
 
-    def _track_presence(self, t: int) -> None:
-        """Remember since when persons have been continuously present, for midnight."""
-        if self.counts.attendance > 0:
-            if self._present_since is None:
-                self._present_since = t
-                midnight = to_us(local_midnight_after(from_us(t), self.permit.timezone))
-                self._overnight_from = midnight
-                self._schedule_eval(midnight)
-        elif self._present_since is not None:
-            self._fold_stretch()  # the stretch's peak was present overnight: offer it first
-            self._present_since = None
-            self._overnight_from = None
-
     # -- rules ----------------------------------------------------------------------------
 
     def _evaluate(self) -> None:
@@ -383,21 +359,27 @@ class Engine:
         assert t is not None
         counts = self.counts
         self._fold_stretch()
+        attendance = counts.attendance
+        issued = self.permit_status.issued(t)
+        midnight = self.assembly.update(assembly_on(attendance, self.terms.inside_window(t)), t)
+        if midnight is not None:
+            self._deadlines.evaluate_at(midnight)
         held = evaluate(
             self.terms,
             counts,
             t,
-            overnight_from=self._overnight_from,
+            issued=issued,
+            overnight_from=self.assembly.overnight_from,
             deficient=self.inspectors.deficient,
             skewed=self._skewed,
         )
         self.alert_book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
-        attendance = counts.attendance
         if self._admit_capacity and attendance >= self._hold_at:
             self._admit_capacity = False
         elif not self._admit_capacity and attendance < self._resume_below:
             self._admit_capacity = True
-        state = self._command_reason(("permit-required", None) in held)
+        unpermitted = not issued and attendance >= law.PERMIT_THRESHOLD
+        state = self._command_reason(("permit-required", None) in held, unpermitted)
         if state != self._command_state:
             self._command_state = state
             self._commands_changed = True
@@ -405,6 +387,7 @@ class Engine:
             self.terms,
             counts,
             t,
+            issued=issued,
             admit_capacity=self._admit_capacity,
             hold_at=self._hold_at,
             resume_below=self._resume_below,
@@ -429,17 +412,24 @@ class Engine:
         peak = self._stretch_peak
         if peak is None:
             return None
+        at = self._stretch_at
         return evaluate(
             self.terms,
             self.counts,
-            self._stretch_at,
-            overnight_from=self._overnight_from,
+            at,
+            issued=self.permit_status.issued(at),
+            overnight_from=self.assembly.overnight_from,
             deficient=self.inspectors.deficient,
             skewed=self._skewed,
             attendance=peak,
         )
 
-    def _command_reason(self, permit_hold: bool) -> tuple[bool, str]:
+    def _command_reason(self, permit_hold: bool, unpermitted: bool = False) -> tuple[bool, str]:
+        if unpermitted:
+            return False, (
+                "HOLD: the permit is not issued; no one may be admitted past 500 persons "
+                "(permit:A)"
+            )
         if permit_hold:
             return False, (
                 "HOLD: more than 500 persons without an issued permit or outside the "
@@ -454,27 +444,6 @@ class Engine:
 
     # -- outputs --------------------------------------------------------------------------
 
-    def note_record_hash(self, record_id: int, hash_hex: str) -> None:
-        """The evidence record ``record_id`` was written with this hash; alerts cite it.
-
-        Only the hashes of records that start a condition are kept: a festival's log
-        holds millions of records and the engine must not hold all their hashes.
-        """
-        self._last_hash = (record_id, hash_hex)
-        if record_id in self._want_hash:
-            self._want_hash.discard(record_id)
-            self._hashes[record_id] = hash_hex
-
-    def _cite(self, record: int | None) -> None:
-        """A condition starts at ``record``: keep its hash (now, or once it is written)."""
-        if record is None or record in self._hashes:
-            return
-        last = self._last_hash
-        if last is not None and last[0] == record:
-            self._hashes[record] = last[1]
-        else:
-            self._want_hash.add(record)
-
     @property
     def alerts(self) -> dict[str, wire.Alert]:
         """Every alert so far, by id, as published (reading changes nothing).
@@ -486,13 +455,12 @@ class Engine:
         return {aid: self._record(a, at_peak) for aid, a in self.alert_book.alerts.items()}
 
     def _record(self, alert: Alert, at_peak: dict[Key, Condition] | None = None) -> wire.Alert:
-        record = alert.evidence_record
         if at_peak is not None:
             cond = at_peak.get((alert.rule, alert.subject))
             if cond is not None and self.alert_book.live.get((alert.rule, alert.subject)) is alert:
                 alert = dataclasses.replace(alert)
                 alert.offer_worst(cond)
-        return alert.to_record(self._hashes.get(record) if record is not None else None)
+        return alert.to_record()
 
     def collect_changes(self) -> Changes:
         """Alerts and gate commands that changed since the last call, to publish and log."""
@@ -527,6 +495,9 @@ class Engine:
                 inspectors=self.inspectors,
                 now=self._now,
                 inside=self.terms.inside_window(t),
+                window_index=self.terms.window_at(t),
+                assembly_on=self.assembly.on,
+                permit_state=self.permit_status.state(t),
                 next_window=next(((s, e) for s, e in self.terms.windows if e > t), None),
                 admit=self._command_state[0] if self._command_state else True,
                 hold_at=self._hold_at,
@@ -539,6 +510,3 @@ class Engine:
             )
         )
 
-
-_STALE = 0
-_EVAL = 1

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kent_ops.core import ordinance as law
+from kent_ops.core.assembly import assembly_edge, assembly_on
 from kent_ops.core.counting import Counting
 from kent_ops.core.permit import Permit
 from kent_ops.core.timeutil import to_us
@@ -59,7 +60,6 @@ class Condition:
 class Terms:
     """The permit's terms, flattened once into the integers the rules compare."""
 
-    issued: bool
     windows: tuple[tuple[int, int], ...]
     max_at_one_time: int
     max_collective: int
@@ -74,7 +74,6 @@ class Terms:
     @classmethod
     def of(cls, permit: Permit) -> Terms:
         return cls(
-            issued=permit.status == "issued",
             windows=tuple((to_us(w.start), to_us(w.end)) for w in permit.windows),
             max_at_one_time=permit.max_at_one_time,
             max_collective=permit.max_collective,
@@ -90,6 +89,13 @@ class Terms:
     def inside_window(self, t: int) -> bool:
         return any(start <= t < end for start, end in self.windows)
 
+    def window_at(self, t: int) -> int | None:
+        """The index of the window that holds ``t`` (half-open), if any."""
+        for i, (start, end) in enumerate(self.windows):
+            if start <= t < end:
+                return i
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class Situation:
@@ -100,6 +106,7 @@ class Situation:
     t: int
     attendance: int
     inside: bool
+    issued: bool
     overnight_from: int | None
     deficient: Mapping[str, str]
     skewed: Mapping[str, float]
@@ -107,6 +114,15 @@ class Situation:
     @property
     def present(self) -> int:
         return max(self.attendance, 0)
+
+    @property
+    def assembly_on(self) -> bool:
+        """The duties that bind "the assembly" hold only while it is on."""
+        return assembly_on(self.attendance, self.inside)
+
+    @property
+    def assembly_edge(self) -> int:
+        return assembly_edge(self.inside)
 
 
 Held = Iterator[tuple[str | None, Condition]]
@@ -159,7 +175,7 @@ class PermitRequired(Rule):
     counts_attendance = True
 
     def conditions(self, s: Situation) -> Held:
-        issued = s.terms.issued
+        issued = s.issued
         if s.attendance > law.PERMIT_THRESHOLD and (not issued or not s.inside):
             yield (
                 None,
@@ -175,7 +191,7 @@ class PermitRequired(Rule):
             )
 
     def edges(self, s: Situation) -> Iterable[int]:
-        return () if s.terms.issued and s.inside else (law.PERMIT_THRESHOLD,)
+        return () if s.issued and s.inside else (law.PERMIT_THRESHOLD,)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         issued = o["permit_issued"]
@@ -186,7 +202,7 @@ class PermitRequired(Rule):
 class MaxAtOneTime(Rule):
     name = "max-at-one-time"
     severity = "breach"
-    cite = "permit:B(2), permit:G"
+    cite = f"{law.CITE_THRESHOLD}, permit:B(2)"
     title = "Attendance above the permitted maximum"
     summary = "Attendance above the permitted maximum at one time."
     counts_attendance = True
@@ -214,7 +230,7 @@ class MaxAtOneTime(Rule):
 class MaxCollective(Rule):
     name = "max-collective"
     severity = "breach"
-    cite = "permit:B(2), permit:G"
+    cite = f"{law.CITE_THRESHOLD}, permit:B(2)"
     title = "Entries above the permitted total"
     summary = "Entries above the permitted maximum collectively."
     counts_attendance = True
@@ -236,12 +252,12 @@ class DoctorOnDuty(Rule):
     severity = "breach"
     cite = law.CITE_MEDICAL
     title = "Doctor on duty"
-    summary = "Persons present and fewer doctors on duty than the permit requires (at least 1)."
+    summary = "During the assembly, fewer doctors on duty than required (at least 1)."
     counts_attendance = True
 
     def conditions(self, s: Situation) -> Held:
         doctors, needed = s.counts.roster.counts["doctor"], s.terms.doctors_min
-        if s.attendance > 0 and doctors < needed:
+        if doctors < needed and s.assembly_on:
             yield (
                 None,
                 Condition(
@@ -252,7 +268,7 @@ class DoctorOnDuty(Rule):
             )
 
     def edges(self, s: Situation) -> Iterable[int]:
-        return (0,)
+        return (s.assembly_edge,)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
@@ -266,13 +282,16 @@ class NurseRatio(Rule):
     severity = "breach"
     cite = law.CITE_MEDICAL
     title = "Registered nurses per persons present"
-    summary = "Fewer registered nurses on duty than one per 500 persons (or the permit's ratio)."
+    summary = (
+        "During the assembly, fewer registered nurses on duty than one per 500 persons "
+        "(or the permit's ratio)."
+    )
     counts_attendance = True
 
     def conditions(self, s: Situation) -> Held:
         nurses = s.counts.roster.counts["nurse"]
         needed = law.nurses_required(s.present, s.terms.persons_per_nurse)
-        if nurses < needed:
+        if nurses < needed and s.assembly_on:
             yield (
                 None,
                 Condition(
@@ -283,7 +302,7 @@ class NurseRatio(Rule):
             )
 
     def edges(self, s: Situation) -> Iterable[int]:
-        return (s.counts.roster.counts["nurse"] * s.terms.persons_per_nurse,)
+        return (s.counts.roster.counts["nurse"] * s.terms.persons_per_nurse, s.assembly_edge)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
@@ -297,12 +316,12 @@ class ParkingRatio(Rule):
     severity = "breach"
     cite = law.CITE_PARKING
     title = "Car spaces per persons present"
-    summary = "Fewer car spaces provided than one per four persons in attendance."
+    summary = "During the assembly, fewer car spaces than one per four persons in attendance."
     counts_attendance = True
 
     def conditions(self, s: Situation) -> Held:
         provided, needed = s.terms.spaces_provided, law.car_spaces_required(s.present)
-        if provided < needed:
+        if provided < needed and s.assembly_on:
             yield (
                 None,
                 Condition(
@@ -313,7 +332,7 @@ class ParkingRatio(Rule):
             )
 
     def edges(self, s: Situation) -> Iterable[int]:
-        return (s.terms.spaces_provided * law.PERSONS_PER_CAR_SPACE,)
+        return (s.terms.spaces_provided * law.PERSONS_PER_CAR_SPACE, s.assembly_edge)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
@@ -327,12 +346,12 @@ class OvernightHousing(Rule):
     severity = "breach"
     cite = "permit:B(14), permit:C(7)"
     title = "Overnight without housing"
-    summary = "Persons present past midnight and no housing declared."
+    summary = "The assembly on across a local midnight and no housing declared."
     counts_attendance = True
 
     def conditions(self, s: Situation) -> Held:
         since = s.overnight_from
-        late = since is not None and s.attendance > 0 and s.t >= since
+        late = since is not None and s.t >= since and s.assembly_on
         if late and not s.terms.housing_declared:
             yield (
                 None,
@@ -340,7 +359,7 @@ class OvernightHousing(Rule):
             )
 
     def edges(self, s: Situation) -> Iterable[int]:
-        return (0,)
+        return (s.assembly_edge,)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
@@ -577,6 +596,7 @@ def evaluate(
     counts: Counting,
     t: int,
     *,
+    issued: bool,
     overnight_from: int | None,
     deficient: Mapping[str, str],
     skewed: Mapping[str, float],
@@ -588,8 +608,9 @@ def evaluate(
         terms: the permit's terms.
         counts: the counting state now.
         t: the instant, in microseconds since the epoch.
-        overnight_from: the first local midnight since persons have been continuously
-            present, or None while nobody is present.
+        issued: whether the permit counts as issued at ``t`` (a revocation takes it away).
+        overnight_from: the first local midnight since the assembly has been continuously
+            on, or None while it is off.
         deficient: checklist items an inspector has marked deficient, with the note.
         skewed: sensors whose clock is off by more than 30 s, with the skew in seconds.
         attendance: evaluate as if this were the attendance (for an alert's worst figure).
@@ -600,6 +621,7 @@ def evaluate(
         t,
         counts.attendance if attendance is None else attendance,
         terms.inside_window(t),
+        issued,
         overnight_from,
         deficient,
         skewed,
@@ -614,6 +636,7 @@ def attendance_band(
     counts: Counting,
     t: int,
     *,
+    issued: bool,
     admit_capacity: bool,
     hold_at: int,
     resume_below: int,
@@ -625,10 +648,13 @@ def attendance_band(
     figures below and above the current attendance, only numbers change.
     """
     attendance = counts.attendance
-    s = Situation(terms, counts, t, attendance, terms.inside_window(t), None, {}, {})
+    s = Situation(terms, counts, t, attendance, terms.inside_window(t), issued, None, {}, {})
     edges = [x for rule in _BANDED for x in rule.edges(s)]
-    # The command holds at attendance >= hold_at, and admits again below resume_below.
+    # The command holds at attendance >= hold_at, and admits again below resume_below;
+    # without an issued permit, every gate holds at 500 or more.
     edges.append(hold_at - 1 if admit_capacity else resume_below - 1)
+    if not issued:
+        edges.append(law.PERMIT_THRESHOLD - 1)
     lo = max((x + 1 for x in edges if x < attendance), default=-(2**62))
     hi = min((x for x in edges if x >= attendance), default=2**62)
     return lo, hi

@@ -15,6 +15,7 @@ from kent_ops.core import wire
 from kent_ops.core.counting import Counting
 from kent_ops.core.inspectors import InspectorRecords
 from kent_ops.core.permit import Permit
+from kent_ops.core.permit_status import StatusChange
 from kent_ops.core.timeutil import from_us
 
 __all__ = ["Snapshot", "build_status"]
@@ -33,6 +34,9 @@ class Snapshot:
     inspectors: InspectorRecords
     now: int | None
     inside: bool
+    window_index: int | None
+    assembly_on: bool
+    permit_state: tuple[str, StatusChange | None]
     next_window: tuple[int, int] | None
     admit: bool
     hold_at: int
@@ -58,7 +62,9 @@ def build_status(s: Snapshot) -> wire.Status:
         event=permit.event_id,
         event_name=permit.event_name,
         timezone=permit.timezone.key,
-        permit=wire.PermitState(number=permit.number, status=permit.status),
+        permit=_permit_state(permit, *s.permit_state),
+        assembly=wire.AssemblyState(on=s.assembly_on, window=s.window_index),
+        properties=_properties(permit, counts),
         window=wire.WindowState(
             inside=s.inside,
             start=_time(window[0]) if window else None,
@@ -105,6 +111,25 @@ def build_status(s: Snapshot) -> wire.Status:
     )
 
 
+def _permit_state(permit: Permit, status: str, change: StatusChange | None) -> wire.PermitState:
+    if change is None:
+        return wire.PermitState(number=permit.number, status=status)
+    return wire.PermitState(
+        number=permit.number, status=status, since=from_us(change.at), resolution=change.resolution
+    )
+
+
+def _properties(permit: Permit, counts: Counting) -> dict[str, wire.PropertyState]:
+    """Persons on each property, from its gates (the aggregate is what the law counts)."""
+    persons = counts.by_property()
+    return {
+        p.id: wire.PropertyState(
+            attendance=persons.get(p.id, 0), owner=p.owner, address=p.address, tenant=p.tenant
+        )
+        for p in permit.properties
+    }
+
+
 def _sensors(counts: Counting) -> dict[str, wire.SensorState]:
     return {
         sensor: wire.SensorState(
@@ -127,6 +152,7 @@ def _gates(counts: Counting, t: int) -> dict[str, wire.GateState]:
             online=live.online,
             manual=live.manual,
             restarts=g.restarts,
+            property=counts.gate_property.get(gate),
         )
     return out
 

@@ -29,11 +29,13 @@ __all__ = [
     "Adjust",
     "Availability",
     "Badge",
+    "ClerkPermit",
     "Decoded",
     "GateCount",
     "Inspection",
     "LotOccupancy",
     "Note",
+    "NotifierSent",
     "Record",
     "Rejection",
     "Role",
@@ -112,6 +114,31 @@ class Adjust(msgspec.Struct, frozen=True):
     reason: str
 
 
+class ClerkPermit(msgspec.Struct, frozen=True):
+    """The Town Clerk, for the Town Board: the permit's status from ``effective_at`` on.
+
+    ``revoked`` revokes the permit (permit:G); ``issued`` reinstates it.
+    """
+
+    ts: datetime
+    status: Literal["revoked", "issued"]
+    effective_at: datetime
+    resolution: str
+    reason: str = ""
+
+
+class NotifierSent(msgspec.Struct, frozen=True):
+    """One attempt to tell a person about an alert: who (an id, never an address), how."""
+
+    ts: datetime
+    alert: str
+    state: str
+    to: str
+    channel: str
+    ok: bool
+    error: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Availability:
     """A sensor's retained online/offline (its last will says offline)."""
@@ -119,7 +146,18 @@ class Availability:
     online: bool
 
 
-Record = GateCount | LotOccupancy | Badge | Note | Ack | Inspection | Adjust | Availability
+Record = (
+    GateCount
+    | LotOccupancy
+    | Badge
+    | Note
+    | Ack
+    | Inspection
+    | Adjust
+    | ClerkPermit
+    | NotifierSent
+    | Availability
+)
 
 
 class Decoded(NamedTuple):
@@ -146,6 +184,8 @@ _PAYLOADS: dict[str, tuple[type[msgspec.Struct], str | None]] = {
     "ack": (Ack, None),
     "inspection": (Inspection, None),
     "adjust": (Adjust, None),
+    "clerk-permit": (ClerkPermit, None),
+    "notifier-sent": (NotifierSent, None),
 }
 INBOUND_KINDS: frozenset[str] = frozenset({*_PAYLOADS, "availability"})
 """The kinds of record the aggregator takes in."""
@@ -304,6 +344,13 @@ def _check_person(record: msgspec.Struct) -> str | None:
             return f"note text is over {MAX_TEXT} characters"
     if isinstance(record, Inspection) and not record.item.strip():
         return "an inspection needs an item"
+    if isinstance(record, ClerkPermit):
+        if record.effective_at.tzinfo is None:
+            return "bad timestamp: effective_at has no offset"
+        if not record.resolution.strip():
+            return "a change of the permit's status needs the Town Board's resolution"
+    if isinstance(record, NotifierSent) and not (record.alert and record.to and record.channel):
+        return "a sent record needs the alert, the person's id and the channel"
     return None
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "Adjustment",
     "Alert",
     "AlertState",
+    "AssemblyState",
     "Attendance",
     "Checkpoint",
     "ChecklistItemInfo",
@@ -35,6 +36,7 @@ __all__ = [
     "Parking",
     "PendingCondition",
     "PermitState",
+    "PropertyState",
     "Security",
     "SensorState",
     "Severity",
@@ -59,8 +61,29 @@ class _Out(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PermitState(_Out):
+    """The permit's status now; ``since`` and ``resolution`` once the Clerk changed it."""
+
     number: str = ""
     status: str = "issued"
+    since: datetime | None = None
+    resolution: str | None = None
+
+
+class AssemblyState(_Out):
+    """Whether the assembly is on (the duties that bind it hold only then)."""
+
+    on: bool = False
+    window: int | None = None
+    """The index of the permitted window we are inside, if any."""
+
+
+class PropertyState(_Out):
+    """One property of the assembly: persons on it (from its gates) and who owns it."""
+
+    attendance: int = 0
+    owner: str = ""
+    address: str = ""
+    tenant: str | None = None
 
 
 class WindowState(_Out):
@@ -108,6 +131,8 @@ class SensorState(_Out):
 
 class GateState(_Out):
     in_: int = msgspec.field(default=0, name="in")
+    property: str | None = None
+    """The property it admits to; None for a gate between two properties."""
     out: int = 0
     net: int = 0
     per_minute: float = 0.0
@@ -179,6 +204,8 @@ class Status(_Out):
     event_name: str = ""
     timezone: str = "America/New_York"
     permit: PermitState = msgspec.field(default_factory=PermitState)
+    assembly: AssemblyState = msgspec.field(default_factory=AssemblyState)
+    properties: dict[str, PropertyState] = {}
     window: WindowState = msgspec.field(default_factory=WindowState)
     admit: bool = True
     hold_at: int = 0
