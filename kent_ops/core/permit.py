@@ -15,22 +15,27 @@ from pathlib import Path
 from typing import Any
 
 from kent_ops.core import permit_checks as checks
+from kent_ops.core import permit_places as places
 from kent_ops.core import permit_schema as schema
 from kent_ops.core.permit_model import (
     Agent,
     Alerting,
+    GateSpec,
     Permit,
     PermitError,
+    Property,
     Window,
     local_midnight_after,
 )
-from kent_ops.core.permit_schema import Reader
+from kent_ops.core.permit_reader import Reader
 
 __all__ = [
     "Agent",
     "Alerting",
+    "GateSpec",
     "Permit",
     "PermitError",
+    "Property",
     "Window",
     "load_permit",
     "local_midnight_after",
@@ -62,16 +67,19 @@ def parse_permit(text: str, source: Path | str | None = None) -> Permit:
     except tomllib.TOMLDecodeError as exc:
         raise PermitError([f"TOML syntax: {exc}"], label) from None
     r = Reader(data)
+    r.unknown_tables(schema.KNOWN_TABLES)
     attrs: dict[str, Any] = checks.read_event(r)
     values = {spec.name: r.read(spec) for spec in schema.DIRECT_TABLES}
     for spec in schema.DIRECT_TABLES:
         attrs.update(schema.permit_attrs(spec, values[spec.name]))
     checks.check_issued_number(r, attrs["status"], attrs["number"])
+    checks.check_revocation(r, attrs["revoked_at"])
     attrs["agent"] = checks.read_agent(r, values["applicant"]["agent"])
-    attrs.update(checks.read_property(r))
+    attrs["application"] = checks.read_application(r)
+    attrs["properties"] = places.read_properties(r, attrs["inspection_authorized"])
     attrs["windows"] = checks.read_windows(r)
     checks.check_limits(r, attrs["max_at_one_time"], attrs["max_collective"])
-    attrs.update(checks.read_sensors(r))
+    attrs.update(places.read_sensors(r, attrs["properties"]))
     attrs["alerting"] = checks.read_alerting(r, attrs["max_at_one_time"])
     attrs["signing_keys_file"] = checks.read_signing(r, source)
     if r.problems:

@@ -2,26 +2,30 @@
 
 Each reader takes the :class:`Reader` (which holds the TOML and collects problems),
 reads its declared fields through the schema and adds the checks that join fields:
-windows in order and apart, limits that agree, sensor ids that are unique, the
-deputies' hold and resume levels inside the permitted maximum.
+windows in order and apart, limits that agree, a revocation with its offset, the
+deputies' hold and resume levels inside the permitted maximum. Properties and the
+sensors on them are in :mod:`kent_ops.core.permit_places`.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from kent_ops.core import permit_schema as schema
 from kent_ops.core.permit_model import Agent, Alerting, Window
-from kent_ops.core.permit_schema import ABSENT, Reader
+from kent_ops.core.permit_reader import ABSENT, Reader
 
 __all__ = [
+    "check_issued_number",
+    "check_limits",
+    "check_revocation",
     "read_agent",
     "read_alerting",
     "read_event",
-    "read_property",
-    "read_sensors",
+    "read_application",
     "read_signing",
     "read_windows",
 ]
@@ -55,10 +59,20 @@ def read_agent(r: Reader, raw: dict[str, Any] | None) -> Agent | None:
     return Agent(v["name"], v["address"], v["county"])
 
 
-def read_property(r: Reader) -> dict[str, Any]:
-    """``[property]``: the record owner and address of the property (permit:B(2))."""
-    v = r.read(schema.PROPERTY)
-    return {"property_owner": v["owner"], "property_address": v["address"]}
+def check_revocation(r: Reader, revoked_at: datetime | None) -> None:
+    """When the Board revoked the permit (permit:G): an instant, so with its offset."""
+    if revoked_at is not None and revoked_at.tzinfo is None:
+        r.problem(
+            "permit.revoked_at",
+            "needs an offset, e.g. 2027-07-04T15:00:00-04:00",
+            schema.CITE_REVOCATION,
+        )
+
+
+def read_application(r: Reader) -> dict[str, bool]:
+    """``[application]``: each statement of the petition, filed or not (permit:B)."""
+    v = r.read(schema.APPLICATION)
+    return {st.key: v[st.key] is True for st in schema.STATEMENTS}
 
 
 def read_windows(r: Reader) -> tuple[Window, ...]:
@@ -93,37 +107,6 @@ def check_limits(r: Reader, max_one: int | None, max_coll: int | None) -> None:
             f"({max_coll}) cannot be less than max_at_one_time ({max_one})",
             schema.CITE_DECLARED,
         )
-
-
-def read_sensors(r: Reader) -> dict[str, Any]:
-    """Gates, lots and staff stations: ids unique across all three, manual gates known."""
-    gates: list[str] = []
-    manual: set[str] = set()
-    for _, g in r.read_list(schema.GATES):
-        if g["id"] is None:
-            continue
-        gates.append(g["id"])
-        is_manual = g["manual"]
-        if is_manual is ABSENT:
-            is_manual = g["id"].endswith("-manual")
-        if is_manual:
-            manual.add(g["id"])
-    lots: dict[str, int] = {}
-    for _, lot in r.read_list(schema.LOTS):
-        if lot["id"] is not None and lot["capacity"] is not None:
-            lots[lot["id"]] = lot["capacity"]
-    stations = [s["id"] for _, s in r.read_list(schema.STATIONS) if s["id"] is not None]
-    seen: set[str] = set()
-    for sensor_id in [*gates, *lots, *stations]:
-        if sensor_id in seen:
-            r.problem(sensor_id, "sensor id listed twice (gates, lots and stations share ids)")
-        seen.add(sensor_id)
-    return {
-        "gates": tuple(gates),
-        "manual_gates": frozenset(manual),
-        "lots": lots,
-        "staff_stations": tuple(stations),
-    }
 
 
 def read_alerting(r: Reader, max_one: int | None) -> Alerting | None:

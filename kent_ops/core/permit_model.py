@@ -18,8 +18,10 @@ from kent_ops.core.errors import UsageError
 __all__ = [
     "Agent",
     "Alerting",
+    "GateSpec",
     "Permit",
     "PermitError",
+    "Property",
     "Window",
     "local_midnight_after",
 ]
@@ -44,6 +46,41 @@ class Agent:
     name: str
     address: str
     county: str
+
+
+@dataclass(frozen=True, slots=True)
+class Property:
+    """One property the assembly uses, and who answers for it (permit:A, B(2), D).
+
+    The law reaches everyone who lets property be used "for any part or portion" of an
+    assembly of more than 500 "in the aggregate": each owner (and tenant) is named.
+    """
+
+    id: str
+    owner: str
+    address: str
+    tenant: str | None
+    inspection_authorized: bool
+    """The owner's written authorisation for the Town to inspect at any time (permit:D)."""
+    tenant_authorized: bool
+    """The tenant's or lessee's, where there is one (permit:D)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GateSpec:
+    """One gate and where it stands: on a property's boundary, or between two properties."""
+
+    id: str
+    manual: bool
+    property: str | None
+    """A boundary gate: ``in`` counts persons entering this property from outside."""
+    from_property: str | None
+    """An internal gate: ``in`` counts persons moving from_property -> to_property."""
+    to_property: str | None
+
+    @property
+    def boundary(self) -> bool:
+        return self.property is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +114,8 @@ class Permit:
     timezone: ZoneInfo
     number: str
     status: str
+    revoked_at: datetime | None
+    revocation_resolution: str | None
     application_filed_on: date | None
     hearing_notice_published_on: date | None
     hearing_on: date | None
@@ -85,8 +124,8 @@ class Permit:
     is_corporation: bool
     resides_in_town: bool
     agent: Agent | None
-    property_owner: str
-    property_address: str
+    properties: tuple[Property, ...]
+    """Always at least one; a single ``[property]`` table is one property."""
     windows: tuple[Window, ...]
     max_at_one_time: int
     max_collective: int
@@ -95,6 +134,11 @@ class Permit:
     security_guards: int
     persons_per_nurse: int
     doctors_min: int
+    doctors_planned: int | None
+    nurses_planned: int | None
+    first_aid_station: bool
+    application: dict[str, bool]
+    """Each statement of the petition (permit:B(1)-(14)) by its key: filed or not."""
     overnight: bool
     housing_declared: bool
     water_approved: bool
@@ -108,16 +152,37 @@ class Permit:
     insurance_property_damage: int
     insurance_cancellation_notice_days: int
     bond_amount: int
+    bond_amount_fixed_by_board: int | None
     bond_posted_on: date | None
     fee_paid_on: date | None
     gates: tuple[str, ...]
     manual_gates: frozenset[str]
+    gate_specs: dict[str, GateSpec]
+    """Every gate, in file order, with where it stands."""
     lots: dict[str, int]
+    lot_property: dict[str, str]
     staff_stations: tuple[str, ...]
+    station_property: dict[str, str]
     alerting: Alerting
     signing_keys_file: Path | None = None
     source_path: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def property_owner(self) -> str:
+        """The first property's owner (the only one, for a single ``[property]``)."""
+        return self.properties[0].owner
+
+    @property
+    def property_address(self) -> str:
+        return self.properties[0].address
+
+    @property
+    def may_run_overnight(self) -> bool:
+        """Declared overnight, or a window crossing a local midnight (permit:B(14), C(7))."""
+        return self.overnight or any(
+            local_midnight_after(w.start, self.timezone) < w.end for w in self.windows
+        )
 
     @property
     def topic_prefix(self) -> str:

@@ -9,30 +9,18 @@ else, so a message can never cite a different section from its neighbour.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 from kent_ops.core import ordinance as law
+from kent_ops.core.permit_reader import ABSENT, FieldSpec, ListSpec, TableSpec
 
-__all__ = [
-    "ABSENT",
-    "REQUIRED",
-    "FieldSpec",
-    "ListSpec",
-    "Reader",
-    "TableSpec",
-]
+__all__ = ["KNOWN_TABLES", "STATEMENTS", "Statement", "permit_attrs"]
 
 ID_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SENSOR_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 PERMIT_STATUSES = ("issued", "pending", "denied", "revoked", "none")
-
-REQUIRED: Any = object()
-"""A field's default when it must be given."""
-ABSENT: Any = object()
-"""A field's default when its value is derived from others if it is not given."""
 
 # The law's sections as the field table cites them.
 CITE_PERMIT = law.CITE_THRESHOLD  # permit:A
@@ -49,8 +37,8 @@ CITE_FOOD_STATEMENT = "permit:B(7)"
 CITE_HOUSING = "permit:C(7)"
 CITE_INSPECTION = "permit:D"
 CITE_FEE = "fee"
-
-Check = Callable[[Any], str | None]
+CITE_REVOCATION = law.CITE_REVOCATION  # permit:G
+CITE_AGGREGATE = law.CITE_THRESHOLD  # permit:A: "any part or portion ... in the aggregate"
 
 
 # -- small named validators ------------------------------------------------------------------
@@ -106,44 +94,55 @@ def doctors_minimum(value: int) -> str | None:
     return None
 
 
-# -- the declarations --------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
-class FieldSpec:
-    """One key of a table: its type, its default (or REQUIRED), its citation and check."""
+class Statement:
+    """One statement the petition must include (permit:B(1)-(14)), by its key in the file."""
 
     key: str
-    kind: type | tuple[type, ...]
-    default: Any = REQUIRED
-    cite: str | None = None
-    check: Check | None = None
-    attr: str | None = None
-    """The :class:`Permit` attribute it fills when not its table's prefix + key; "" for none."""
+    item: str
+    text: str
+
+    @property
+    def cite(self) -> str:
+        return f"permit:{self.item}"
 
 
-@dataclass(frozen=True, slots=True)
-class TableSpec:
-    """One ``[table]`` of the permit file."""
+STATEMENTS: tuple[Statement, ...] = (
+    Statement(
+        "applicant_details",
+        "B(1)",
+        "the applicant's name, age and residence (a corporation's directors and officers)",
+    ),
+    Statement(
+        "owner_statement",
+        "B(2)",
+        "the record owner, the dates and hours, the persons and vehicles expected and the purpose",
+    ),
+    Statement("site_map", "B(3)", "a map by a licensed land surveyor or engineer"),
+    Statement("facilities_plan", "B(4)", "a plan to scale by a licensed engineer or surveyor"),
+    Statement("parking_plan", "B(5)", "a plan to scale of the parking areas and their ways in"),
+    Statement("sound_statement", "B(6)", "a statement of the sound equipment"),
+    Statement("food_statement", "B(7)", "a statement of whether and how food is provided"),
+    Statement("security_statement", "B(8)", "a statement of the security guards or police"),
+    Statement("lights_statement", "B(10)", "a statement of the outdoor lights and signs"),
+    Statement("emergency_statement", "B(11)", "a statement of the emergency medical facilities"),
+    Statement("camping_statement", "B(12)", "a statement of any camping or housing facilities"),
+    Statement("duration_statement", "B(13)", "a statement of the assembly's duration"),
+    Statement(
+        "housing_statement",
+        "B(14)",
+        "a statement of the housing for an assembly running from one day into another",
+    ),
+    Statement(
+        "agent_accepts_service",
+        "B(1)",
+        "the agent's verified agreement to accept notices and summonses",
+    ),
+)
+"""The petition's statements, in the order of permit:B; absent from the file = not filed."""
 
-    name: str
-    fields: tuple[FieldSpec, ...]
-    required: bool = True
-    prefix: str | None = None
-    """Its fields fill :class:`Permit` attributes named prefix + key; None: read apart."""
 
-
-@dataclass(frozen=True, slots=True)
-class ListSpec:
-    """One ``[[list]]`` of tables: windows, gates, lots, staff stations."""
-
-    name: str
-    fields: tuple[FieldSpec, ...]
-    shape: str
-    """What each entry must hold, for the message when one is not a table."""
-    empty: str | None = None
-    """The message when the list is empty or absent; None when it may be."""
-    empty_cite: str | None = None
+# -- the declarations --------------------------------------------------------------------------
 
 
 def _f(key: str, kind: type | tuple[type, ...], **kw: Any) -> FieldSpec:
@@ -167,6 +166,8 @@ PERMIT = TableSpec(
         _f("hearing_notice_published_on", date, default=None, cite=CITE_APPLICATION),
         _f("hearing_on", date, default=None, cite=CITE_APPLICATION),
         _f("decided_on", date, default=None, cite=CITE_APPLICATION),
+        _f("revoked_at", datetime, default=None, cite=CITE_REVOCATION),
+        _f("revocation_resolution", str, default=None, cite=CITE_REVOCATION, check=non_empty),
     ),
     prefix="",
 )
@@ -188,12 +189,22 @@ AGENT = TableSpec(
         _f("county", str, cite=CITE_APPLICANT),
     ),
 )
+_PROPERTY_FIELDS = (
+    _f("owner", str, cite=CITE_DECLARED, check=non_empty),
+    _f("address", str, cite=CITE_DECLARED, check=non_empty),
+    _f("tenant", str, default=None, cite=CITE_INSPECTION, check=non_empty),
+    _f("inspection_authorized", bool, default=ABSENT, cite=CITE_INSPECTION),
+    _f("tenant_authorized", bool, default=False, cite=CITE_INSPECTION),
+)
 PROPERTY = TableSpec(
     "property",
-    (
-        _f("owner", str, cite=CITE_DECLARED, check=non_empty),
-        _f("address", str, cite=CITE_DECLARED, check=non_empty),
-    ),
+    (_f("id", str, default="main", check=event_id), *_PROPERTY_FIELDS),
+    required=False,
+)
+PROPERTIES = ListSpec(
+    "properties",
+    (_f("id", str, check=event_id), *_PROPERTY_FIELDS),
+    shape="id, owner and address",
 )
 LIMITS = TableSpec(
     "limits",
@@ -223,8 +234,16 @@ STAFFING = TableSpec(
             cite=law.CITE_MEDICAL,
             check=doctors_minimum,
         ),
+        _f("doctors_planned", int, default=None, cite=law.CITE_MEDICAL, check=non_negative),
+        _f("nurses_planned", int, default=None, cite=law.CITE_MEDICAL, check=non_negative),
+        _f("first_aid_station", bool, default=False, cite=law.CITE_MEDICAL),
     ),
     prefix="",
+)
+APPLICATION = TableSpec(
+    "application",
+    tuple(_f(st.key, bool, default=False, cite=st.cite) for st in STATEMENTS),
+    required=False,
 )
 FACILITIES = TableSpec(
     "facilities",
@@ -255,6 +274,7 @@ BOND = TableSpec(
     "bond",
     (
         _f("amount", int, default=0, cite=law.CITE_CLEAN_UP, check=non_negative),
+        _f("amount_fixed_by_board", int, default=None, cite=law.CITE_CLEAN_UP, check=non_negative),
         _f("posted_on", date, default=None, cite=law.CITE_CLEAN_UP),
     ),
     required=False,
@@ -283,9 +303,16 @@ WINDOWS = ListSpec(
     empty="at least one permitted window is required",
     empty_cite=CITE_DECLARED,
 )
+_ON = _f("property", str, default=None)
 GATES = ListSpec(
     "gates",
-    (_f("id", str, check=sensor_id), _f("manual", bool, default=ABSENT)),
+    (
+        _f("id", str, check=sensor_id),
+        _f("manual", bool, default=ABSENT),
+        _ON,
+        _f("from", str, default=None),
+        _f("to", str, default=None),
+    ),
     shape="an id",
     empty="at least one is required",
 )
@@ -294,10 +321,11 @@ LOTS = ListSpec(
     (
         _f("id", str, check=sensor_id),
         _f("capacity", int, cite=law.CITE_PARKING, check=non_negative),
+        _ON,
     ),
     shape="id and capacity",
 )
-STATIONS = ListSpec("staff_stations", (_f("id", str, check=sensor_id),), shape="an id")
+STATIONS = ListSpec("staff_stations", (_f("id", str, check=sensor_id), _ON), shape="an id")
 
 DIRECT_TABLES: tuple[TableSpec, ...] = (
     PERMIT,
@@ -311,6 +339,24 @@ DIRECT_TABLES: tuple[TableSpec, ...] = (
 )
 """Tables whose fields fill :class:`Permit` attributes one for one."""
 
+KNOWN_TABLES: dict[str, TableSpec | ListSpec] = {
+    spec.name: spec
+    for spec in (
+        EVENT,
+        *DIRECT_TABLES,
+        PROPERTY,
+        PROPERTIES,
+        APPLICATION,
+        ALERTING,
+        SIGNING,
+        WINDOWS,
+        GATES,
+        LOTS,
+        STATIONS,
+    )
+}
+"""Every table the permit file may hold, by name."""
+
 
 def permit_attrs(spec: TableSpec, values: dict[str, Any]) -> dict[str, Any]:
     """The :class:`Permit` attributes a direct table's values fill."""
@@ -320,110 +366,3 @@ def permit_attrs(spec: TableSpec, values: dict[str, Any]) -> dict[str, Any]:
         if name:
             out[name] = values[f.key]
     return out
-
-
-# -- reading -------------------------------------------------------------------------------------
-
-
-def type_name(kind: type) -> str:
-    return {
-        str: "a string",
-        int: "a whole number",
-        float: "a number",
-        bool: "true or false",
-        date: "a date (YYYY-MM-DD)",
-        datetime: "a date-time with an offset",
-        dict: "a table",
-        list: "a list",
-    }.get(kind, kind.__name__)
-
-
-def describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, datetime):
-        return f"date-time {value.isoformat()}"
-    if isinstance(value, date):
-        return f"date {value.isoformat()}"
-    if isinstance(value, str):
-        return f"string {value!r}"
-    if isinstance(value, int | float):
-        return f"number {value}"
-    return type(value).__name__
-
-
-def _is_kind(value: Any, kinds: tuple[type, ...]) -> bool:
-    if not isinstance(value, kinds):
-        return False
-    if isinstance(value, bool) and bool not in kinds:
-        return False
-    # a datetime is a date subclass; a date field wants a bare date
-    return not (isinstance(value, datetime) and datetime not in kinds)
-
-
-class Reader:
-    """Reads declared fields out of the TOML tables and collects every problem."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
-        self.problems: list[str] = []
-
-    def problem(self, name: str, what: str, cite: str | None = None) -> None:
-        self.problems.append(f"{name}: {what}" + (f" ({cite})" if cite else ""))
-
-    def table(self, name: str, required: bool = True) -> dict[str, Any]:
-        value = self.data.get(name)
-        if value is None:
-            if required:
-                self.problem(f"[{name}]", "missing table")
-            return {}
-        if not isinstance(value, dict):
-            self.problem(f"[{name}]", "must be a table")
-            return {}
-        return value
-
-    def field(self, table: dict[str, Any], path: str, spec: FieldSpec) -> Any:
-        """One field's value, its default if absent, or None (and a problem) if bad."""
-        if spec.key not in table:
-            if spec.default is REQUIRED:
-                self.problem(path, "missing", spec.cite)
-                return None
-            return spec.default
-        value = table[spec.key]
-        kinds = spec.kind if isinstance(spec.kind, tuple) else (spec.kind,)
-        if not _is_kind(value, kinds):
-            names = " or ".join(type_name(k) for k in kinds)
-            self.problem(path, f"must be {names}, not {describe(value)}", spec.cite)
-            return None
-        if spec.check is not None:
-            msg = spec.check(value)
-            if msg:
-                self.problem(path, msg, spec.cite)
-                return None
-        return value
-
-    def fields(
-        self, table: dict[str, Any], prefix: str, specs: Sequence[FieldSpec]
-    ) -> dict[str, Any]:
-        """Every declared field of ``table``, keyed by its key."""
-        return {s.key: self.field(table, f"{prefix}.{s.key}", s) for s in specs}
-
-    def read(self, spec: TableSpec) -> dict[str, Any]:
-        """A whole ``[table]``: every declared field, keyed by its key."""
-        return self.fields(self.table(spec.name, spec.required), spec.name, spec.fields)
-
-    def read_list(self, spec: ListSpec) -> list[tuple[int, dict[str, Any]]]:
-        """Every entry of a ``[[list]]`` that is a table: its index and its fields."""
-        raw = self.data.get(spec.name, [])
-        if not isinstance(raw, list):
-            self.problem(f"[[{spec.name}]]", "must be a list of tables")
-            return []
-        if spec.empty and not raw:
-            self.problem(f"[[{spec.name}]]", spec.empty, spec.empty_cite)
-        out = []
-        for i, item in enumerate(raw):
-            if not isinstance(item, dict):
-                self.problem(f"{spec.name}[{i}]", f"must be a table with {spec.shape}")
-                continue
-            out.append((i, self.fields(item, f"{spec.name}[{i}]", spec.fields)))
-        return out
