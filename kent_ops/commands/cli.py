@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     permit_sub.required = True
     pc = permit_sub.add_parser("check", help="validate a permit and print pre-event findings")
     pc.add_argument("permit", metavar="P")
-    pc.set_defaults(func=_command("kent_ops.core.precheck:cli_check"))
+    pc.set_defaults(func=_command("kent_ops.commands.permit_check:cli_check"))
 
     p = sub.add_parser("report", help="the post-event compliance report")
     p.add_argument("--permit", required=True, metavar="P")

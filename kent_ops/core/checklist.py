@@ -1,4 +1,4 @@
-"""The facilities checklist (SPEC 4a): what inspectors check on site that no sensor sees.
+"""The facilities checklist (permit:C, D, F): what inspectors check on site that no sensor sees.
 
 One item per lettered or numbered requirement of permit:C, plus access for inspection
 (permit:D) and clean-up (permit:F), each with its citation and one plain line an
@@ -22,7 +22,7 @@ class ChecklistItem:
     item: str  # as published on the inspection topic, e.g. "C(1)(h)"
     paragraph: str  # the group it is shown under, e.g. "C(1) Drinking water"
     text: str
-    applies_when: str = "always"  # always | overnight | food
+    applies_when: str = "always"  # always | overnight
 
     @property
     def cite(self) -> str:
@@ -55,7 +55,6 @@ CHECKLIST: tuple[ChecklistItem, ...] = (
         "C(5)",
         "C(5) Food",
         "Food stored and handled safely; dish washing and disinfecting on site",
-        applies_when="food",
     ),
     ChecklistItem("C(6)", "C(6) Parking", "Off-road parking for at least one car per four persons"),
     ChecklistItem(
@@ -75,12 +74,13 @@ BY_ITEM: dict[str, ChecklistItem] = {i.item: i for i in CHECKLIST}
 
 
 def applicable_items(permit: Permit) -> tuple[ChecklistItem, ...]:
-    """The items that apply to this permit: housing only overnight, food only if served."""
-    out = []
-    for it in CHECKLIST:
-        if it.applies_when == "overnight" and not permit.overnight:
-            continue
-        if it.applies_when == "food" and not permit.food_served:
-            continue
-        out.append(it)
-    return tuple(out)
+    """The items that apply to this permit: every one, and housing when it may run overnight.
+
+    Housing (permit:C(7)) applies "if it is contemplated that the assembly ... shall
+    extend from one day to another": declared overnight or a window crossing a local
+    midnight. Food (permit:C(5)) applies to every assembly: its first sentence has no
+    condition.
+    """
+    return tuple(
+        it for it in CHECKLIST if it.applies_when != "overnight" or permit.may_run_overnight
+    )

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from kent_ops.core.permit import Permit
-from kent_ops.core.precheck import Finding as PreEventFinding
+from kent_ops.core.precheck import PreEventFinding
 from kent_ops.evidence.replay import ReplayResult
 from kent_ops.report.collect import Checkpoint, Collector
 from kent_ops.report.findings import CleanUp, Comparison, Finding, Penalty, Verdict

@@ -44,7 +44,7 @@ def plain(renderable: object) -> str:
 
 @pytest.mark.parametrize(
     ("overnight", "food", "housing", "food_item"),
-    [(False, True, False, True), (True, True, True, True), (False, False, False, False)],
+    [(False, True, False, True), (True, True, True, True), (False, False, False, True)],
 )
 def test_the_status_lists_exactly_the_items_that_apply(
     tmp_path: Path, overnight: bool, food: bool, housing: bool, food_item: bool

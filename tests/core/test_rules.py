@@ -565,9 +565,10 @@ def test_an_item_that_does_not_apply_is_rejected() -> None:
     assert overnight_permit.holds("facility-deficient", "C(7)")
 
 
-def test_food_items_apply_only_when_food_is_served() -> None:
+def test_food_items_apply_even_when_no_food_is_served() -> None:
+    """permit:C(5)'s first sentence (an adequate supply of food) has no condition."""
     d = festival({"facilities.food_served": False})
-    assert not d.inspector("i", "inspection", local(12), item="C(5)", result="ok").accepted
+    assert d.inspector("i", "inspection", local(12), item="C(5)", result="ok").accepted
 
 
 def test_an_unknown_item_is_rejected() -> None:
