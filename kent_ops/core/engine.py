@@ -100,11 +100,18 @@ class Engine:
         self.terms = Terms.of(permit)
         self._prefix = wire.Topics(permit.event_id).prefix
         self._sensor_kinds = permit.sensors
+        specs = permit.gate_specs.values()
         self.counts = Counting.for_sensors(
             list(permit.gates),
             set(permit.manual_gates),
             dict(permit.lots),
             list(permit.staff_stations),
+            gate_property={g.id: g.property for g in specs if g.property is not None},
+            internal={
+                g.id: (g.from_property, g.to_property)
+                for g in specs
+                if g.from_property is not None and g.to_property is not None
+            },
         )
         al = permit.alerting
         self._stale_us = seconds(al.stale_after_s)
@@ -427,8 +434,7 @@ class Engine:
     def _command_reason(self, permit_hold: bool, unpermitted: bool = False) -> tuple[bool, str]:
         if unpermitted:
             return False, (
-                "HOLD: the permit is not issued; no one may be admitted past 500 persons "
-                "(permit:A)"
+                "HOLD: the permit is not issued; no one may be admitted past 500 persons (permit:A)"
             )
         if permit_hold:
             return False, (
@@ -509,4 +515,3 @@ class Engine:
                 checklist_items=self._checklist_items,
             )
         )
-

@@ -43,11 +43,15 @@ class PermitStatus:
     def __init__(self, permit: Permit) -> None:
         self.base = permit.status
         self.changes: list[StatusChange] = []
-        revoked_at = getattr(permit, "revoked_at", None)
-        if revoked_at is not None:
-            resolution = getattr(permit, "revocation_resolution", None)
+        if permit.revoked_at is not None:
             self.changes.append(
-                StatusChange(to_us(revoked_at), "revoked", resolution, None, "in the permit file")
+                StatusChange(
+                    to_us(permit.revoked_at),
+                    "revoked",
+                    permit.revocation_resolution,
+                    None,
+                    "revoked before the permit file was loaded",
+                )
             )
         self._times = [c.at for c in self.changes]
 

@@ -70,8 +70,8 @@ def test_car_spaces_round_up_per_four(attendance: int, spaces: int) -> None:
 
 SPEC_RULES = {
     "permit-required": ("breach", "permit:A, penalties:A"),
-    "max-at-one-time": ("breach", "permit:B(2), permit:G"),
-    "max-collective": ("breach", "permit:B(2), permit:G"),
+    "max-at-one-time": ("breach", "permit:A, permit:B(2)"),
+    "max-collective": ("breach", "permit:A, permit:B(2)"),
     "doctor-on-duty": ("breach", "permit:C(9)"),
     "nurse-ratio": ("breach", "permit:C(9)"),
     "parking-ratio": ("breach", "permit:C(6)"),

@@ -124,11 +124,11 @@ def test_max_at_one_time_at_max_and_max_plus_one() -> None:
     d.present(4001, local(12, 1))
     alert = only_alert(d, "max-at-one-time")
     assert alert["ended_at"] is None
-    assert (alert["severity"], alert["cite"]) == ("breach", "permit:B(2), permit:G")
+    assert (alert["severity"], alert["cite"]) == ("breach", "permit:A, permit:B(2)")
     assert alert["observed"] == {"attendance": 4001}
     assert alert["required"] == {"attendance_at_most": 4000}
     assert alert["message"] == (
-        "4,001 persons present; the permit allows 4,000 at one time (permit:B(2), permit:G)"
+        "4,001 persons present; the permit allows 4,000 at one time (permit:A, permit:B(2))"
     )
 
 
@@ -248,8 +248,15 @@ def test_parking_adds_every_lot() -> None:
 # -- overnight-housing ---------------------------------------------------------------------------
 
 
+ACROSS_MIDNIGHT = {
+    "windows": [{"start": local(10), "end": local(2, day=5)}],
+    "facilities.housing_declared": False,
+}
+"""One permitted window from 10:00 to 02:00 the next day: the assembly runs past midnight."""
+
+
 def overnight(changes: dict[str, Any] | None = None, *, from_: datetime) -> Driver:
-    d = festival(changes, at=from_)
+    d = festival({**ACROSS_MIDNIGHT, **(changes or {})}, at=from_)
     d.present(10, from_)
     return d
 
@@ -308,7 +315,7 @@ def test_overnight_ends_when_the_site_empties() -> None:
 
 
 def test_a_counter_restart_that_brings_persons_starts_presence() -> None:
-    d = festival(at=local(23))
+    d = festival(ACROSS_MIDNIGHT, at=local(23))
     d.gate("north", local(23), 10, 10)
     d.gate("north", local(23, 10), 5, 0, seq=0)  # restart: 5 more inside
     assert d.attendance == 5
