@@ -131,12 +131,59 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("evidence", metavar="E")
     p.set_defaults(func=_command("kent_ops.evidence.log:cli_verify"))
 
+    p = sub.add_parser(
+        "clerk",
+        help="the Town Clerk revokes or reinstates the permit from an instant on (permit:G)",
+    )
+    clerk_sub = p.add_subparsers(dest="clerk_command", metavar="COMMAND", parser_class=_Parser)
+    clerk_sub.required = True
+    for name, what in (("revoke", "revoke the permit"), ("reinstate", "issue it again")):
+        pc = clerk_sub.add_parser(
+            name,
+            help=f"{what}, by a resolution of the Town Board",
+            epilog=(
+                f"example: kent-ops clerk {name} --event kent-summer-fest-2027 "
+                "--resolution TB-2027-41 --reason 'no doctor on site since 14:10'"
+            ),
+        )
+        pc.add_argument("--event", required=True, metavar="ID", help="the event id of the permit")
+        pc.add_argument(
+            "--resolution", required=True, metavar="ID", help="the Town Board's resolution"
+        )
+        pc.add_argument("--reason", default="", metavar="TEXT", help="why, in one sentence")
+        pc.add_argument(
+            "--effective-at",
+            metavar="ISO",
+            help="when it takes effect, with an offset (default: now; never more than a "
+            "minute in the past)",
+        )
+        pc.add_argument(
+            "--clerk", default="clerk", metavar="ID", help="your clerk id (default %(default)s)"
+        )
+        pc.add_argument(
+            "--wait",
+            type=_positive_float,
+            default=10.0,
+            metavar="S",
+            help="how long to wait for the aggregator to show it (default %(default)s s)",
+        )
+        _add_broker(pc)
+        pc.set_defaults(func=_command("kent_ops.commands.clerk:cli_clerk"))
+
     p = sub.add_parser("deploy", help="field deployment: broker ACL, certificates and signing keys")
     deploy_sub = p.add_subparsers(dest="deploy_command", metavar="COMMAND", parser_class=_Parser)
     deploy_sub.required = True
     pa = deploy_sub.add_parser("acl", help="write the Mosquitto ACL for a permit")
     pa.add_argument("--permit", required=True, metavar="P")
-    pa.add_argument("--inspector", action="append", default=[], metavar="ID")
+    pa.add_argument(
+        "--inspector", action="append", default=[], metavar="ID", help="an inspector's id"
+    )
+    pa.add_argument(
+        "--clerk", action="append", default=[], metavar="ID", help="a Town Clerk's id (permit:G)"
+    )
+    pa.add_argument(
+        "--notifier", action="append", default=[], metavar="ID", help="a kent-ops notify id"
+    )
     pa.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     pa.set_defaults(func=_command("kent_ops.commands.deploy:cli_acl"))
     pcert = deploy_sub.add_parser("certs", help="make a self-signed CA and a broker certificate")

@@ -13,13 +13,15 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
+from kent_ops.broker.acl import People, acl_text, users_for
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
-from kent_ops.commands.deploy import acl_text, make_certs, users_for
+from kent_ops.commands.deploy import make_certs
 from kent_ops.core.permit import Permit
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 PASSWORD = "field-secret"
+PEOPLE = People(inspectors=["insp-1", "insp-2"], clerks=["clerk-1"], notifiers=["notify-1"])
 
 
 @pytest.fixture
@@ -29,10 +31,10 @@ def secure_broker(tmp_path: Path, example_permit: Permit) -> Iterator[MosquittoB
         pytest.fail("mosquitto_passwd is needed (Debian package mosquitto)")
     certs = make_certs(tmp_path / "certs", ["localhost", "127.0.0.1"])
     acl = tmp_path / "acl"
-    acl.write_text(acl_text(example_permit, ["insp-1", "insp-2"]))
+    acl.write_text(acl_text(example_permit, PEOPLE))
     passwords = tmp_path / "passwords"
     passwords.touch()
-    for user in users_for(example_permit, ["insp-1", "insp-2"]):
+    for user in users_for(example_permit, PEOPLE):
         subprocess.run(
             ["mosquitto_passwd", "-b", str(passwords), user, PASSWORD], check=True, timeout=10
         )
@@ -84,6 +86,25 @@ def _stop(client: mqtt.Client) -> None:
     client.loop_stop()
 
 
+def _denied(broker: MosquittoBroker, user: str, topic: str, body: bytes) -> None:
+    """Publish where ``user`` may not, on a connection of its own, and wait for the PUBACK.
+
+    Mosquitto acknowledges a QoS 1 publish it refuses (MQTT 3.1.1 has no way to say no),
+    so once the PUBACK is back the broker has decided: anything published after it
+    reaches a subscriber after the refused message would have.
+    """
+    client, rc = _connect(broker, user)
+    assert rc == 0
+    client.publish(topic, body, qos=1).wait_for_publish(5)
+    _stop(client)
+
+
+def _wait_for(got: list[tuple[str, bytes]], n: int) -> None:
+    deadline = time.monotonic() + 10
+    while len(got) < n and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def _collect(client: mqtt.Client, topic: str) -> list[tuple[str, bytes]]:
     got: list[tuple[str, bytes]] = []
     client.on_message = lambda c, u, m: got.append((m.topic, m.payload))
@@ -111,20 +132,11 @@ def test_a_sensor_publishes_its_own_counts_but_not_another_gates(
     assert rc == 0
     got = _collect(aggregator, f"{e}/gate/+/count")
     body = b'{"seq":1,"ts":"2027-07-04T14:00:00Z","in_total":5,"out_total":0}'
-    # The denied publish on a connection of its own: the broker may drop a client that
-    # publishes where it may not.
-    denied, rc = _connect(secure_broker, "sensor-north")
-    assert rc == 0
-    denied.publish(f"{e}/gate/south/count", body, qos=1)
-    time.sleep(0.3)
-    _stop(denied)
+    _denied(secure_broker, "sensor-north", f"{e}/gate/south/count", body)
     north, rc = _connect(secure_broker, "sensor-north")
     assert rc == 0
     north.publish(f"{e}/gate/north/count", body, qos=1).wait_for_publish(5)
-    deadline = time.monotonic() + 10
-    while not got and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)  # let a wrongly delivered south message arrive too, if it would
+    _wait_for(got, 1)  # a wrongly delivered south message would have come first
     _stop(north)
     _stop(aggregator)
     assert [t for t, _ in got] == [f"{e}/gate/north/count"]
@@ -146,24 +158,50 @@ def test_an_inspector_writes_only_its_own_topics_and_dashboards_only_read(
         ("inspector-insp-1", f"{e}/inspector/insp-2/note"),
         ("dashboard", f"{e}/inspector/insp-1/note"),
     ):
-        denied, rc = _connect(secure_broker, user)
-        assert rc == 0
-        denied.publish(topic, note, qos=1)
-        time.sleep(0.3)
-        _stop(denied)
+        _denied(secure_broker, user, topic, note)
     insp, rc = _connect(secure_broker, "inspector-insp-1")
     assert rc == 0
     insp.publish(f"{e}/inspector/insp-1/note", note, qos=1).wait_for_publish(5)
-    deadline = time.monotonic() + 10
-    while not got and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)
+    _wait_for(got, 1)
     for c in (insp, aggregator):
         _stop(c)
     assert [t for t, _ in got] == [f"{e}/inspector/insp-1/note"]
     log = (secure_broker.workdir / "mosquitto.log").read_text()
     assert log.count(f"'{e}/inspector/insp-2/note'") >= 1
     assert log.count("Denied PUBLISH from") >= 2
+
+
+def test_a_clerk_and_a_notifier_write_only_their_own_topic(
+    secure_broker: MosquittoBroker, example_permit: Permit
+) -> None:
+    e = f"kent/{example_permit.event_id}"
+    aggregator, _ = _connect(secure_broker, "kent-ops-aggregator")
+    got = _collect(aggregator, f"{e}/#")
+    revoke = (
+        b'{"ts":"2027-07-04T14:00:00Z","status":"revoked",'
+        b'"effective_at":"2027-07-04T14:00:00Z","resolution":"TB-2027-41"}'
+    )
+    sent = b'{"ts":"2027-07-04T14:00:00Z","alert":"A-0001","state":"active","to":"insp-1",'
+    sent += b'"channel":"mailto","ok":true,"error":null}'
+    for user, topic, body in (
+        ("clerk-clerk-1", f"{e}/clerk/clerk-2/permit", revoke),
+        ("clerk-clerk-1", f"{e}/inspector/clerk-1/note", b'{"ts":"2027-07-04T14:00:00Z"}'),
+        ("inspector-insp-1", f"{e}/clerk/insp-1/permit", revoke),
+        ("notifier-notify-1", f"{e}/clerk/notify-1/permit", revoke),
+        ("notifier-notify-1", f"{e}/status", b"{}"),
+    ):
+        _denied(secure_broker, user, topic, body)
+    for user, topic, body in (
+        ("clerk-clerk-1", f"{e}/clerk/clerk-1/permit", revoke),
+        ("notifier-notify-1", f"{e}/notifier/notify-1/sent", sent),
+    ):
+        client, rc = _connect(secure_broker, user)
+        assert rc == 0
+        client.publish(topic, body, qos=1).wait_for_publish(5)
+        _stop(client)
+    _wait_for(got, 2)
+    _stop(aggregator)
+    assert [t for t, _ in got] == [f"{e}/clerk/clerk-1/permit", f"{e}/notifier/notify-1/sent"]
 
 
 def test_clients_without_the_ca_cannot_talk_tls(secure_broker: MosquittoBroker) -> None:
