@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import sys
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from report_support import ROOT, ScriptedLog, sha256_file, utc, write_permit
 from kent_ops.core.permit import load_permit
 from kent_ops.evidence.log import ChainBroken, EvidenceLog
 from kent_ops.report.build import FILES, build_report
+from kent_ops.report.collect import InspectionMark, InspectorNote
 from kent_ops.report.findings import clean_up_status
 
 T0 = utc(2027, 7, 4, 14, 0)  # 10:00 EDT
@@ -202,14 +203,14 @@ def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
     permit = load_permit(write_permit(tmp_path))
     end = permit.last_end  # 2027-07-04 23:30 EDT; deadline five days later
 
-    def at(days: float) -> str:
-        return (end + timedelta(days=days)).isoformat()
+    def at(days: float) -> datetime:
+        return end + timedelta(days=days)
 
-    def mark(days: float, result: str = "ok") -> dict[str, object]:
-        return {"by": "insp-1", "at": at(days), "item": "F", "result": result, "note": ""}
+    def mark(days: float, result: str = "ok") -> InspectionMark:
+        return InspectionMark("insp-1", at(days), "F", result, "", 100)
 
-    def note(days: float, text: str) -> dict[str, object]:
-        return {"by": "insp-2", "at": at(days), "text": text, "alert": None}
+    def note(days: float, text: str) -> InspectorNote:
+        return InspectorNote("insp-2", at(days), text, None, 200)
 
     log_end = end + timedelta(days=10)
     assert clean_up_status(permit, [mark(2)], [], log_end).status == "done"
@@ -229,7 +230,7 @@ def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
     done = clean_up_status(permit, [mark(2)], [], log_end)
     assert done.deadline == end + timedelta(days=5)
     assert done.satisfied_by is not None
-    assert done.satisfied_by["at"] == at(2)
+    assert done.satisfied_by.at == at(2)
 
 
 def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None:
@@ -251,7 +252,7 @@ def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None
     cu = outcome.data.clean_up
     assert cu.status == "done"
     assert cu.satisfied_by is not None
-    assert cu.satisfied_by["source"] == "note"
+    assert cu.satisfied_by.source == "note"
     assert outcome.data.verdict.word == "kept"
     assert outcome.exit_code == 0
     page = (out / "index.html").read_text(encoding="utf-8")
