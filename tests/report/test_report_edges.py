@@ -16,7 +16,7 @@ import pytest
 from report_support import ROOT, ScriptedLog, sha256_file, utc, write_permit
 
 from kent_ops.core.permit import load_permit
-from kent_ops.evidence.log import ChainBroken, EvidenceLog
+from kent_ops.evidence.log import ChainBroken, EvidenceLog, record_hash
 from kent_ops.report.build import FILES, build_report
 from kent_ops.report.collect import InspectionMark, InspectorNote
 from kent_ops.report.findings import clean_up_status
@@ -92,7 +92,17 @@ def tamper(evidence: Path, sql: str) -> None:
 
 def test_a_tampered_log_is_refused_naming_the_record(tmp_path: Path) -> None:
     permit, evidence = small_event(tmp_path)
-    tamper(evidence, "UPDATE records SET payload = replace(payload, '500', '900') WHERE id = 9")
+    # 400 in becomes 900 in, the payload staying bytes: only its content differs.
+    tamper(
+        evidence,
+        "UPDATE records SET payload = CAST(replace(CAST(payload AS TEXT), "
+        "'\"in_total\": 400', '\"in_total\": 900') AS BLOB) WHERE id = 9",
+    )
+    conn = sqlite3.connect(evidence)
+    (payload,) = conn.execute("SELECT payload FROM records WHERE id = 9").fetchone()
+    conn.close()
+    assert isinstance(payload, bytes)
+    assert b'"in_total": 900' in payload
     out = tmp_path / "report"
     proc = run_report(permit, evidence, out)
     assert proc.returncode == 1
@@ -118,17 +128,35 @@ def test_a_missing_record_is_refused_in_either_way_of_verifying(
     assert not out.exists()
 
 
-def test_a_rewritten_record_with_a_fresh_hash_breaks_the_next_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_rewritten_record_with_a_fresh_hash_breaks_the_next_one(
+    tmp_path: Path, parallel: bool
+) -> None:
     permit, evidence = small_event(tmp_path)
     conn = sqlite3.connect(evidence)
-    row = conn.execute("SELECT hash FROM records WHERE id = 8").fetchone()
+    (prev,) = conn.execute("SELECT hash FROM records WHERE id = 8").fetchone()
+    kind, at, topic, payload, accepted, reason, old_hash = conn.execute(
+        "SELECT kind, received_at, topic, payload, accepted, reason, hash FROM records WHERE id = 9"
+    ).fetchone()
     conn.close()
-    # A forged hash for record 9 cannot be made to fit without the one before it.
-    tamper(evidence, f"UPDATE records SET hash = '{'0' * 64}' WHERE id = 9")
+    # Record 9 says 4,000 came in instead of 400, and its hash is recomputed to match
+    # its new content on the true chain before it: record 9 checks out on its own, and
+    # only record 10, chained to the old hash, can show that it was rewritten.
+    forged = payload.replace(b'"in_total": 400', b'"in_total": 4000')
+    assert forged != payload
+    fresh = record_hash(prev, 9, kind, at, topic, forged, accepted, reason)
+    assert fresh != old_hash
+    conn = sqlite3.connect(evidence)
+    conn.execute("DROP TRIGGER records_no_update")
+    conn.execute("UPDATE records SET payload = ?, hash = ? WHERE id = 9", (forged, fresh))
+    conn.commit()
+    conn.close()
+    out = tmp_path / "report"
     with pytest.raises(ChainBroken) as caught:
-        build_report(permit, evidence, tmp_path / "report", parallel_verify=True)
-    assert caught.value.record == 9
-    assert row is not None
+        build_report(permit, evidence, out, parallel_verify=parallel)
+    assert caught.value.record == 10
+    assert "no report was written" in str(caught.value)
+    assert not out.exists()
 
 
 # -- an empty log ---------------------------------------------------------------------------
