@@ -34,6 +34,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from kent_ops.core import wire
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import load_permit
 from kent_ops.evidence.log import EvidenceLog, format_time, json_bytes, record_hash
@@ -261,9 +262,9 @@ def generate(path: Path, permit_path: Path, days: int, progress: bool) -> tuple[
         engine.tick(tick_at)
         at = format_time(tick_at)
         for alert in engine.collect_changes().alerts:
-            w.append("alert", at, None, json_bytes(alert), None, None)
+            w.append("alert", at, None, wire.encode(alert), None, None)
         if sec % 10 == 0:
-            w.append("status", at, None, json_bytes(engine.status()), None, None)
+            w.append("status", at, None, wire.encode(engine.status()), None, None)
         if sec % 60 == 0:
             point = {"record": w.count, "hash": w.head, "ts": tick_at.isoformat()}
             w.append("system", at, None, json_bytes({"event": "checkpoint", **point}), None, None)
