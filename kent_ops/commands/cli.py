@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--permit", required=True, metavar="P")
     p.add_argument("--evidence", required=True, metavar="E")
     p.add_argument("--out", required=True, metavar="DIR")
-    p.set_defaults(func=_command("kent_ops.report.build:cli_report"))
+    p.set_defaults(func=_command("kent_ops.commands.report:cli_report"))
 
     p = sub.add_parser("verify", help="recompute the evidence log's hash chain")
     p.add_argument("evidence", metavar="E")

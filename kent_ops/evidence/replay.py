@@ -315,9 +315,8 @@ def _note_cited_hashes(conn: sqlite3.Connection, engine: Engine) -> None:
     """Give the engine the hash of every record an alert cites, from the (verified) log."""
     wanted = []
     for alert in engine.alerts.values():
-        evidence = alert.get("evidence") or {}
-        if evidence.get("record") is not None and evidence.get("hash") is None:
-            wanted.append(evidence["record"])
+        if alert.evidence.record is not None and alert.evidence.hash is None:
+            wanted.append(alert.evidence.record)
     for rid, digest in _hashes_of(conn, wanted).items():
         engine.note_record_hash(rid, digest)
 

@@ -1,4 +1,4 @@
-"""``kent-ops report``: the post-event compliance report (SPEC 7).
+"""The post-event compliance report, put together: verify, replay, compute, write.
 
 After the event the Town Board needs to know, with evidence, whether the permit's terms
 were kept, for how long each was broken, and what that exposes the permittee to. The
@@ -10,14 +10,14 @@ and writes to DIR:
 ``index.html`` (the page), ``findings.csv``, ``timeline.csv``, ``attendance.png``,
 ``staffing.png``, ``parking.png`` and ``manifest.json`` (every file's SHA-256).
 
-Exit codes: 0 when no breach was found, 1 when the report holds breach findings (or the
-log fails verification: then no report), 2 for bad input (a missing or foreign log, an
-invalid permit).
+``kent-ops report`` (:mod:`kent_ops.commands.report`) runs it. Exit codes: 0 when no
+breach was found, 1 when the report holds breach findings (or the log fails
+verification: then no report), 2 for bad input (a missing or foreign log, an invalid
+permit).
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import json
@@ -25,12 +25,12 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from kent_ops import __version__
 from kent_ops.core.errors import KentOpsError, UsageError
@@ -38,7 +38,7 @@ from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.precheck import pre_event_findings
 from kent_ops.evidence.log import ChainBroken, EvidenceError, read_meta
 from kent_ops.evidence.replay import ReplayResult, last_record_id, record_hashes, replay
-from kent_ops.report.collect import Collector
+from kent_ops.report.collect import Checkpoint, Collector
 from kent_ops.report.findings import (
     Finding,
     clean_up_status,
@@ -51,7 +51,7 @@ from kent_ops.report.findings import (
 from kent_ops.report.model import CheckpointResult, ReportData
 from kent_ops.report.timeline import breach_minutes, local_iso, minute_table, write_timeline_csv
 
-__all__ = ["FILES", "FINDINGS_COLUMNS", "ReportOutcome", "build_report", "cli_report"]
+__all__ = ["FILES", "FINDINGS_COLUMNS", "ReportOutcome", "build_report", "write_report"]
 
 PARALLEL_VERIFY_FROM = 200_000
 """From this many records the chain is verified by a second process, side by side."""
@@ -144,8 +144,22 @@ def build_report(
             f"but the permit {permit_path} is for {permit.event_id!r}"
         )
     _check_out_dir(out)
-
     collector = Collector()
+    result = _replay_verified(permit, evidence_path, collector, parallel_verify, progress)
+    generated_at = now or datetime.now(UTC)
+    data = _report_data(permit, permit_path, meta, evidence_path, result, collector, generated_at)
+    manifest = write_report(data, out)
+    return ReportOutcome(data, out, manifest)
+
+
+def _replay_verified(
+    permit: Permit,
+    evidence_path: Path,
+    collector: Collector,
+    parallel_verify: bool | None,
+    progress: Callable[[int], None] | None,
+) -> ReplayResult:
+    """Replay the log into ``collector``, verifying the chain here or beside (see above)."""
     until = last_record_id(evidence_path)
     parallel = (
         parallel_verify if parallel_verify is not None else until >= PARALLEL_VERIFY_FROM
@@ -173,17 +187,31 @@ def build_report(
             exc.record,
         ) from None
     collector.flush()
+    return result
+
+
+def _report_data(
+    permit: Permit,
+    permit_path: Path,
+    meta: dict[str, str],
+    evidence_path: Path,
+    result: ReplayResult,
+    collector: Collector,
+    generated_at: datetime,
+) -> ReportData:
+    """Everything the report states, worked out from the replay and what it collected."""
     engine = result.engine
     alerts = engine.alerts
-    findings = findings_from_alerts(alerts, result.end)
+    # The hashes findings cite and checkpoints claim, read from the log just verified.
+    cited = [a.evidence.record for a in alerts.values() if a.evidence.record is not None]
+    stored = record_hashes(evidence_path, [*cited, *(c.record for c in collector.checkpoints)])
+    findings = findings_from_alerts(alerts, result.end, stored)
     comparison = compare_with_live(
         alerts, collector.live_alerts, clock=result.clock, log_end=result.end
     )
     clean_up = clean_up_status(permit, collector.inspections, collector.notes, result.end)
     frame = minute_table(collector.samples, permit, result.end)
-    stored = record_hashes(evidence_path, (c.record for c in collector.checkpoints))
-    checkpoints = [_check_point(c, stored, result.records) for c in collector.checkpoints]
-    data = ReportData(
+    return ReportData(
         permit=permit,
         permit_path=permit_path,
         permit_sha256=_sha256(permit_path),
@@ -198,14 +226,12 @@ def build_report(
         verdict=verdict(findings, clean_up, messages=result.messages),
         frame=frame,
         breach_minutes=breach_minutes(findings, frame, result.end),
-        adjustments=list(engine.status().get("adjustments", [])),
-        checkpoints=checkpoints,
+        adjustments=list(engine.status().adjustments),
+        checkpoints=[_check_point(c, stored, result.records) for c in collector.checkpoints],
         pre_event=pre_event_findings(permit),
-        generated_at=now or datetime.now(UTC),
+        generated_at=generated_at,
         version=__version__,
     )
-    manifest = write_report(data, out)
-    return ReportOutcome(data, out, manifest)
 
 
 def _replay_verifying_aside(
@@ -263,7 +289,8 @@ def _verifier_failure(verifier: subprocess.Popen[str]) -> KentOpsError | None:
     return EvidenceError(f"the evidence log could not be verified: {problem}")
 
 
-def _check_point(c: Any, stored: dict[int, str], count: int) -> CheckpointResult:
+def _check_point(c: Checkpoint, stored: dict[int, str], count: int) -> CheckpointResult:
+    """Whether one checkpoint's claim holds: the record it names has the hash it says."""
     if c.record >= c.record_id or c.record > count:
         return CheckpointResult(c, False, f"names record {c.record}, which it cannot follow")
     digest = stored.get(c.record)
@@ -319,17 +346,17 @@ def _seconds(value: float) -> str:
     return text or "0"
 
 
-def write_findings_csv(findings: list[Finding], tz: Any, path: Path) -> None:
-    """``findings.csv``: a row per alert, SPEC 7's columns, times in the event's zone."""
+def write_findings_csv(findings: list[Finding], tz: ZoneInfo, path: Path) -> None:
+    """``findings.csv``: a row per alert (:data:`FINDINGS_COLUMNS`), times in the event's zone."""
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(FINDINGS_COLUMNS)
         for x in findings:
             acks = [
                 {
-                    "by": a.get("by"),
-                    "at": local_iso(datetime.fromisoformat(a["at"]), tz) if a.get("at") else None,
-                    "comment": a.get("comment", ""),
+                    "by": a.by,
+                    "at": local_iso(a.at, tz) if a.at else None,
+                    "comment": a.comment,
                 }
                 for a in x.acknowledged
             ]
@@ -348,67 +375,3 @@ def write_findings_csv(findings: list[Finding], tz: Any, path: Path) -> None:
                     compact_json(acks) if acks else "",
                 ]
             )
-
-
-@contextmanager
-def _progress_bar(total: int) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on stderr while the log is read, only on a terminal."""
-    if not sys.stderr.isatty() or total <= 0:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        TextColumn("verifying and replaying"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("records"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("replay", total=total)
-        yield lambda done: bar.update(task, completed=done)
-
-
-def _record_total(evidence: Path) -> int:
-    try:
-        return last_record_id(evidence)
-    except UsageError:
-        return 0
-
-
-def cli_report(args: argparse.Namespace) -> int:
-    """``kent-ops report --permit P --evidence E --out DIR``."""
-    evidence = Path(args.evidence)
-    total = _record_total(evidence) if sys.stderr.isatty() else 0
-    with _progress_bar(total) as progress:
-        outcome = build_report(args.permit, evidence, args.out, progress=progress)
-    data = outcome.data
-    if not data.comparison.equal:
-        sys.stderr.write(
-            "kent-ops: warning: the replayed findings differ from the alerts published live: "
-            + "; ".join(data.comparison.problems[:5])
-            + (" …" if len(data.comparison.problems) > 5 else "")
-            + "\n"
-        )
-    if data.log_permit_sha256 and data.log_permit_sha256 != data.permit_sha256:
-        sys.stderr.write(
-            f"kent-ops: warning: {args.permit} is not the permit file the evidence log was "
-            "opened with (its SHA-256 differs); the report applies the file given\n"
-        )
-    breaches = sum(1 for f in data.findings if f.is_breach)
-    sys.stdout.write(
-        f"{data.verdict.word.upper()}: {data.verdict.reason}\n"
-        f"{len(data.findings)} findings ({breaches} breaches), clean-up {data.clean_up.status}; "
-        f"{data.replay.records:,} records verified, head {data.replay.head_hash[:16]}…\n"
-        f"report written to {outcome.out_dir}/index.html\n"
-    )
-    return outcome.exit_code

@@ -37,7 +37,8 @@ BREACH_COLOUR = "#d62728"
 UNCERTAIN_COLOUR = "#ff7f0e"
 
 ATTENDANCE_RULES = ("max-at-one-time", "permit-required")
-STAFFING_RULES = ("nurse-ratio", "doctor-on-duty")
+NURSE_RULES = ("nurse-ratio",)
+DOCTOR_RULES = ("doctor-on-duty",)
 PARKING_RULES = ("parking-ratio",)
 
 
@@ -237,9 +238,9 @@ def staffing_chart(
     doctors.set_ylim(0, top + 1)
     _time_axis(doctors, frame, permit.timezone)
     span = _span(frame)
-    marks = _shade(nurses, findings, ("nurse-ratio",), end, span)
+    marks = _shade(nurses, findings, NURSE_RULES, end, span)
     marks += [
-        m for m in _shade(doctors, findings, ("doctor-on-duty",), end, span)
+        m for m in _shade(doctors, findings, DOCTOR_RULES, end, span)
         if m.get_label() not in {h.get_label() for h in marks}
     ]  # fmt: skip
     _finish(fig, [nurses, doctors], marks, path)

@@ -6,7 +6,7 @@ festival, so the hot path is a few integer comparisons: figures are kept per sec
 at the end of the second) in compact arrays, and pandas turns those into minutes
 afterwards. Everything rarer (inspector notes and inspections, rejected messages, the
 alerts the live service logged, checkpoints, the service's own events) is kept whole,
-because the page shows it.
+typed, because the page shows it.
 """
 
 from __future__ import annotations
@@ -14,10 +14,13 @@ from __future__ import annotations
 import json
 import re
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
+import msgspec
+
+from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.evidence.replay import Replayed
 
@@ -27,6 +30,8 @@ __all__ = [
     "VEHICLES_AT_START",
     "Checkpoint",
     "Collector",
+    "InspectionMark",
+    "InspectorNote",
     "Reasons",
     "Samples",
     "normalise_reason",
@@ -90,18 +95,41 @@ class Reasons:
     count: int = 0
     example: str = ""
     topic: str = ""
-    first_at: str = ""
-    last_at: str = ""
+    first_at: datetime | None = None
+    last_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """A ``checkpoint`` system record: the service's claim that ``record`` had ``hash``."""
 
-    at: str
+    at: datetime
     record_id: int
     record: int
     hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class InspectorNote:
+    """An inspector's note as the log holds it, with the record it is in."""
+
+    by: str
+    at: datetime
+    text: str
+    alert: str | None
+    record: int
+
+
+@dataclass(frozen=True, slots=True)
+class InspectionMark:
+    """One checklist mark an inspector made (permit:C, D, F), with the record it is in."""
+
+    by: str
+    at: datetime
+    item: str
+    result: str
+    note: str
+    record: int
 
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
@@ -131,16 +159,14 @@ class Collector:
 
     def __init__(self) -> None:
         self.samples = Samples()
-        self.notes: list[dict[str, Any]] = []
-        self.inspections: list[dict[str, Any]] = []
+        self.notes: list[InspectorNote] = []
+        self.inspections: list[InspectionMark] = []
         self.rejected: dict[str, Reasons] = {}
         self.repeats: dict[str, Reasons] = {}
-        self.live_alerts: dict[str, dict[str, Any]] = {}
-        self.live_alert_records = 0
+        self.live_alerts: dict[str, wire.Alert] = {}
         self.checkpoints: list[Checkpoint] = []
-        self.service_events: list[dict[str, Any]] = []
-        self.status_records = 0
-        self.command_records = 0
+        self.service_events: Counter[str] = Counter()
+        """How often the service logged each of its own events (started, stopped, …)."""
         self.rejected_total = 0
         self._sec: int | None = None  # the second being gathered
         self._sec_start = _EARLIEST  # when it started
@@ -177,51 +203,57 @@ class Collector:
             self._new_second(t)
         if kind == "gate":
             if t != self._t_att:
-                if t != self._sec_start:
-                    if self._att > self._att_max:
-                        self._att_max = self._att
-                elif self._minute_start:
-                    self._flags |= ATTENDANCE_AT_START
-                self._t_att = t
+                self._attendance_held(t)
             counts = engine.counts
             self._att = counts.counter_attendance + counts.offset
             self._entries = counts.entries
             return result.reason is not None
         if kind == "lot":
             if t != self._t_veh:
-                if t != self._sec_start:
-                    if self._veh > self._veh_max:
-                        self._veh_max = self._veh
-                elif self._minute_start:
-                    self._flags |= VEHICLES_AT_START
-                self._t_veh = t
+                self._vehicles_held(t)
             self._veh = engine.counts.occupied_total
             return result.reason is not None
         if kind == "badge":
             if t != self._t_staff:
-                if t != self._sec_start:
-                    if self._doc < self._doc_min:
-                        self._doc_min = self._doc
-                    if self._nurse < self._nurse_min:
-                        self._nurse_min = self._nurse
-                elif self._minute_start:
-                    self._flags |= STAFF_AT_START
-                self._t_staff = t
+                self._staff_held(t)
             roster = engine.counts.roster.counts
             self._doc = roster["doctor"]
             self._nurse = roster["nurse"]
             return result.reason is not None
-        if kind == "adjust":
-            if t != self._t_att:
-                if t != self._sec_start:
-                    if self._att > self._att_max:
-                        self._att_max = self._att
-                elif self._minute_start:
-                    self._flags |= ATTENDANCE_AT_START
-                self._t_att = t
-            self._att = engine.counts.attendance
-            return True
-        return kind in _INSPECTOR_KINDS or result.reason is not None
+        # An inspector's adjustment: the attendance figure moves.
+        if t != self._t_att:
+            self._attendance_held(t)
+        self._att = engine.counts.attendance
+        return True
+
+    def _attendance_held(self, t: datetime) -> None:
+        """Attendance changes at ``t``, later than it last did: its old value held until now."""
+        if t != self._sec_start:
+            if self._att > self._att_max:
+                self._att_max = self._att
+        elif self._minute_start:
+            self._flags |= ATTENDANCE_AT_START
+        self._t_att = t
+
+    def _vehicles_held(self, t: datetime) -> None:
+        """The cars in the lots change at ``t``: their old number held until now."""
+        if t != self._sec_start:
+            if self._veh > self._veh_max:
+                self._veh_max = self._veh
+        elif self._minute_start:
+            self._flags |= VEHICLES_AT_START
+        self._t_veh = t
+
+    def _staff_held(self, t: datetime) -> None:
+        """The doctors and nurses on duty change at ``t``: the old figures held until now."""
+        if t != self._sec_start:
+            if self._doc < self._doc_min:
+                self._doc_min = self._doc
+            if self._nurse < self._nurse_min:
+                self._nurse_min = self._nurse
+        elif self._minute_start:
+            self._flags |= STAFF_AT_START
+        self._t_staff = t
 
     def _new_second(self, t: datetime) -> None:
         """Close the open second and open the one ``t`` falls in."""
@@ -280,7 +312,7 @@ class Collector:
             if result.kind in _INSPECTOR_KINDS and not (result.reason or "").startswith(
                 "duplicate"
             ):
-                self._inspector(rec, result.kind, result.time.isoformat())
+                self._inspector(rec, result.kind, result.time)
 
     # -- the rare records -----------------------------------------------------------------
 
@@ -292,68 +324,55 @@ class Collector:
     def _tally(groups: dict[str, Reasons], reason: str, rec: Replayed) -> None:
         key = normalise_reason(reason)
         group = groups.get(key)
-        at = rec.received_at.isoformat()
+        at = rec.received_at
         if group is None:
             group = groups[key] = Reasons(example=reason, topic=rec.topic or "", first_at=at)
         group.count += 1
         group.last_at = at
 
-    def _inspector(self, rec: Replayed, kind: str, at: str) -> None:
+    def _inspector(self, rec: Replayed, kind: str, at: datetime) -> None:
+        """Keep a note or a checklist mark, decoded as the engine decoded it."""
+        topic = rec.topic or ""
+        who = topic.split("/")[3] if topic.count("/") >= 4 else ""
         try:
-            body = json.loads(rec.payload)
-        except ValueError:  # pragma: no cover - the engine accepted it, so it is JSON
+            if kind == "note":
+                note = wire.decode_json(wire.Note, rec.payload)
+                self.notes.append(InspectorNote(who, at, note.text, note.alert, rec.id))
+            elif kind == "inspection":
+                mark = wire.decode_json(wire.Inspection, rec.payload)
+                self.inspections.append(
+                    InspectionMark(who, at, mark.item, mark.result, mark.note, rec.id)
+                )
+        except msgspec.DecodeError:  # pragma: no cover - the engine accepted it
             return
-        who = (rec.topic or "").split("/")[3] if (rec.topic or "").count("/") >= 4 else ""
-        if kind == "note":
-            self.notes.append(
-                {
-                    "by": who,
-                    "at": at,
-                    "text": str(body.get("text", "")),
-                    "alert": body.get("alert"),
-                    "record": rec.id,
-                }
-            )
-        elif kind == "inspection":
-            self.inspections.append(
-                {
-                    "by": who,
-                    "at": at,
-                    "item": str(body.get("item", "")),
-                    "result": str(body.get("result", "")),
-                    "note": str(body.get("note", "")),
-                    "record": rec.id,
-                }
-            )
 
     def _other(self, rec: Replayed) -> None:
+        """Alerts as logged live (decoded once), checkpoints and the service's own events.
+
+        Status snapshots and gate commands are what the engine says at that moment; the
+        replay's engine says it again, so the report does not read them back.
+        """
         kind = rec.kind
-        if kind == "status":
-            self.status_records += 1
-            return
-        if kind == "command":
-            self.command_records += 1
-            return
+        if kind == "alert":
+            try:
+                alert = wire.decode_json(wire.Alert, rec.payload)
+            except msgspec.DecodeError:
+                return  # not an alert the comparison could use; the chain still covers it
+            self.live_alerts[alert.id] = alert
+        elif kind == "system":
+            self._system(rec)
+
+    def _system(self, rec: Replayed) -> None:
         try:
             body = json.loads(rec.payload)
         except ValueError:
             return
-        if not isinstance(body, dict):
-            return
-        if kind == "alert":
-            self.live_alert_records += 1
-            alert_id = body.get("id")
-            if isinstance(alert_id, str):
-                self.live_alerts[alert_id] = body
-            return
-        if kind != "system":
-            return
-        event = body.get("event")
+        event = body.get("event") if isinstance(body, dict) else None
         if event == "checkpoint":
-            record, digest = body.get("record"), body.get("hash")
-            if isinstance(record, int) and isinstance(digest, str):
-                self.checkpoints.append(
-                    Checkpoint(rec.received_at.isoformat(), rec.id, record, digest)
-                )
+            try:
+                point = wire.decode_json(wire.Checkpoint, rec.payload)
+            except msgspec.DecodeError:
+                return
+            self.checkpoints.append(Checkpoint(rec.received_at, rec.id, point.record, point.hash))
         elif event in _SERVICE_EVENTS:
-            self.service_events.append({"at": rec.received_at.isoformat(), **body})
+            self.service_events[event] += 1

@@ -11,16 +11,20 @@ report and the dashboards must tell the same story.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from kent_ops.core import ordinance as law
+from kent_ops.core import wire
 from kent_ops.core.permit import Permit
+from kent_ops.report.collect import InspectionMark, InspectorNote
 
 __all__ = [
     "COMPARED_FIELDS",
     "CleanUp",
+    "CleanUpMark",
     "Finding",
     "Penalty",
     "Verdict",
@@ -51,10 +55,6 @@ the tick. Replayed times may then differ from live ones by a fraction of a tick.
 CLEAN_UP_PREFIX = "CLEAN-UP OK"
 
 
-def _parse(value: Any) -> datetime | None:
-    return datetime.fromisoformat(value) if isinstance(value, str) and value else None
-
-
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One alert, as the report states it."""
@@ -68,12 +68,11 @@ class Finding:
     start: datetime
     end: datetime | None
     duration_s: float
-    still_active: bool
-    worst_observed: dict[str, Any]
-    required: dict[str, Any]
+    worst_observed: wire.Figures
+    required: wire.Figures
     uncertain: bool
-    acknowledged: list[dict[str, Any]]
-    notes: list[dict[str, Any]]
+    acknowledged: list[wire.Acknowledgement]
+    notes: list[wire.NoteEntry]
     message: str
     evidence_record: int | None
     evidence_hash: str | None
@@ -84,39 +83,46 @@ class Finding:
 
 
 def findings_from_alerts(
-    alerts: dict[str, dict[str, Any]], log_end: datetime | None
+    alerts: Mapping[str, wire.Alert],
+    log_end: datetime | None,
+    record_hashes: Mapping[int, str] | None = None,
 ) -> list[Finding]:
-    """Every alert as a finding, in id order; an open breach lasts until the log's end."""
+    """Every alert as a finding, in id order; an open breach lasts until the log's end.
+
+    ``record_hashes`` gives the (verified) log's hash of each record an alert cites; the
+    alert's own hash is used for a record it does not name.
+    """
+    hashes = record_hashes or {}
     out: list[Finding] = []
     for alert_id in sorted(alerts):
         a = alerts[alert_id]
-        start = _parse(a.get("since"))
+        start = a.since
         if start is None:
             continue
-        end = _parse(a.get("ended_at"))
+        end = a.ended_at
         stop = end if end is not None else (log_end if log_end is not None else start)
-        worst = a.get("worst") or {}
-        evidence = a.get("evidence") or {}
+        record = a.evidence.record
         out.append(
             Finding(
                 id=alert_id,
-                rule=a.get("rule", ""),
-                subject=a.get("subject"),
-                cite=a.get("cite", ""),
-                severity=a.get("severity", ""),
-                state=a.get("state", ""),
+                rule=a.rule,
+                subject=a.subject,
+                cite=a.cite,
+                severity=a.severity,
+                state=a.state,
                 start=start,
                 end=end,
                 duration_s=max((stop - start).total_seconds(), 0.0),
-                still_active=end is None,
-                worst_observed=worst.get("observed", a.get("observed") or {}),
-                required=worst.get("required", a.get("required") or {}),
-                uncertain=bool(a.get("uncertain")),
-                acknowledged=list(a.get("acknowledged") or []),
-                notes=list(a.get("notes") or []),
-                message=a.get("message", ""),
-                evidence_record=evidence.get("record"),
-                evidence_hash=evidence.get("hash"),
+                worst_observed=a.worst.observed,
+                required=a.worst.required,
+                uncertain=a.uncertain,
+                acknowledged=list(a.acknowledged),
+                notes=list(a.notes),
+                message=a.message,
+                evidence_record=record,
+                evidence_hash=hashes.get(record, a.evidence.hash)
+                if record is not None
+                else a.evidence.hash,
             )
         )
     return out
@@ -137,8 +143,8 @@ class Comparison:
 
 
 def compare_with_live(
-    replayed: dict[str, dict[str, Any]],
-    live: dict[str, dict[str, Any]],
+    replayed: Mapping[str, wire.Alert],
+    live: Mapping[str, wire.Alert],
     *,
     clock: str,
     log_end: datetime | None,
@@ -165,42 +171,63 @@ def compare_with_live(
             else:
                 problems.append(f"{alert_id} was logged live but not found on replay")
             continue
-        diffs = [f for f in COMPARED_FIELDS if r.get(f) != lv.get(f)]
+        diffs = [f for f in COMPARED_FIELDS if getattr(r, f) != getattr(lv, f)]
         if clock == "wall":
-            diffs = [f for f in diffs if not _close(r.get(f), lv.get(f))]
-            if (
-                set(diffs) <= {"state", "cleared_at"}
-                and diffs
-                and lv.get("state") == "active"
-                and lv.get("ended_at") is not None
-                and r.get("state") == "cleared"
-                and log_end is not None
-                and (cleared := _parse(r.get("cleared_at"))) is not None
-                and cleared >= log_end - timedelta(seconds=WALL_TOLERANCE_S)
-            ):
+            diffs = [f for f in diffs if not _close(getattr(r, f), getattr(lv, f))]
+            if _cleared_at_the_end(diffs, r, lv, log_end):
                 notes.append(
-                    f"{alert_id} cleared at {r['cleared_at']}, just before the log ends; "
+                    f"{alert_id} cleared at {_shown(r.cleared_at)}, just before the log ends; "
                     "the live service stopped before it looked again"
                 )
                 continue
         if diffs:
-            shown = ", ".join(f"{f} {lv.get(f)!r} live vs {r.get(f)!r} replayed" for f in diffs)
+            shown = ", ".join(
+                f"{f} {_shown(getattr(lv, f))!r} live vs {_shown(getattr(r, f))!r} replayed"
+                for f in diffs
+            )
             problems.append(f"{alert_id}: {shown}")
     return Comparison(len(live), len(replayed), problems, notes)
 
 
+def _cleared_at_the_end(
+    diffs: list[str], r: wire.Alert, lv: wire.Alert, log_end: datetime | None
+) -> bool:
+    """The wall clock's one allowed difference: the replay saw the alert clear just as the
+    log ended, after the live service (stopping) last looked at it."""
+    return (
+        bool(diffs)
+        and set(diffs) <= {"state", "cleared_at"}
+        and lv.state == "active"
+        and lv.ended_at is not None
+        and r.state == "cleared"
+        and log_end is not None
+        and r.cleared_at is not None
+        and r.cleared_at >= log_end - timedelta(seconds=WALL_TOLERANCE_S)
+    )
+
+
+def _shown(value: Any) -> Any:
+    """A compared value as the log writes it: a time as its ISO text."""
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
 def _close(a: Any, b: Any) -> bool:
-    ta, tb = _parse_maybe(a), _parse_maybe(b)
-    if ta is None or tb is None:
+    if not isinstance(a, datetime) or not isinstance(b, datetime):
         return False
-    return abs((ta - tb).total_seconds()) <= WALL_TOLERANCE_S
+    return abs((a - b).total_seconds()) <= WALL_TOLERANCE_S
 
 
-def _parse_maybe(value: Any) -> datetime | None:
-    try:
-        return _parse(value)
-    except ValueError:
-        return None
+@dataclass(frozen=True, slots=True)
+class CleanUpMark:
+    """One record that bears on clean-up: an item-F mark or a ``CLEAN-UP OK`` note."""
+
+    by: str
+    at: datetime
+    result: str
+    source: str
+    """``inspection`` or ``note``."""
+    text: str
+    record: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,8 +242,8 @@ class CleanUp:
     status: str
     deadline: datetime
     assembly_end: datetime
-    satisfied_by: dict[str, Any] | None
-    marks: list[dict[str, Any]]
+    satisfied_by: CleanUpMark | None
+    marks: list[CleanUpMark]
 
     @property
     def is_breach(self) -> bool:
@@ -225,8 +252,8 @@ class CleanUp:
 
 def clean_up_status(
     permit: Permit,
-    inspections: list[dict[str, Any]],
-    notes: list[dict[str, Any]],
+    inspections: Sequence[InspectionMark],
+    notes: Sequence[InspectorNote],
     log_end: datetime | None,
 ) -> CleanUp:
     """Clean-up (permit:F): item ``F`` marked ``ok``, or a note ``CLEAN-UP OK …``, in time.
@@ -237,21 +264,24 @@ def clean_up_status(
     """
     assembly_end = permit.last_end
     deadline = assembly_end + timedelta(days=law.CLEAN_UP_DAYS)
-    marks: list[dict[str, Any]] = []
-    for mark in inspections:
-        if mark.get("item") == "F":
-            marks.append({**mark, "source": "inspection"})
-    for note in notes:
-        if str(note.get("text", "")).lstrip().upper().startswith(CLEAN_UP_PREFIX):
-            marks.append({**note, "result": "ok", "source": "note"})
-    marks.sort(key=lambda m: m["at"])
-    in_time = [m for m in marks if assembly_end <= datetime.fromisoformat(m["at"]) <= deadline]
-    late = [m for m in marks if datetime.fromisoformat(m["at"]) > deadline]
-    if in_time and in_time[-1]["result"] == "ok":
+    marks = [
+        CleanUpMark(m.by, m.at, m.result, "inspection", m.note, m.record)
+        for m in inspections
+        if m.item == "F"
+    ]
+    marks += [
+        CleanUpMark(n.by, n.at, "ok", "note", n.text, n.record)
+        for n in notes
+        if n.text.lstrip().upper().startswith(CLEAN_UP_PREFIX)
+    ]
+    marks.sort(key=lambda m: m.at)
+    in_time = [m for m in marks if assembly_end <= m.at <= deadline]
+    late = [m for m in marks if m.at > deadline]
+    if in_time and in_time[-1].result == "ok":
         return CleanUp("done", deadline, assembly_end, in_time[-1], marks)
     if log_end is not None and log_end < deadline:
         return CleanUp("open", deadline, assembly_end, None, marks)
-    late_ok = next((m for m in late if m["result"] == "ok"), None)
+    late_ok = next((m for m in late if m.result == "ok"), None)
     if late_ok is not None:
         return CleanUp("late", deadline, assembly_end, late_ok, marks)
     return CleanUp("not done", deadline, assembly_end, None, marks)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from kent_ops.core import wire
 from kent_ops.core.permit import Permit
 from kent_ops.core.precheck import PreEventFinding
 from kent_ops.evidence.replay import ReplayResult
@@ -49,7 +49,7 @@ class ReportData:
     verdict: Verdict
     frame: pd.DataFrame
     breach_minutes: dict[str, int]
-    adjustments: list[dict[str, Any]]
+    adjustments: list[wire.Adjustment]
     checkpoints: list[CheckpointResult]
     pre_event: list[PreEventFinding]
     generated_at: datetime

@@ -127,7 +127,7 @@ def local_iso(t: pd.Timestamp | datetime, tz: ZoneInfo) -> str:
 
 
 def write_timeline_csv(frame: pd.DataFrame, tz: ZoneInfo, path: Path) -> None:
-    """``timeline.csv``: SPEC 7's columns, minutes in the event's zone with their offset."""
+    """``timeline.csv``: :data:`COLUMNS`, minutes in the event's zone with their offset."""
     local = frame.index.tz_convert(tz)
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f, lineterminator="\n")

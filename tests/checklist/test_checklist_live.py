@@ -199,8 +199,8 @@ def test_the_report_states_a_live_inspection_round_as_permit_g_evidence(
     assert not finding.uncertain
     assert data.clean_up.status == "done"
     assert data.clean_up.satisfied_by is not None
-    assert data.clean_up.satisfied_by["by"] == "insp-3"
-    assert data.clean_up.satisfied_by["source"] == "inspection"
+    assert data.clean_up.satisfied_by.by == "insp-3"
+    assert data.clean_up.satisfied_by.source == "inspection"
 
     page = (tmp_path / "report" / "index.html").read_text()
     section = page.split('<section id="checklist">')[1].split("</section>")[0]

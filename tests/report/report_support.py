@@ -15,9 +15,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from kent_ops.core import wire
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, load_permit
-from kent_ops.evidence.log import EvidenceLog, json_bytes
+from kent_ops.evidence.log import EvidenceLog
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENT = "kent-summer-fest-2027"
@@ -76,7 +77,7 @@ class ScriptedLog:
         self.engine = Engine(self.permit, clock=clock)  # type: ignore[arg-type]
         self.log.append_json("system", t0, {"event": "started", "clock": clock, "replayed": 0})
         self.log.commit()
-        self.published: dict[str, dict[str, Any]] = {}
+        self.published: dict[str, wire.Alert] = {}
         self.seqs: dict[str, int] = {}
 
     def at(self, seconds: float) -> datetime:
@@ -100,8 +101,8 @@ class ScriptedLog:
 
     def _changes(self, now: datetime) -> None:
         for alert in self.engine.collect_changes().alerts:
-            self.log.append("alert", now, payload=json_bytes(alert))
-            self.published[alert["id"]] = alert
+            self.log.append("alert", now, payload=wire.encode(alert))
+            self.published[alert.id] = alert
 
     def ts(self, seconds: float) -> str:
         return self.at(seconds).isoformat().replace("+00:00", "Z")
@@ -142,7 +143,7 @@ class ScriptedLog:
         self.engine.tick(now)
         self._changes(now)
         if status:
-            self.log.append("status", now, payload=json_bytes(self.engine.status()))
+            self.log.append("status", now, payload=wire.encode(self.engine.status()))
 
     def checkpoint(self, seconds: float) -> None:
         count, head = self.log.head
@@ -152,7 +153,7 @@ class ScriptedLog:
 
     def close(self, seconds: float) -> None:
         now = self.at(seconds)
-        self.log.append("status", now, payload=json_bytes(self.engine.status()))
+        self.log.append("status", now, payload=wire.encode(self.engine.status()))
         self.log.append_json("system", now, {"event": "stopped"})
         self.log.commit()
         self.log.close()

@@ -9,15 +9,16 @@ import sqlite3
 import subprocess
 import sys
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 from report_support import ROOT, ScriptedLog, sha256_file, utc, write_permit
 
 from kent_ops.core.permit import load_permit
-from kent_ops.evidence.log import ChainBroken, EvidenceLog
+from kent_ops.evidence.log import ChainBroken, EvidenceLog, record_hash
 from kent_ops.report.build import FILES, build_report
+from kent_ops.report.collect import InspectionMark, InspectorNote
 from kent_ops.report.findings import clean_up_status
 
 T0 = utc(2027, 7, 4, 14, 0)  # 10:00 EDT
@@ -91,7 +92,17 @@ def tamper(evidence: Path, sql: str) -> None:
 
 def test_a_tampered_log_is_refused_naming_the_record(tmp_path: Path) -> None:
     permit, evidence = small_event(tmp_path)
-    tamper(evidence, "UPDATE records SET payload = replace(payload, '500', '900') WHERE id = 9")
+    # 400 in becomes 900 in, the payload staying bytes: only its content differs.
+    tamper(
+        evidence,
+        "UPDATE records SET payload = CAST(replace(CAST(payload AS TEXT), "
+        "'\"in_total\": 400', '\"in_total\": 900') AS BLOB) WHERE id = 9",
+    )
+    conn = sqlite3.connect(evidence)
+    (payload,) = conn.execute("SELECT payload FROM records WHERE id = 9").fetchone()
+    conn.close()
+    assert isinstance(payload, bytes)
+    assert b'"in_total": 900' in payload
     out = tmp_path / "report"
     proc = run_report(permit, evidence, out)
     assert proc.returncode == 1
@@ -117,17 +128,35 @@ def test_a_missing_record_is_refused_in_either_way_of_verifying(
     assert not out.exists()
 
 
-def test_a_rewritten_record_with_a_fresh_hash_breaks_the_next_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_rewritten_record_with_a_fresh_hash_breaks_the_next_one(
+    tmp_path: Path, parallel: bool
+) -> None:
     permit, evidence = small_event(tmp_path)
     conn = sqlite3.connect(evidence)
-    row = conn.execute("SELECT hash FROM records WHERE id = 8").fetchone()
+    (prev,) = conn.execute("SELECT hash FROM records WHERE id = 8").fetchone()
+    kind, at, topic, payload, accepted, reason, old_hash = conn.execute(
+        "SELECT kind, received_at, topic, payload, accepted, reason, hash FROM records WHERE id = 9"
+    ).fetchone()
     conn.close()
-    # A forged hash for record 9 cannot be made to fit without the one before it.
-    tamper(evidence, f"UPDATE records SET hash = '{'0' * 64}' WHERE id = 9")
+    # Record 9 says 4,000 came in instead of 400, and its hash is recomputed to match
+    # its new content on the true chain before it: record 9 checks out on its own, and
+    # only record 10, chained to the old hash, can show that it was rewritten.
+    forged = payload.replace(b'"in_total": 400', b'"in_total": 4000')
+    assert forged != payload
+    fresh = record_hash(prev, 9, kind, at, topic, forged, accepted, reason)
+    assert fresh != old_hash
+    conn = sqlite3.connect(evidence)
+    conn.execute("DROP TRIGGER records_no_update")
+    conn.execute("UPDATE records SET payload = ?, hash = ? WHERE id = 9", (forged, fresh))
+    conn.commit()
+    conn.close()
+    out = tmp_path / "report"
     with pytest.raises(ChainBroken) as caught:
-        build_report(permit, evidence, tmp_path / "report", parallel_verify=True)
-    assert caught.value.record == 9
-    assert row is not None
+        build_report(permit, evidence, out, parallel_verify=parallel)
+    assert caught.value.record == 10
+    assert "no report was written" in str(caught.value)
+    assert not out.exists()
 
 
 # -- an empty log ---------------------------------------------------------------------------
@@ -202,14 +231,14 @@ def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
     permit = load_permit(write_permit(tmp_path))
     end = permit.last_end  # 2027-07-04 23:30 EDT; deadline five days later
 
-    def at(days: float) -> str:
-        return (end + timedelta(days=days)).isoformat()
+    def at(days: float) -> datetime:
+        return end + timedelta(days=days)
 
-    def mark(days: float, result: str = "ok") -> dict[str, object]:
-        return {"by": "insp-1", "at": at(days), "item": "F", "result": result, "note": ""}
+    def mark(days: float, result: str = "ok") -> InspectionMark:
+        return InspectionMark("insp-1", at(days), "F", result, "", 100)
 
-    def note(days: float, text: str) -> dict[str, object]:
-        return {"by": "insp-2", "at": at(days), "text": text, "alert": None}
+    def note(days: float, text: str) -> InspectorNote:
+        return InspectorNote("insp-2", at(days), text, None, 200)
 
     log_end = end + timedelta(days=10)
     assert clean_up_status(permit, [mark(2)], [], log_end).status == "done"
@@ -229,7 +258,7 @@ def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
     done = clean_up_status(permit, [mark(2)], [], log_end)
     assert done.deadline == end + timedelta(days=5)
     assert done.satisfied_by is not None
-    assert done.satisfied_by["at"] == at(2)
+    assert done.satisfied_by.at == at(2)
 
 
 def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None:
@@ -251,7 +280,7 @@ def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None
     cu = outcome.data.clean_up
     assert cu.status == "done"
     assert cu.satisfied_by is not None
-    assert cu.satisfied_by["source"] == "note"
+    assert cu.satisfied_by.source == "note"
     assert outcome.data.verdict.word == "kept"
     assert outcome.exit_code == 0
     page = (out / "index.html").read_text(encoding="utf-8")

@@ -20,6 +20,7 @@ from report_support import EVENT, P, utc, write_permit
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core import wire
 from kent_ops.core.permit import load_permit
 from kent_ops.evidence.log import read_records
 from kent_ops.report.build import build_report
@@ -36,7 +37,7 @@ class AlertSubscriber:
     """Keeps the latest payload of every ``alerts/+`` topic it receives."""
 
     def __init__(self, broker: MosquittoBroker) -> None:
-        self.alerts: dict[str, dict[str, Any]] = {}
+        self.alerts: dict[str, wire.Alert] = {}
         self.online = threading.Event()
         self._lock = threading.Lock()
         self.client = make_client(parse_broker_url(broker.url))
@@ -52,11 +53,11 @@ class AlertSubscriber:
             if msg.payload == b"online":
                 self.online.set()
             return
-        alert = json.loads(msg.payload)
+        alert = wire.decode_json(wire.Alert, msg.payload)
         with self._lock:
-            self.alerts[alert["id"]] = alert
+            self.alerts[alert.id] = alert
 
-    def snapshot(self) -> dict[str, dict[str, Any]]:
+    def snapshot(self) -> dict[str, wire.Alert]:
         with self._lock:
             return dict(self.alerts)
 
@@ -98,12 +99,12 @@ class Sender:
         self.client.loop_stop()
 
 
-def last_logged_alerts(evidence: Path) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def last_logged_alerts(evidence: Path) -> dict[str, wire.Alert]:
+    out: dict[str, wire.Alert] = {}
     for rec in read_records(evidence):
         if rec.kind == "alert":
-            alert = json.loads(rec.payload)
-            out[alert["id"]] = alert
+            alert = wire.decode_json(wire.Alert, rec.payload)
+            out[alert.id] = alert
     return out
 
 
@@ -149,7 +150,7 @@ def test_report_findings_equal_the_alerts_a_real_aggregator_published(
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             got = subscriber.snapshot()
-            if len(got) >= 5 and all(a["state"] == "cleared" for a in got.values()):
+            if len(got) >= 5 and all(a.state == "cleared" for a in got.values()):
                 break
             time.sleep(0.05)
     finally:
@@ -159,7 +160,7 @@ def test_report_findings_equal_the_alerts_a_real_aggregator_published(
     assert agg.failure is None
     published = subscriber.snapshot()
     subscriber.close()
-    assert {a["rule"] for a in published.values()} >= {
+    assert {a.rule for a in published.values()} >= {
         "nurse-ratio",
         "max-at-one-time",
         "counter-reset",
@@ -171,8 +172,8 @@ def test_report_findings_equal_the_alerts_a_real_aggregator_published(
     replayed = data.replay.engine.alerts
     logged = last_logged_alerts(evidence)
 
-    def fields(alerts: dict[str, dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
-        return {aid: tuple(a[f] for f in COMPARED_FIELDS) for aid, a in alerts.items()}
+    def fields(alerts: dict[str, wire.Alert]) -> dict[str, tuple[Any, ...]]:
+        return {aid: tuple(getattr(a, f) for f in COMPARED_FIELDS) for aid, a in alerts.items()}
 
     assert fields(replayed) == fields(published)
     assert fields(replayed) == fields(logged)
@@ -180,13 +181,13 @@ def test_report_findings_equal_the_alerts_a_real_aggregator_published(
     assert [f.id for f in data.findings] == sorted(published)
     for f in data.findings:
         live = published[f.id]
-        assert f.start.isoformat() == live["since"]
-        assert (f.end.isoformat() if f.end else None) == live["ended_at"]
-        assert f.worst_observed == live["worst"]["observed"]
-        assert f.acknowledged == live["acknowledged"]
-        assert f.evidence_record == live["evidence"]["record"]
-        assert f.evidence_hash == live["evidence"]["hash"]
-    assert data.collector.notes[0]["text"] == "crowd at the <north> gate"
+        assert f.start == live.since
+        assert f.end == live.ended_at
+        assert f.worst_observed == live.worst.observed
+        assert f.acknowledged == live.acknowledged
+        assert f.evidence_record == live.evidence.record
+        assert f.evidence_hash == live.evidence.hash
+    assert data.collector.notes[0].text == "crowd at the <north> gate"
     assert data.checkpoints
     assert all(c.matched for c in data.checkpoints)
     assert EVENT in (tmp_path / "report" / "index.html").read_text(encoding="utf-8")

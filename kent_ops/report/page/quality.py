@@ -1,0 +1,216 @@
+"""Data quality and the evidence log (sections 8 and 9): how far the figures can be trusted.
+
+Sensor outages, rejected messages, counter restarts, attendance adjustments, the
+service's own runs, whether the replay equals what was published live, and the log's
+verification with its checkpoints.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from kent_ops.core import wire
+from kent_ops.report.collect import Reasons
+from kent_ops.report.model import ReportData
+from kent_ops.report.page.fmt import Fmt, count, duration, figures, table
+
+__all__ = ["data_quality", "evidence"]
+
+
+def _outages(data: ReportData, fmt: Fmt) -> list[str]:
+    out = ["<h3>Sensor outages</h3>"]
+    outages = [f for f in data.findings if f.rule == "sensor-offline"]
+    if not outages:
+        out.append("<p>No sensor was offline or silent long enough to raise an alert.</p>")
+        return out
+    rows = [
+        f"<tr><td>{escape(f.subject or '')}</td>"
+        f"<td>{escape(fmt.when(f.start))}</td>"
+        f"<td>{escape(fmt.when(f.end) if f.end else 'still out at the end')}</td>"
+        f"<td class='num'>{escape(duration(f.duration_s))}</td>"
+        f"<td>{figures(f.worst_observed)}</td></tr>"
+        for f in outages
+    ]
+    out.append(table(["Sensor", "From", "Until", "Duration", "Seen"], rows, {3}))
+    return out
+
+
+def _by_count(groups: dict[str, Reasons]) -> list[tuple[str, Reasons]]:
+    return sorted(groups.items(), key=lambda kv: -kv[1].count)
+
+
+def _rejected(data: ReportData, fmt: Fmt) -> list[str]:
+    """Rejected messages by reason; then the accepted ones that changed nothing."""
+    c = data.collector
+    out = ["<h3>Rejected messages</h3>"]
+    if c.rejected:
+        rows = [
+            f"<tr><td>{escape(reason)}</td><td class='num'>{g.count:,}</td>"
+            f"<td><code>{escape(g.topic)}</code><br>{escape(g.example)}</td>"
+            f"<td>{escape(fmt.when(g.first_at))}<br>{escape(fmt.when(g.last_at))}</td></tr>"
+            for reason, g in _by_count(c.rejected)
+        ]
+        out.append(
+            f"<p>{count(c.rejected_total, 'message')} rejected: each is stored in the log "
+            "with its reason and changed no figure.</p>"
+        )
+        out.append(table(["Reason", "Messages", "Example", "First / last"], rows, {1}))
+    else:
+        out.append("<p>No message was rejected.</p>")
+    if c.repeats:
+        total = sum(g.count for g in c.repeats.values())
+        rows = [
+            f"<tr><td>{escape(reason)}</td><td class='num'>{g.count:,}</td>"
+            f"<td>{escape(g.example)}</td></tr>"
+            for reason, g in _by_count(c.repeats)
+        ]
+        out.append(
+            f"<p>{count(total, 'accepted message')} changed nothing or were noted (repeats "
+            "redelivered by the broker, restarts):</p>"
+        )
+        out.append(table(["Note", "Messages", "Example"], rows, {1}))
+    return out
+
+
+def _restarts(data: ReportData, fmt: Fmt) -> list[str]:
+    out = ["<h3>Counter restarts</h3>"]
+    resets = [f for f in data.findings if f.rule == "counter-reset"]
+    if not resets:
+        out.append("<p>No gate counter restarted.</p>")
+        return out
+    rows = [
+        f"<tr><td>{escape(f.subject or '')}</td>"
+        f"<td>{escape(fmt.when(f.start))}</td>"
+        f"<td>{escape(f.message)}</td></tr>"
+        for f in resets
+    ]
+    out.append(table(["Gate", "At", "What happened"], rows))
+    return out
+
+
+def _adjustments(data: ReportData, fmt: Fmt) -> list[str]:
+    out = ["<h3>Attendance adjustments</h3>"]
+    if not data.adjustments:
+        out.append("<p>No inspector adjusted the attendance.</p>")
+        return out
+    rows = [
+        f"<tr><td>{escape(fmt.when(a.at))}</td><td>{escape(a.by)}</td>"
+        f"<td class='num'>{a.attendance:,}</td>"
+        f"<td class='num'>{a.offset:+,}</td>"
+        f"<td>{escape(a.reason)}</td></tr>"
+        for a in data.adjustments
+    ]
+    out.append(table(["At", "Inspector", "Set to", "Offset", "Why"], rows, {2, 3}))
+    return out
+
+
+def _service(data: ReportData) -> list[str]:
+    """The clock, the service's runs and outages, and anything that makes the replay suspect."""
+    r = data.replay
+    events = data.collector.service_events
+    clock = (
+        "times are when messages were received"
+        if r.clock == "wall"
+        else "times are the sensors' own timestamps"
+    )
+    lines = [
+        f"clock: <b>{escape(r.clock)}</b> ({clock})",
+        f"runs of the service: {events['started']}; broker disconnections: "
+        f"{events['broker-disconnected']}; storage errors: {events['storage-error']}",
+    ]
+    if events["permit-changed"]:
+        lines.append(
+            f"the permit file changed while the log was kept ({events['permit-changed']} times)"
+        )
+    if data.log_permit_sha256 and data.log_permit_sha256 != data.permit_sha256:
+        lines.append(
+            "<b>the permit file given to this report differs from the one the log was opened "
+            "with</b> (SHA-256 " + escape(data.log_permit_sha256[:16]) + "… in the log)"
+        )
+    if r.disagreements:
+        lines.append(
+            f"<b>{r.disagreements:,} messages were accepted or rejected differently on replay "
+            "than live</b>"
+        )
+    return [
+        "<h3>The service</h3>",
+        "<ul>" + "".join(f"<li>{line}</li>" for line in lines) + "</ul>",
+    ]
+
+
+def _replay_against_live(data: ReportData) -> list[str]:
+    cmp = data.comparison
+    out = ["<h3>Replay against the live alerts</h3>"]
+    if cmp.equal:
+        out.append(
+            f"<p>The {cmp.replay_count} replayed alerts equal the {cmp.live_count} the live "
+            "service logged and published (id, rule, subject, since, raised, ended, cleared "
+            "and state).</p>"
+        )
+    else:
+        out.append(
+            '<div class="warning"><b>The replay differs from what was published live:</b><ul>'
+            + "".join(f"<li>{escape(p)}</li>" for p in cmp.problems)
+            + "</ul></div>"
+        )
+    out.extend(f'<p class="note">{escape(note)}</p>' for note in cmp.notes)
+    return out
+
+
+def data_quality(data: ReportData, fmt: Fmt) -> str:
+    """Section 8: everything that bears on how far the figures can be trusted."""
+    out = [
+        *_outages(data, fmt),
+        *_rejected(data, fmt),
+        *_restarts(data, fmt),
+        *_adjustments(data, fmt),
+        *_service(data),
+        *_replay_against_live(data),
+    ]
+    return "\n".join(out)
+
+
+def evidence(data: ReportData, fmt: Fmt) -> str:
+    """Section 9: the evidence log, its verification and the checkpoints published from it."""
+    r = data.replay
+    cps = data.checkpoints
+    matched = sum(1 for c in cps if c.matched)
+    rows = [
+        ("File", f"<code>{escape(data.evidence_path.name)}</code>"),
+        ("Records", f"{r.records:,} ({r.messages:,} messages received)"),
+        ("Head hash", f"<span class='hash'>{escape(r.head_hash)}</span>"),
+        (
+            "Verification",
+            "the whole hash chain was recomputed record by record and matches"
+            if r.verified
+            else "not verified",
+        ),
+        ("First record", escape(fmt.when(r.first_time))),
+        ("Last record", escape(fmt.when(r.last_time))),
+        ("Log ends (engine time)", escape(fmt.when(r.end))),
+        (
+            "Checkpoints",
+            f"{matched} of {len(cps)} checkpoints the service published match the chain",
+        ),
+        ("Permit file SHA-256", f"<span class='hash'>{escape(data.permit_sha256)}</span>"),
+    ]
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    out = [f'<table class="facts"><tbody>{body}</tbody></table>']
+    bad = [c for c in cps if not c.matched]
+    if bad:
+        out.append(
+            '<div class="warning"><b>Checkpoints that do not match:</b><ul>'
+            + "".join(
+                f"<li>record {c.checkpoint.record_id}: {escape(c.problem or '')}</li>" for c in bad
+            )
+            + "</ul></div>"
+        )
+    if cps:
+        last = cps[-1].checkpoint
+        out.append(
+            f"<p class='muted'>Anyone who kept a checkpoint published on "
+            f"<code>{escape(wire.Topics(data.permit.event_id).checkpoint)}</code> can compare "
+            f"it with this chain. The last in the log: record {last.record:,}, hash "
+            f"<span class='hash'>{escape(last.hash)}</span>, at {escape(fmt.when(last.at))}.</p>"
+        )
+    return "\n".join(out)
