@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
-from kent_ops.core import ordinance as law
 from kent_ops.core import wire
 from kent_ops.core.alerts import Alert, AlertBook
 from kent_ops.core.assembly import AssemblyTrack, assembly_on
 from kent_ops.core.checklist import applicable_items
 from kent_ops.core.counting import Counting
 from kent_ops.core.deadlines import Deadlines
+from kent_ops.core.gate_orders import GateOrders
 from kent_ops.core.inspectors import InspectorRecords, Refused
 from kent_ops.core.permit import Permit
 from kent_ops.core.permit_status import PermitStatus
@@ -115,8 +115,7 @@ class Engine:
         )
         al = permit.alerting
         self._stale_us = seconds(al.stale_after_s)
-        self._hold_at = al.hold_at
-        self._resume_below = al.resume_below
+        self.orders = GateOrders(al.hold_at, al.resume_below)
         self._deadlines = Deadlines()
         self.alert_book = AlertBook(
             seconds(al.pending_s), seconds(al.clear_s), self._deadlines.evaluate_at
@@ -133,9 +132,6 @@ class Engine:
         self._now: int | None = None
         self._start: int | None = None
         self._skewed: dict[str, float] = {}
-        self._admit_capacity = True
-        self._command_state: tuple[bool, str] | None = None
-        self._commands_changed = False
         self._last_record: int | None = None
         self._clerk_seen: set[tuple[str, str, wire.ClerkPermit]] = set()
         self.rejected = 0
@@ -381,23 +377,16 @@ class Engine:
             skewed=self._skewed,
         )
         self.alert_book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
-        if self._admit_capacity and attendance >= self._hold_at:
-            self._admit_capacity = False
-        elif not self._admit_capacity and attendance < self._resume_below:
-            self._admit_capacity = True
-        unpermitted = not issued and attendance >= law.PERMIT_THRESHOLD
-        state = self._command_reason(("permit-required", None) in held, unpermitted)
-        if state != self._command_state:
-            self._command_state = state
-            self._commands_changed = True
+        orders = self.orders
+        orders.update(attendance, permit_hold=("permit-required", None) in held, issued=issued)
         self._band = attendance_band(
             self.terms,
             counts,
             t,
             issued=issued,
-            admit_capacity=self._admit_capacity,
-            hold_at=self._hold_at,
-            resume_below=self._resume_below,
+            admit_capacity=orders.admit_capacity,
+            hold_at=orders.hold_at,
+            resume_below=orders.resume_below,
         )
         self._over_collective = counts.entries > self.terms.max_collective
 
@@ -431,23 +420,6 @@ class Engine:
             attendance=peak,
         )
 
-    def _command_reason(self, permit_hold: bool, unpermitted: bool = False) -> tuple[bool, str]:
-        if unpermitted:
-            return False, (
-                "HOLD: the permit is not issued; no one may be admitted past 500 persons (permit:A)"
-            )
-        if permit_hold:
-            return False, (
-                "HOLD: more than 500 persons without an issued permit or outside the "
-                "permitted hours (permit:A)"
-            )
-        if not self._admit_capacity:
-            return False, (
-                f"HOLD: attendance reached {self._hold_at:,}; admit again below "
-                f"{self._resume_below:,}"
-            )
-        return True, f"ADMIT: attendance below {self._hold_at:,}"
-
     # -- outputs --------------------------------------------------------------------------
 
     @property
@@ -474,22 +446,14 @@ class Engine:
         book = self.alert_book
         changes = Changes(alerts=[self._record(book.alerts[aid]) for aid in sorted(book.changed)])
         book.changed.clear()
-        if self._commands_changed:
+        if self.orders.changed:
             changes.commands = self.commands()
-            self._commands_changed = False
+            self.orders.changed = False
         return changes
 
     def commands(self) -> dict[str, wire.GateCommand]:
         """Each gate's ADMIT/HOLD for its deputy, with the attendance now."""
-        admit, reason = self._command_state or self._command_reason(False)
-        command = wire.GateCommand(
-            admit=admit,
-            attendance=self.counts.attendance,
-            hold_at=self._hold_at,
-            resume_below=self._resume_below,
-            reason=reason,
-        )
-        return dict.fromkeys(self.permit.gates, command)
+        return dict.fromkeys(self.permit.gates, self.orders.command(self.counts.attendance))
 
     def status(self) -> wire.Status:
         """The live picture at the engine's current time."""
@@ -505,9 +469,9 @@ class Engine:
                 assembly_on=self.assembly.on,
                 permit_state=self.permit_status.state(t),
                 next_window=next(((s, e) for s, e in self.terms.windows if e > t), None),
-                admit=self._command_state[0] if self._command_state else True,
-                hold_at=self._hold_at,
-                resume_below=self._resume_below,
+                admit=self.orders.admit,
+                hold_at=self.orders.hold_at,
+                resume_below=self.orders.resume_below,
                 active_alerts=self.alert_book.active_ids(),
                 pending=self.alert_book.pending_list(),
                 rejected=self.rejected,

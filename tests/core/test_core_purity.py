@@ -18,7 +18,13 @@ import pytest
 import kent_ops
 
 CORE_DIR = Path(kent_ops.__file__).resolve().parent / "core"
-CORE = tuple(sorted(p.stem for p in CORE_DIR.glob("*.py") if p.stem != "__init__"))
+CORE = tuple(
+    sorted(
+        ".".join(p.relative_to(CORE_DIR).with_suffix("").parts).removesuffix(".__init__")
+        for p in CORE_DIR.rglob("*.py")
+        if p.name != "__init__.py" or p.parent != CORE_DIR
+    )
+)
 FORBIDDEN = ("paho", "sqlite3", "_sqlite3", "textual", "rich", "aiomqtt", "amqtt")
 SHELLS = (
     "kent_ops.broker.client",
@@ -35,6 +41,16 @@ CLOCK_CALLS = (
     "time.perf_counter(",
     "time.time_ns(",
 )
+
+
+def _source(name: str) -> Path:
+    """The file of core module ``name`` (a package's ``__init__.py`` for a package)."""
+    path = CORE_DIR.joinpath(*name.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+def test_the_probe_lists_every_core_module_and_package() -> None:
+    assert {"engine", "rules", "rules.duties", "wire", "wire.topics"} <= set(CORE)
 
 
 def test_importing_the_core_pulls_in_no_io_or_ui_library() -> None:
@@ -71,7 +87,7 @@ def test_the_probe_would_see_a_forbidden_import() -> None:
 
 @pytest.mark.parametrize("name", CORE)
 def test_the_core_never_reads_the_clock(name: str) -> None:
-    path = CORE_DIR / f"{name}.py"
+    path = _source(name)
     source = path.read_text(encoding="utf-8")
     for call in CLOCK_CALLS:
         assert call not in source, f"{path.name} calls {call}"

@@ -1,0 +1,170 @@
+"""The live rules: one object per rule, holding its condition, sentence, cite and severity.
+
+A :class:`Rule` says, for one instant (a :class:`Situation`), which of its conditions
+hold, with the figures observed and required; it writes the one sentence an inspector
+reads; and it names the attendance figures at which it flips (so the engine can skip
+evaluations while attendance moves between two of them). It knows nothing of pending
+delays or alert ids: that is :mod:`kent_ops.core.alerts`. docs/law.md gives the reading
+of the law behind each rule.
+
+Add a rule by writing one class in the module of its kind and listing an instance in
+:data:`RULES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kent_ops.core import ordinance as law
+from kent_ops.core.counting import Counting
+from kent_ops.core.rules.attendance import MaxAtOneTime, MaxCollective, PermitRequired
+from kent_ops.core.rules.base import (
+    CLOCK_SKEW_S,
+    LOT_FULL_SHARE,
+    Condition,
+    Key,
+    Rule,
+    Situation,
+    Terms,
+)
+from kent_ops.core.rules.data import ClockSkew, CounterReset, EvidenceStorage, SensorOffline
+from kent_ops.core.rules.duties import DoctorOnDuty, NurseRatio, OvernightHousing, ParkingRatio
+from kent_ops.core.rules.site import FacilityDeficient, LotFull, SecurityStaffing, VehiclesAtOneTime
+
+__all__ = [
+    "CLOCK_SKEW_S",
+    "LOT_FULL_SHARE",
+    "RULES",
+    "Condition",
+    "Rule",
+    "Situation",
+    "Terms",
+    "attendance_band",
+    "evaluate",
+    "message_for",
+]
+
+RULES: dict[str, Rule] = {
+    rule.name: rule
+    for rule in (
+        PermitRequired(),
+        MaxAtOneTime(),
+        MaxCollective(),
+        DoctorOnDuty(),
+        NurseRatio(),
+        ParkingRatio(),
+        OvernightHousing(),
+        FacilityDeficient(),
+        VehiclesAtOneTime(),
+        LotFull(),
+        SecurityStaffing(),
+        SensorOffline(),
+        CounterReset(),
+        ClockSkew(),
+        EvidenceStorage(),
+    )
+}
+"""Every rule, keyed by name, in the order the law and the dashboards list them."""
+
+_EVALUATED = tuple(
+    RULES[name]
+    for name in (  # the order conditions are found in, which numbers alerts raised together
+        "permit-required",
+        "max-at-one-time",
+        "max-collective",
+        "doctor-on-duty",
+        "nurse-ratio",
+        "parking-ratio",
+        "overnight-housing",
+        "vehicles-at-one-time",
+        "lot-full",
+        "security-staffing",
+        "sensor-offline",
+        "facility-deficient",
+        "clock-skew",
+    )
+)
+_BANDED = tuple(r for r in _EVALUATED if type(r).edges is not Rule.edges)
+
+
+def evaluate(
+    terms: Terms,
+    counts: Counting,
+    t: int,
+    *,
+    issued: bool,
+    overnight_from: int | None,
+    deficient: Mapping[str, str],
+    skewed: Mapping[str, float],
+    attendance: int | None = None,
+) -> dict[Key, Condition]:
+    """Every condition that holds at instant ``t``.
+
+    Args:
+        terms: the permit's terms.
+        counts: the counting state now.
+        t: the instant, in microseconds since the epoch.
+        issued: whether the permit counts as issued at ``t`` (a revocation takes it away).
+        overnight_from: the first local midnight since the assembly has been continuously
+            on, or None while it is off.
+        deficient: checklist items an inspector has marked deficient, with the note.
+        skewed: sensors whose clock is off by more than 30 s, with the skew in seconds.
+        attendance: evaluate as if this were the attendance (for an alert's worst figure).
+    """
+    s = Situation(
+        terms,
+        counts,
+        t,
+        counts.attendance if attendance is None else attendance,
+        terms.inside_window(t),
+        issued,
+        overnight_from,
+        deficient,
+        skewed,
+    )
+    return {
+        (rule.name, subject): cond for rule in _EVALUATED for subject, cond in rule.conditions(s)
+    }
+
+
+def attendance_band(
+    terms: Terms,
+    counts: Counting,
+    t: int,
+    *,
+    issued: bool,
+    admit_capacity: bool,
+    hold_at: int,
+    resume_below: int,
+) -> tuple[int, int]:
+    """The attendance range around the current one in which no rule and no command flips.
+
+    Each attendance rule holds exactly when attendance exceeds some figure ``x`` (given
+    everything else as it is now); so does the gate command. Between the nearest such
+    figures below and above the current attendance, only numbers change.
+    """
+    attendance = counts.attendance
+    s = Situation(terms, counts, t, attendance, terms.inside_window(t), issued, None, {}, {})
+    edges = [x for rule in _BANDED for x in rule.edges(s)]
+    # The command holds at attendance >= hold_at, and admits again below resume_below;
+    # without an issued permit, every gate holds at 500 or more.
+    edges.append(hold_at - 1 if admit_capacity else resume_below - 1)
+    if not issued:
+        edges.append(law.PERMIT_THRESHOLD - 1)
+    lo = max((x + 1 for x in edges if x < attendance), default=-(2**62))
+    hi = min((x for x in edges if x >= attendance), default=2**62)
+    return lo, hi
+
+
+def message_for(
+    rule: str, subject: str | None, observed: Mapping[str, Any], required: Mapping[str, Any]
+) -> str:
+    """The one sentence an inspector reads for this alert, with its citation."""
+    entry = RULES.get(rule)
+    if entry is None:
+        return f"{rule} {subject or ''}".strip()
+    try:
+        return entry.sentence(subject, observed, required)
+    except (KeyError, TypeError, ValueError, NotImplementedError):
+        return f"{rule} {subject or ''}".strip()

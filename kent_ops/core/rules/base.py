@@ -1,0 +1,164 @@
+"""What every rule is made of: the instant it looks at, the condition it finds, the base class.
+
+A :class:`Rule` says, for one instant (a :class:`Situation`), which of its conditions
+hold, with the figures observed and required; it writes the one sentence an inspector
+reads; and it names the attendance figures at which it flips (so the engine can skip
+evaluations while attendance moves between two of them). It knows nothing of pending
+delays or alert ids: that is :mod:`kent_ops.core.alerts`. docs/law.md gives the reading
+of the law behind each rule.
+
+Add a rule by writing one class here and listing an instance in :data:`RULES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from kent_ops.core.assembly import assembly_edge, assembly_on
+from kent_ops.core.counting import Counting
+from kent_ops.core.permit import Permit
+from kent_ops.core.timeutil import to_us
+from kent_ops.core.wire import Severity
+
+__all__ = [
+    "CLOCK_SKEW_S",
+    "LOT_FULL_SHARE",
+    "Condition",
+    "Held",
+    "Key",
+    "Rule",
+    "Situation",
+    "Terms",
+    "figure",
+]
+
+Key = tuple[str, str | None]
+LOT_FULL_SHARE = 0.95
+"""A lot this full (or more) is warned about: cars are about to be turned away."""
+CLOCK_SKEW_S = 30
+"""A device whose clock is off by more than this is timed on receipt instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A rule that holds now: what was seen, what the permit requires, how bad it is.
+
+    ``magnitude`` orders observations of the same condition so an alert can keep its
+    worst figure (the largest excess or shortfall).
+    """
+
+    observed: dict[str, Any]
+    required: dict[str, Any]
+    magnitude: float
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """The permit's terms, flattened once into the integers the rules compare."""
+
+    windows: tuple[tuple[int, int], ...]
+    max_at_one_time: int
+    max_collective: int
+    vehicles_at_one_time: int
+    persons_per_nurse: int
+    doctors_min: int
+    security_guards: int
+    spaces_provided: int
+    housing_declared: bool
+    lot_capacity: dict[str, int]
+
+    @classmethod
+    def of(cls, permit: Permit) -> Terms:
+        return cls(
+            windows=tuple((to_us(w.start), to_us(w.end)) for w in permit.windows),
+            max_at_one_time=permit.max_at_one_time,
+            max_collective=permit.max_collective,
+            vehicles_at_one_time=permit.vehicles_at_one_time,
+            persons_per_nurse=permit.persons_per_nurse,
+            doctors_min=permit.doctors_min,
+            security_guards=permit.security_guards,
+            spaces_provided=permit.spaces_provided,
+            housing_declared=permit.housing_declared,
+            lot_capacity=dict(permit.lots),
+        )
+
+    def inside_window(self, t: int) -> bool:
+        return any(start <= t < end for start, end in self.windows)
+
+    def window_at(self, t: int) -> int | None:
+        """The index of the window that holds ``t`` (half-open), if any."""
+        for i, (start, end) in enumerate(self.windows):
+            if start <= t < end:
+                return i
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """Everything a rule may look at, at one instant (times in microseconds)."""
+
+    terms: Terms
+    counts: Counting
+    t: int
+    attendance: int
+    inside: bool
+    issued: bool
+    overnight_from: int | None
+    deficient: Mapping[str, str]
+    skewed: Mapping[str, float]
+
+    @property
+    def present(self) -> int:
+        return max(self.attendance, 0)
+
+    @property
+    def assembly_on(self) -> bool:
+        """The duties that bind "the assembly" hold only while it is on."""
+        return assembly_on(self.attendance, self.inside)
+
+    @property
+    def assembly_edge(self) -> int:
+        return assembly_edge(self.inside)
+
+
+Held = Iterator[tuple[str | None, Condition]]
+
+
+class Rule:
+    """One live rule. Subclasses set the class attributes and override what applies."""
+
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    cite: ClassVar[str]
+    title: ClassVar[str]
+    """A plain name for the rule, for readers who do not know its id."""
+    summary: ClassVar[str]
+    """One line saying when it holds, for the dashboard's help and the report."""
+    per_subject: ClassVar[bool] = False
+    """Each lot, sensor or checklist item is its own condition."""
+    counts_attendance: ClassVar[bool] = False
+    """Its figures come from the gate counts: uncertain while a gate counter is down."""
+    waits: ClassVar[bool] = True
+    """It must hold for the permit's ``pending_s`` before it is raised."""
+
+    def conditions(self, s: Situation) -> Held:
+        """Each (subject, condition) of this rule that holds in ``s``."""
+        return iter(())
+
+    def edges(self, s: Situation) -> Iterable[int]:
+        """Attendance figures ``x`` at which it flips: it holds iff attendance > x."""
+        return ()
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        """The one sentence an inspector reads, with the citation."""
+        raise NotImplementedError
+
+    def cite_for(self, subject: str | None) -> str:
+        """The citation of one of its conditions (some depend on the subject)."""
+        return self.cite
+
+
+def figure(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)

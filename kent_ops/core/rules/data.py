@@ -1,0 +1,90 @@
+"""Data rules: what makes a figure doubtful. They cite no law; they say how far to trust one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kent_ops.core.rules.base import CLOCK_SKEW_S, Condition, Held, Rule, Situation
+
+
+class SensorOffline(Rule):
+    name = "sensor-offline"
+    severity = "data"
+    cite = "—"
+    title = "Sensor offline"
+    summary = "A listed sensor is offline or has been silent too long."
+    per_subject = True
+
+    def conditions(self, s: Situation) -> Held:
+        for sensor in sorted(s.counts.offline):
+            live = s.counts.sensors[sensor]
+            yield (
+                sensor,
+                Condition(
+                    {"kind": live.kind, "available": live.available, "stale": live.stale},
+                    {"online": True},
+                    1,
+                ),
+            )
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        how = "offline (its availability says so)" if o["available"] is False else "silent"
+        return f"{o['kind']} sensor {subject} is {how}; its figures may be behind"
+
+
+class CounterReset(Rule):
+    """An event, not a condition: the engine raises it when a counter restarts."""
+
+    name = "counter-reset"
+    severity = "data"
+    cite = "—"
+    title = "Gate counter restarted"
+    summary = "A gate counter restarted; its totals were stitched."
+    per_subject = True
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        seq = o.get("seq")
+        return f"gate counter {subject} restarted at seq {seq}; its earlier totals were kept"
+
+
+class ClockSkew(Rule):
+    name = "clock-skew"
+    severity = "data"
+    cite = "—"
+    title = "Sensor clock off"
+    summary = (
+        f"A sensor's clock is off by more than {CLOCK_SKEW_S:.0f} s; its messages are timed "
+        "on receipt."
+    )
+    per_subject = True
+    waits = False
+
+    def conditions(self, s: Situation) -> Held:
+        for sensor, skew in s.skewed.items():
+            yield (
+                sensor,
+                Condition({"skew_s": round(skew, 3)}, {"skew_s_at_most": CLOCK_SKEW_S}, abs(skew)),
+            )
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        return (
+            f"sensor {subject}'s clock is off by {o['skew_s']:+,.0f} s; its messages are timed "
+            "on receipt"
+        )
+
+
+class EvidenceStorage(Rule):
+    """Raised by the service, not the engine: the evidence log cannot be written."""
+
+    name = "evidence-storage"
+    severity = "data"
+    cite = "—"
+    title = "Evidence log not writable"
+    summary = "The evidence log cannot be written; messages are not acknowledged until it can."
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        return (
+            f"the evidence log cannot be written ({o.get('error', 'error')}); messages are held "
+            "unacknowledged until it can"
+        )
