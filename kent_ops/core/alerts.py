@@ -71,7 +71,8 @@ class Alert:
             self.worst_observed = cond.observed
             self.worst_required = cond.required
 
-    def to_dict(self, evidence_hash: str | None) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
+        """The alert as published, citing its record by id (the log's holder adds the hash)."""
         rule = RULES[self.rule]
         cite = rule.cite
         if self.rule == "facility-deficient" and self.subject:
@@ -93,7 +94,7 @@ class Alert:
             "message": message_for(self.rule, self.subject, self.observed, self.required),
             "acknowledged": list(self.acknowledged),
             "notes": list(self.notes),
-            "evidence": {"record": self.evidence_record, "hash": evidence_hash},
+            "evidence": {"record": self.evidence_record, "hash": None},
             "uncertain": self.uncertain,
         }
 
@@ -110,8 +111,7 @@ class AlertBook:
 
     ``schedule`` is called with each future instant at which the book must be looked at
     again (a pending condition maturing, an ended alert clearing), so the engine can
-    visit exactly those instants. ``cite`` is called with the evidence record a new
-    condition starts at, so the engine keeps that record's hash (and no other).
+    visit exactly those instants.
     """
 
     def __init__(
@@ -121,10 +121,8 @@ class AlertBook:
         schedule: Callable[[int], None],
         *,
         no_pending: frozenset[str] = frozenset(),
-        cite: Callable[[int | None], None] = lambda record: None,
     ) -> None:
         self.pending_us = pending_us
-        self._cite = cite
         self.clear_us = clear_us
         self.no_pending = no_pending
         self._schedule = schedule
@@ -187,7 +185,6 @@ class AlertBook:
             waiting = pending.get(key)
             if waiting is None:
                 waiting = pending[key] = _Pending(t, record, cond)
-                self._cite(record)
                 delay = self._delay(key[0])
                 if delay:
                     self._schedule(t + delay)
@@ -237,7 +234,6 @@ class AlertBook:
             self.changed.add(alert.id)
         else:
             alert = self._new_alert(key, t, t, cond, record, uncertain)
-            self._cite(record)
             alert.ended_at = t
         self._schedule(t + self.clear_us)
 

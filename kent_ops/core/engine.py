@@ -11,7 +11,6 @@ Use::
 
     engine = Engine(permit, clock="wall")
     result = engine.feed(topic, payload, received_at, record_id=17)
-    engine.note_record_hash(17, "9f2c…")   # once the evidence record is written
     engine.tick(now)                        # between messages, as time passes
     changes = engine.collect_changes()      # alerts and gate commands to publish
     snapshot = engine.status()              # SPEC 3's status, as a dict
@@ -114,7 +113,6 @@ class Engine:
             seconds(al.clear_s),
             self._schedule_eval,
             no_pending=frozenset({"facility-deficient", "clock-skew"}),
-            cite=self._cite,
         )
         self._checklist = {item.item: item for item in applicable_items(permit)}
         # The dashboard has no permit: the status names the items that apply (built once).
@@ -133,9 +131,6 @@ class Engine:
         self._command_state: tuple[bool, str] | None = None
         self._commands_changed = False
         self._last_record: int | None = None
-        self._hashes: dict[int, str] = {}  # only the records alerts cite
-        self._want_hash: set[int] = set()
-        self._last_hash: tuple[int, str] | None = None
         self._notes: deque[dict[str, Any]] = deque(maxlen=NOTES_KEPT)
         self._adjustments: list[dict[str, Any]] = []
         self.rejected = 0
@@ -499,27 +494,6 @@ class Engine:
 
     # -- outputs --------------------------------------------------------------------------
 
-    def note_record_hash(self, record_id: int, hash_hex: str) -> None:
-        """The evidence record ``record_id`` was written with this hash; alerts cite it.
-
-        Only the hashes of records that start a condition are kept: a festival's log
-        holds millions of records and the engine must not hold all their hashes.
-        """
-        self._last_hash = (record_id, hash_hex)
-        if record_id in self._want_hash:
-            self._want_hash.discard(record_id)
-            self._hashes[record_id] = hash_hex
-
-    def _cite(self, record: int | None) -> None:
-        """A condition starts at ``record``: keep its hash (now, or once it is written)."""
-        if record is None or record in self._hashes:
-            return
-        last = self._last_hash
-        if last is not None and last[0] == record:
-            self._hashes[record] = last[1]
-        else:
-            self._want_hash.add(record)
-
     @property
     def alerts(self) -> dict[str, dict[str, Any]]:
         """Every alert so far, by id, in SPEC 3's shape."""
@@ -527,8 +501,8 @@ class Engine:
         return {aid: self._alert_dict(a) for aid, a in self.alert_book.alerts.items()}
 
     def _alert_dict(self, alert: Alert) -> dict[str, Any]:
-        record = alert.evidence_record
-        return alert.to_dict(self._hashes.get(record) if record is not None else None)
+        # The record is cited by id; its hash belongs to the log (kent_ops.evidence.cite).
+        return alert.to_dict()
 
     def _settle(self) -> None:
         """Bring worst figures up to date after a stretch of in-band messages.

@@ -36,6 +36,7 @@ from kent_ops import __version__
 from kent_ops.core.errors import KentOpsError, UsageError
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.precheck import pre_event_findings
+from kent_ops.evidence.cite import cited_records, with_hash
 from kent_ops.evidence.log import ChainBroken, EvidenceError, read_meta
 from kent_ops.evidence.replay import ReplayResult, last_record_id, record_hashes, replay
 from kent_ops.report.collect import Collector
@@ -146,35 +147,10 @@ def build_report(
     _check_out_dir(out)
 
     collector = Collector()
-    until = last_record_id(evidence_path)
-    parallel = (
-        parallel_verify if parallel_verify is not None else until >= PARALLEL_VERIFY_FROM
-    ) and (os.cpu_count() or 1) > 1
-    try:
-        if parallel:
-            result = _replay_verifying_aside(
-                permit, evidence_path, collector, until=until, progress=progress
-            )
-        else:
-            result = replay(
-                permit,
-                evidence_path,
-                on_record=collector,
-                on_message=collector.on_message,
-                verify=True,
-                note_every_hash=False,
-                until=until,
-                progress=progress,
-            )
-    except ChainBroken as exc:
-        raise ChainBroken(
-            f"refusing to report: {evidence_path} fails verification at record {exc.record}: "
-            f"{exc}; no report was written",
-            exc.record,
-        ) from None
+    result = _verified_replay(permit, evidence_path, collector, progress, parallel_verify)
     collector.flush()
     engine = result.engine
-    alerts = engine.alerts
+    alerts = _alerts_with_hashes(engine.alerts, evidence_path)
     findings = findings_from_alerts(alerts, result.end)
     comparison = compare_with_live(
         alerts, collector.live_alerts, clock=result.clock, log_end=result.end
@@ -208,6 +184,48 @@ def build_report(
     return ReportOutcome(data, out, manifest)
 
 
+def _verified_replay(
+    permit: Permit,
+    evidence_path: Path,
+    collector: Collector,
+    progress: Callable[[int], None] | None,
+    parallel_verify: bool | None,
+) -> ReplayResult:
+    """Replay the log up to its last record now, verified in the same pass or aside."""
+    until = last_record_id(evidence_path)
+    parallel = (
+        parallel_verify if parallel_verify is not None else until >= PARALLEL_VERIFY_FROM
+    ) and (os.cpu_count() or 1) > 1
+    try:
+        if parallel:
+            return _replay_verifying_aside(
+                permit, evidence_path, collector, until=until, progress=progress
+            )
+        return replay(
+            permit,
+            evidence_path,
+            on_record=collector,
+            on_message=collector.on_message,
+            verify=True,
+            until=until,
+            progress=progress,
+        )
+    except ChainBroken as exc:
+        raise ChainBroken(
+            f"refusing to report: {evidence_path} fails verification at record {exc.record}: "
+            f"{exc}; no report was written",
+            exc.record,
+        ) from None
+
+
+def _alerts_with_hashes(
+    replayed: dict[str, dict[str, Any]], evidence_path: Path
+) -> dict[str, dict[str, Any]]:
+    """The engine cites records by id; each cited record's hash comes from the log."""
+    cited = record_hashes(evidence_path, cited_records(replayed.values()))
+    return {aid: with_hash(alert, cited.get) for aid, alert in replayed.items()}
+
+
 def _replay_verifying_aside(
     permit: Permit,
     evidence_path: Path,
@@ -235,7 +253,6 @@ def _replay_verifying_aside(
             on_record=collector,
             on_message=collector.on_message,
             verify=False,
-            note_every_hash=False,
             until=until,
             progress=progress,
         )
