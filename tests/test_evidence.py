@@ -83,7 +83,7 @@ def test_a_new_log_opens_with_a_system_record_and_its_meta(tmp_path: Path) -> No
     meta = read_meta(path)
     assert meta["event_id"] == EVENT
     assert meta["permit_sha256"] == PERMIT_SHA
-    assert meta["schema_version"] == "1"
+    assert meta["schema_version"] == "2"
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()

@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="wall: receive time; sensor: the payloads' ts (simulations, replays, tests)",
     )
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
-    p.set_defaults(func=_command("kent_ops.service.aggregator:cli_run"))
+    p.set_defaults(func=_command("kent_ops.commands.run:cli_run"))
 
     p = sub.add_parser("dashboard", help="the inspector dashboard")
     p.add_argument("--event", required=True, metavar="ID")
@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="recompute the evidence log's hash chain")
     p.add_argument("evidence", metavar="E")
-    p.set_defaults(func=_command("kent_ops.evidence.log:cli_verify"))
+    p.set_defaults(func=_command("kent_ops.commands.verify:cli_verify"))
 
     p = sub.add_parser(
         "clerk",

@@ -72,8 +72,8 @@ class Alert:
             self.worst_observed = cond.observed
             self.worst_required = cond.required
 
-    def to_record(self, evidence_hash: str | None = None) -> wire.Alert:
-        """The alert as published and logged."""
+    def to_record(self) -> wire.Alert:
+        """The alert as published, citing its record by id (the log's holder adds the hash)."""
         rule = RULES[self.rule]
         return wire.Alert(
             id=self.id,
@@ -92,7 +92,7 @@ class Alert:
             message=rule.sentence(self.subject, self.observed, self.required),
             acknowledged=list(self.acknowledged),
             notes=list(self.notes),
-            evidence=wire.EvidenceRef(record=self.evidence_record, hash=evidence_hash),
+            evidence=wire.EvidenceRef(record=self.evidence_record),
             uncertain=self.uncertain,
         )
 
@@ -122,11 +122,8 @@ class AlertBook:
         pending_us: int,
         clear_us: int,
         schedule: Callable[[int], None],
-        *,
-        cite: Callable[[int | None], None] = lambda record: None,
     ) -> None:
         self.pending_us = pending_us
-        self._cite = cite
         self.clear_us = clear_us
         self._schedule = schedule
         self.pending: dict[Key, _Pending] = {}
@@ -188,7 +185,6 @@ class AlertBook:
             waiting = pending.get(key)
             if waiting is None:
                 waiting = pending[key] = _Pending(t, record, cond)
-                self._cite(record)
                 delay = self._delay(key[0])
                 if delay:
                     self._schedule(t + delay)
@@ -238,7 +234,6 @@ class AlertBook:
             self.changed.add(alert.id)
         else:
             alert = self._new_alert(key, t, t, cond, record, uncertain)
-            self._cite(record)
             alert.ended_at = t
         self._schedule(t + self.clear_us)
 

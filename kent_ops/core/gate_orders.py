@@ -56,8 +56,7 @@ class GateOrders:
     def _reason(self, *, permit_hold: bool, unpermitted: bool) -> tuple[bool, str]:
         if unpermitted:
             return False, (
-                "HOLD: the permit is not issued; no one may be admitted past 500 persons "
-                "(permit:A)"
+                "HOLD: the permit is not issued; no one may be admitted past 500 persons (permit:A)"
             )
         if permit_hold:
             return False, (

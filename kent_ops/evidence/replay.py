@@ -2,18 +2,21 @@
 
 The post-event report and a restarted aggregator both rebuild what the live service
 knew by feeding the log's ``message`` records, in order, to a fresh
-:class:`~kent_ops.core.engine.Engine`, exactly as the service fed them: every message with
-its topic, raw payload, receive time and record id (then its record's hash), and, with
-the wall clock, a tick at the time of every other record, because the live service
-ticked its engine before writing those. One function does it, so the report cannot
-disagree with what inspectors saw.
+:class:`~kent_ops.core.engine.Engine`, exactly as the service fed them: every message
+with its topic, raw payload, receive time and record id. With the wall clock the engine
+is also ticked, exactly at the log's ``tick`` records, to the ``engine_time`` each one
+names: the live service writes one whenever it let its engine's time pass and then
+logged records of its own (see :mod:`kent_ops.evidence.records`). No other record's time
+moves the engine. One function does it, so the report cannot disagree with what
+inspectors saw.
 
-The log is streamed (a three-day festival holds millions of records), and the chain is
-verified in the same pass: each record's hash is recomputed with
-:func:`kent_ops.evidence.log.record_hash` before the record is fed, and the replay stops at
-the first record that does not match with :class:`~kent_ops.evidence.log.ChainBroken`, so
-nothing a tampered record says ever reaches a result. This module is pure of MQTT and
-Textual; it reads SQLite only through the evidence module's read-only connection.
+The log is streamed (a three-day festival holds millions of records) through the one
+chain walk, :class:`kent_ops.evidence.chain.ChainWalk`, which verifies each record
+before it is fed and stops at the first that does not match with
+:class:`~kent_ops.evidence.records.ChainBroken`, so nothing a tampered record says
+ever reaches a result. A log of another schema version is refused: its records do not
+mean what this replay reads them as. This module is pure of MQTT and Textual; it reads
+SQLite only through the evidence module's read-only connection.
 """
 
 from __future__ import annotations
@@ -30,25 +33,15 @@ from kent_ops.core.engine import Clock, Engine, FeedResult
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import keys_for_permit
-from kent_ops.evidence.log import (
-    GENESIS_HASH,
-    ChainBroken,
-    EvidenceError,
-    _connect_ro,
-    record_hash,
-)
+from kent_ops.evidence.chain import ChainWalk, Row, check_meta
+from kent_ops.evidence.records import EvidenceError, connect_ro
 
 __all__ = ["ReplayResult", "Replayed", "last_record_id", "record_hashes", "replay"]
 
 PROGRESS_EVERY = 1 << 15
 """Records between two calls of the progress callback (cheap enough to ignore)."""
 
-_SELECT = (
-    "SELECT id, kind, received_at, topic, payload, accepted, reason, hash FROM records "
-    "WHERE id <= ? ORDER BY id"
-)
 _STARTED = b'"event":"started"'
-_ACCEPTED = (None, 0, 1)
 
 
 class Replayed(NamedTuple):
@@ -120,7 +113,6 @@ def replay(
     on_record: OnRecord | None = None,
     on_message: OnMessage | None = None,
     verify: bool = True,
-    note_every_hash: bool = True,
     until: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ReplayResult:
@@ -140,102 +132,65 @@ def replay(
         verify: recompute the hash chain in the same pass; False when the caller has
             verified it (the aggregator opening its own log, or a report verifying in
             parallel).
-        note_every_hash: hand every message's hash to the engine as the live service did
-            (a restart needs them: a condition pending now cites its record once raised).
-            False hands over only the hashes the alerts cite, looked up at the end, which
-            is all a report needs and keeps a multi-million-record replay's memory flat.
         until: stop after this record id (a log still being written is read up to a
             fixed point); None reads to the end.
         progress: called with the number of records read so far, now and then.
 
+    The engine's alerts cite their records by id only; the caller fills in the hashes
+    from the log (:mod:`kent_ops.evidence.cite`).
+
     Raises:
-        EvidenceError: the file is missing or not an evidence log (exit 2).
+        EvidenceError: the file is missing, not an evidence log or of another schema
+            version (exit 2).
         ChainBroken: a record does not match the chain; names the first one (exit 1).
     """
     path = Path(evidence_path)
-    conn = _connect_ro(path)
+    conn = connect_ro(path)
     hooks = _Hooks(on_record, on_message, progress)
     try:
-        result = _replay(conn, path, permit, clock, hooks, verify, note_every_hash, until)
-        if not note_every_hash:
-            _note_cited_hashes(conn, result.engine)
-        return result
+        walk = ChainWalk(conn, verify=verify, until=until)
+        check_meta(path, walk.meta)
+        recorded = _recorded_clock(conn)
+        engine = _engine(permit, clock or _as_clock(recorded))
+        return _replay(walk, path, engine, hooks, recorded=recorded)
     except sqlite3.DatabaseError as exc:
         raise EvidenceError(f"{path} cannot be read to the end ({exc})") from None
     finally:
         conn.close()
 
 
-def _replay(
-    conn: sqlite3.Connection,
-    path: Path,
-    permit: Permit,
-    clock: Clock | None,
-    hooks: _Hooks,
-    verify: bool,
-    note_every_hash: bool,
-    until: int | None,
-) -> ReplayResult:
-    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    recorded = _recorded_clock(conn)
+def _engine(permit: Permit, clock: Clock) -> Engine:
+    """A fresh engine, verifying signatures as the live service did."""
     try:
-        keys = keys_for_permit(permit.signing_keys_file)  # verify as the live service did
+        keys = keys_for_permit(permit.signing_keys_file)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    engine = Engine(permit, clock=clock or _as_clock(recorded), keys=keys)
-    wall = engine.clock == "wall"
+    return Engine(permit, clock=clock, keys=keys)
+
+
+def _replay(
+    walk: ChainWalk, path: Path, engine: Engine, hooks: _Hooks, *, recorded: str | None
+) -> ReplayResult:
     feed = engine.feed
-    note_hash = engine.note_record_hash
+    wall = engine.clock == "wall"
     on_record, on_message, progress = hooks.on_record, hooks.on_message, hooks.progress
     parse = datetime.fromisoformat
-    prev = GENESIS_HASH
-    expected = 1
     messages = 0
     disagreements = 0
     first_time: datetime | None = None
     received: datetime | None = None
     next_progress = PROGRESS_EVERY
-    cur = conn.execute(_SELECT, (until if until is not None else 2**62,))
-    fetch = cur.fetchmany
-    while True:
-        rows = fetch(8192)
-        if not rows:
-            break
+    for rows in walk.batches():
         if first_time is None:
             first_time = parse(rows[0][2])
-            if verify and rows[0][0] == 1:
-                _check_opened(path, rows[0][1], rows[0][4], meta)
         if progress is not None and rows[0][0] >= next_progress:
             progress(rows[0][0] - 1)
             next_progress = rows[0][0] + PROGRESS_EVERY
-        for rid, kind, at, topic, payload, accepted, reason, digest in rows:
-            if verify:
-                if rid != expected:
-                    raise ChainBroken(
-                        f"record {expected} is missing (the next stored is {rid})", expected
-                    )
-                try:
-                    if accepted not in _ACCEPTED:
-                        raise TypeError  # 2 would hash as 1: the stored value must be exact
-                    computed = record_hash(prev, rid, kind, at, topic, payload, accepted, reason)
-                except (TypeError, AttributeError, OverflowError):
-                    raise ChainBroken(
-                        f"record {rid} holds a value of the wrong type", rid
-                    ) from None
-                if computed != digest:
-                    raise ChainBroken(
-                        f"record {rid} does not match its hash: it was changed, or the record "
-                        f"before it was rewritten (computed {computed[:16]}…, stored "
-                        f"{str(digest)[:16]}…)",
-                        rid,
-                    )
-            expected = rid + 1
-            prev = digest
+        for row in rows:
+            rid, kind, at, topic, payload, accepted, reason, digest = row
             received = parse(at)
             if kind == "message":
                 result = feed(topic or "", payload, received, rid)
-                if note_every_hash:
-                    note_hash(rid, digest)
                 messages += 1
                 if result.accepted != (accepted == 1):
                     disagreements += 1
@@ -244,35 +199,21 @@ def _replay(
                         continue
                 elif on_record is None:
                     continue
-                on_record(
-                    Replayed(
-                        rid, kind, received, topic, payload, accepted == 1, reason, digest,
-                        result,
-                    ),
-                    engine,
-                )  # fmt: skip
+                on_record(_replayed(row, received, accepted == 1, result), engine)
                 continue
-            if wall and (kind != "system" or engine.now is not None):
-                # The live engine first looked at the time of its first status or alert
-                # record; the service's own events before that (opened, started, connected)
-                # are not engine time, so silence is measured from the same instant.
-                engine.tick(received)
+            if kind == "tick" and wall:
+                engine.tick(_engine_time(path, row))
             if on_record is not None:
-                on_record(
-                    Replayed(
-                        rid, kind, received, topic, payload,
-                        None if accepted is None else accepted == 1, reason, digest, None,
-                    ),
-                    engine,
-                )  # fmt: skip
-    count = expected - 1
+                flag = None if accepted is None else accepted == 1
+                on_record(_replayed(row, received, flag, None), engine)
+    count = walk.count
     if progress is not None:
         progress(count)
-    end = received if engine.clock == "wall" or engine.now is None else engine.now
+    end = received if wall or engine.now is None else engine.now
     return ReplayResult(
         engine=engine,
         records=count,
-        head_hash=prev,
+        head_hash=walk.head,
         clock=engine.clock,  # type: ignore[arg-type]
         recorded_clock=recorded,
         messages=messages,
@@ -280,13 +221,31 @@ def _replay(
         first_time=first_time,
         last_time=received,
         end=end,
-        verified=verify,
+        verified=walk.verifies,
     )
+
+
+def _replayed(
+    row: Row, received: datetime, accepted: bool | None, result: FeedResult | None
+) -> Replayed:
+    rid, kind, _, topic, payload, _, reason, digest = row
+    return Replayed(rid, kind, received, topic, payload, accepted, reason, digest, result)
+
+
+def _engine_time(path: Path, row: Row) -> datetime:
+    """The instant a ``tick`` record says the live engine reached."""
+    try:
+        engine_time = datetime.fromisoformat(json.loads(row[4])["engine_time"])
+    except (ValueError, TypeError, KeyError):
+        engine_time = None
+    if engine_time is None or engine_time.tzinfo is None:
+        raise EvidenceError(f"record {row[0]} of {path} is a tick record without an engine time")
+    return engine_time
 
 
 def last_record_id(evidence_path: str | Path) -> int:
     """The id of the log's last committed record (0 for an empty table), read at once."""
-    conn = _connect_ro(Path(evidence_path))
+    conn = connect_ro(Path(evidence_path))
     try:
         return int(conn.execute("SELECT coalesce(max(id), 0) FROM records").fetchone()[0])
     finally:
@@ -295,7 +254,7 @@ def last_record_id(evidence_path: str | Path) -> int:
 
 def record_hashes(evidence_path: str | Path, ids: Iterable[int]) -> dict[int, str]:
     """The stored hash of each of these records (those the file holds)."""
-    conn = _connect_ro(Path(evidence_path))
+    conn = connect_ro(Path(evidence_path))
     try:
         return _hashes_of(conn, ids)
     finally:
@@ -309,31 +268,6 @@ def _hashes_of(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, str]:
         if row is not None:
             out[rid] = row[0]
     return out
-
-
-def _note_cited_hashes(conn: sqlite3.Connection, engine: Engine) -> None:
-    """Give the engine the hash of every record an alert cites, from the (verified) log."""
-    wanted = []
-    for alert in engine.alerts.values():
-        if alert.evidence.record is not None and alert.evidence.hash is None:
-            wanted.append(alert.evidence.record)
-    for rid, digest in _hashes_of(conn, wanted).items():
-        engine.note_record_hash(rid, digest)
-
-
-def _check_opened(path: Path, kind: str, payload: bytes, meta: dict[str, str]) -> None:
-    """Record 1 must open the log for the event the meta table names."""
-    try:
-        opened = json.loads(payload) if kind == "system" else None
-    except ValueError:
-        opened = None
-    if not isinstance(opened, dict) or opened.get("event") != "opened":
-        raise ChainBroken(f"record 1 of {path} is not the log's opening record", 1)
-    for key in ("event_id", "permit_sha256"):
-        if opened.get(key) != meta.get(key):
-            raise ChainBroken(
-                f"record 1 of {path}: the meta table's {key} differs from the opening record's", 1
-            )
 
 
 def _recorded_clock(conn: sqlite3.Connection) -> str | None:

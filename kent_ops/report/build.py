@@ -176,7 +176,6 @@ def _replay_verified(
                 on_record=collector,
                 on_message=collector.on_message,
                 verify=True,
-                note_every_hash=False,
                 until=until,
                 progress=progress,
             )
@@ -261,7 +260,6 @@ def _replay_verifying_aside(
             on_record=collector,
             on_message=collector.on_message,
             verify=False,
-            note_every_hash=False,
             until=until,
             progress=progress,
         )

@@ -1,9 +1,11 @@
 """Scripted evidence logs for the report's tests, written with the real EvidenceLog.
 
-:class:`ScriptedLog` writes what the aggregator would with ``--clock sensor``: each
-message fed to a live engine and appended with the engine's verdict, each alert change
-appended as an ``alert`` record, checkpoints now and then, and a ``stopped`` record at
-the end. No broker is involved; the integration test does that with a real one.
+:class:`ScriptedLog` writes what the aggregator would: each message fed to a live
+engine and appended with the engine's verdict, each alert change appended as an
+``alert`` record (its evidence hash filled from the log), with the wall clock a
+``tick`` record before the records a tick causes, checkpoints now and then, and a
+``stopped`` record at the end. No broker is involved; the integration test does that
+with a real one.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, load_permit
-from kent_ops.evidence.log import EvidenceLog
+from kent_ops.evidence.cite import with_hash
+from kent_ops.evidence.log import EvidenceLog, format_time
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENT = "kent-summer-fest-2027"
@@ -75,6 +78,7 @@ class ScriptedLog:
             path, event_id=self.permit.event_id, permit_sha256=sha256_file(permit_path)
         )
         self.engine = Engine(self.permit, clock=clock)  # type: ignore[arg-type]
+        self.clock = clock
         self.log.append_json("system", t0, {"event": "started", "clock": clock, "replayed": 0})
         self.log.commit()
         self.published: dict[str, wire.Alert] = {}
@@ -88,7 +92,7 @@ class ScriptedLog:
         received = self.at(seconds)
         rid = self.log.head[0] + 1
         r = self.engine.feed(f"{P}/{topic}", data, received, rid)
-        rid, digest = self.log.append(
+        self.log.append(
             "message",
             received,
             topic=f"{P}/{topic}",
@@ -96,13 +100,20 @@ class ScriptedLog:
             accepted=r.accepted,
             reason=r.reason,
         )
-        self.engine.note_record_hash(rid, digest)
         self._changes(received)
 
     def _changes(self, now: datetime) -> None:
-        for alert in self.engine.collect_changes().alerts:
+        for change in self.engine.collect_changes().alerts:
+            alert = with_hash(change, self.log.hash_of)
             self.log.append("alert", now, payload=wire.encode(alert))
             self.published[alert.id] = alert
+
+    def _tick(self, now: datetime) -> None:
+        """With the wall clock, let the engine's time pass and write that down."""
+        if self.clock == "wall":
+            self.engine.tick(now)
+            engine_time = format_time(self.engine.now or now)
+            self.log.append_json("tick", now, {"engine_time": engine_time})
 
     def ts(self, seconds: float) -> str:
         return self.at(seconds).isoformat().replace("+00:00", "Z")
@@ -140,7 +151,7 @@ class ScriptedLog:
     def tick(self, seconds: float, *, status: bool = True) -> None:
         """What the service's timers do: tick, log alert changes, maybe a status snapshot."""
         now = self.at(seconds)
-        self.engine.tick(now)
+        self._tick(now)
         self._changes(now)
         if status:
             self.log.append("status", now, payload=wire.encode(self.engine.status()))
@@ -153,6 +164,8 @@ class ScriptedLog:
 
     def close(self, seconds: float) -> None:
         now = self.at(seconds)
+        self._tick(now)
+        self._changes(now)
         self.log.append("status", now, payload=wire.encode(self.engine.status()))
         self.log.append_json("system", now, {"event": "stopped"})
         self.log.commit()

@@ -1,0 +1,490 @@
+"""The aggregator's worker thread: it owns the engine and the evidence log.
+
+It drains the link's queue in batches, feeds each message to the engine and appends it
+to the log, and keeps the timers (engine ticks, status heartbeat, snapshots,
+checkpoints, storage retries). Everything the service decides reaches the disk and then
+the broker through ONE path, :meth:`Worker.flush`: record time → collect the engine's
+changes → append → commit → acknowledge → publish. A message is acknowledged to the
+broker (and anything it causes is published) only after the commit holding it; a
+SIGKILL at any moment then loses nothing the broker was told is safe, and a restart
+replays the log (:func:`rebuild`) to stand exactly where the live engine stood.
+
+The engine's time, written down (wall clock): before the service writes records of its
+own (alerts, gate commands, a status, a system event) it lets the engine's time pass
+to now, unless a message waits (:meth:`kent_ops.service.link.Link.claim_now`), and logs
+that tick as a ``tick`` record ``{"engine_time": …}`` ahead of them in the same commit.
+A replay ticks exactly there. A tick that no record of the service's own follows is not
+written: nothing logged depended on it, and the engine takes every deadline at its own
+instant, so the next message or logged tick reaches the same state without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kent_ops.core import wire
+from kent_ops.core.engine import Changes, Clock, Engine
+from kent_ops.core.permit import Permit
+from kent_ops.core.wire import Topics
+from kent_ops.evidence.cite import with_hash
+from kent_ops.evidence.log import EvidenceLog, EvidenceWriteError, format_time, json_bytes
+from kent_ops.evidence.replay import Replayed, replay
+from kent_ops.service.link import WAKE, Item, Link
+from kent_ops.service.rhythm import Due, Rhythm, Timing
+from kent_ops.service.storage_outage import STORAGE_RULE, StorageOutage
+
+__all__ = ["Flushed", "Rebuilt", "Worker", "rebuild"]
+
+log = logging.getLogger("aggregator")
+
+
+@dataclass(slots=True)
+class Rebuilt:
+    """A fresh engine fed the whole log, and the last logged state of each retained topic."""
+
+    engine: Engine
+    messages: int
+    recorded_clock: str | None
+    retained: dict[str, bytes] = field(default_factory=dict)
+
+
+def rebuild(
+    permit: Permit, path: Path, clock: Clock, topics: Topics, outage: StorageOutage
+) -> Rebuilt:
+    """A fresh engine fed every committed record: the state the log proves.
+
+    Alerts and commands it produces were already logged, so they are collected and
+    discarded; alert ids then continue where they were. The last logged state of each
+    alert and gate command is kept for republishing: a crash between a commit and its
+    publish would otherwise leave the broker's retained copy one state behind for good.
+    Logged ``S-`` alerts continue the outage numbering. The log was verified when it
+    was opened, so the replay does not verify it again.
+    """
+    retained: dict[str, bytes] = {}
+
+    def keep_retained(rec: Replayed, engine: Engine) -> None:
+        if rec.kind == "alert":
+            alert = wire.decode_json(wire.Alert, rec.payload)
+            retained[topics.alert(alert.id)] = rec.payload
+            if alert.rule == STORAGE_RULE:
+                outage.note_logged(alert)
+        elif rec.kind == "command":
+            body = json.loads(rec.payload)
+            command = msgspec.convert(body["command"], wire.GateCommand)
+            retained[topics.gate_command(body["gate"])] = wire.encode(command)
+
+    result = replay(
+        permit,
+        path,
+        clock=clock,
+        on_record=keep_retained,
+        on_message=lambda verdict, engine: False,
+        verify=False,
+    )
+    result.engine.collect_changes()
+    return Rebuilt(result.engine, result.messages, result.recorded_clock, retained)
+
+
+def _point_json(point: wire.Checkpoint) -> dict[str, Any]:
+    """A checkpoint as the log's system record holds it (the time as ISO 8601 text)."""
+    ts = point.ts.isoformat() if point.ts is not None else None
+    return {"record": point.record, "hash": point.hash, "ts": ts}
+
+
+@dataclass(frozen=True, slots=True)
+class Flushed:
+    """What one :meth:`Worker.flush` did: its record time, and the disk's refusal if any."""
+
+    now: datetime
+    refused: EvidenceWriteError | None = None
+    changed: bool = False
+
+
+class Worker:
+    """The worker thread's state and loop; see the module docstring.
+
+    Args:
+        rebuilt: the engine rebuilt from the log, and what to republish.
+        evidence: the open log (the worker owns it from here).
+        link: the MQTT link.
+        clock: ``wall`` or ``sensor``.
+        timing: the intervals.
+        outage: the storage-outage state machine.
+        rebuild_engine: rebuilds the engine from the log (after a refused commit).
+        now: the wall clock (UTC).
+        stopping: set to ask the loop to stop.
+        stopped: set by the loop once it has stopped.
+    """
+
+    def __init__(
+        self,
+        rebuilt: Rebuilt,
+        evidence: EvidenceLog,
+        link: Link,
+        *,
+        clock: Clock,
+        timing: Timing,
+        outage: StorageOutage,
+        rebuild_engine: Callable[[], Rebuilt],
+        now: Callable[[], datetime],
+        stopping: threading.Event,
+        stopped: threading.Event,
+    ) -> None:
+        self.engine = rebuilt.engine
+        self.evidence = evidence
+        self.link = link
+        self.topics = link.topics
+        self.clock = clock
+        self.timing = timing
+        self.outage = outage
+        self.rhythm = Rhythm(timing, wall=clock == "wall")
+        self._rebuild = rebuild_engine
+        self._now = now
+        self._retained = rebuilt.retained
+        self.backlog: list[Item] = []
+        self.stopping = stopping
+        self.stopped = stopped
+        self.failure: BaseException | None = None
+        self.unrecorded = 0
+        """Messages held unrecorded (and unacknowledged) when the service stopped."""
+        self.published_status = 0
+        self._give_up_at = 0.0
+
+    # -- the one way to the disk and the broker ---------------------------------------------
+
+    def flush(
+        self,
+        *,
+        lead: Sequence[tuple[str, dict[str, Any] | wire.Alert]] = (),
+        status: bool = False,
+        checkpoint: bool = False,
+        tail: Sequence[dict[str, Any]] = (),
+        acks: Sequence[tuple[int, int]] = (),
+        collect: bool = True,
+    ) -> Flushed:
+        """Record time → collect changes → append → commit → ack → publish.
+
+        Appends, after anything already appended (a batch's messages): a ``tick`` record
+        if the engine's time was let pass and records follow it, the ``lead`` records,
+        the engine's alert changes (with their evidence hash) and gate commands, a status
+        snapshot, a checkpoint (the head before it), then the ``tail`` system records.
+        When the disk refuses, everything not committed is rolled back and nothing is
+        acknowledged or published; the refusal is returned for the caller to handle.
+        """
+        evidence = self.evidence
+        engine = self.engine
+        now, ticked = self._record_time()
+        changes = engine.collect_changes() if collect else Changes()
+        alerts = [with_hash(a, evidence.hash_of) for a in changes.alerts]
+        if ticked and (lead or changes or status or checkpoint or tail):
+            evidence.append_json("tick", now, {"engine_time": format_time(engine.now or now)})
+        for kind, obj in lead:
+            if isinstance(obj, wire.Alert):
+                evidence.append(kind, now, payload=wire.encode(obj))
+            else:
+                evidence.append_json(kind, now, obj)
+        for alert in alerts:
+            evidence.append("alert", now, payload=wire.encode(alert))
+        for gate, command in changes.commands.items():
+            body = {"gate": gate, "command": msgspec.to_builtins(command)}
+            evidence.append("command", now, payload=json_bytes(body))
+        if status:
+            evidence.append("status", now, payload=wire.encode(engine.status()))
+        point = None
+        if checkpoint:
+            count, head = evidence.head
+            point = wire.Checkpoint(record=count, hash=head, ts=now)
+            evidence.append_json("system", now, {"event": "checkpoint", **_point_json(point)})
+        for obj in tail:
+            evidence.append_json("system", now, obj)
+        try:
+            evidence.commit()
+        except EvidenceWriteError as exc:
+            evidence.rollback()
+            return Flushed(now, exc)
+        self.link.ack(list(acks))
+        self._publish(alerts, changes.commands, point)
+        return Flushed(now, None, bool(changes))
+
+    def _publish(
+        self,
+        alerts: list[wire.Alert],
+        commands: dict[str, wire.GateCommand],
+        point: wire.Checkpoint | None,
+    ) -> None:
+        link = self.link
+        if self._retained:
+            # The log is the truth: what a crashed run committed but had not yet
+            # published reaches the dashboards first (a repeat is harmless).
+            for topic, payload in self._retained.items():
+                link.publish(topic, payload)
+            log.info(
+                "republished the last logged state of %d alerts and gate commands",
+                len(self._retained),
+            )
+            self._retained = {}
+        for alert in alerts:
+            link.publish(self.topics.alert(alert.id), wire.encode(alert))
+            log.info("alert %s %s %s: %s", alert.id, alert.rule, alert.state, alert.message)
+        for gate, command in commands.items():
+            link.publish(self.topics.gate_command(gate), wire.encode(command))
+        if commands:
+            log.info("gate command: %s", next(iter(commands.values())).reason)
+        if point is not None:
+            link.publish(self.topics.checkpoint, wire.encode(point))
+
+    def _record_time(self) -> tuple[datetime, bool]:
+        """The time of the records the service writes itself, and whether it ticked.
+
+        Wall clock: a time the engine has reached, ticking it to now when no message
+        waits, else the engine's own time. Sensor clock: the wall time (the engine
+        ignores it, and is never ticked).
+        """
+        if self.clock != "wall":
+            return self._now(), False
+        now = self.link.claim_now(busy=bool(self.backlog))
+        if now is None:
+            return self.engine.now or self._now(), False
+        self.engine.tick(now)
+        self.rhythm.ticked(time.monotonic())
+        return now, True
+
+    # -- start, batches, timers --------------------------------------------------------------
+
+    def begin(self, started: dict[str, Any]) -> None:
+        """The first commit: the engine's time starts (or resumes) here, with a status.
+
+        Raises EvidenceWriteError when the disk refuses it: the service does not start.
+        """
+        result = self.flush(lead=[("system", started)], status=True)
+        if result.refused is not None:
+            raise result.refused
+        self.rhythm.done(time.monotonic(), Due(snapshot=True, checkpoint=False, tick=False))
+
+    def handle(self, batch: list[Item]) -> None:
+        """Feed and append each message, then flush; on a refusal keep the batch held."""
+        evidence = self.evidence
+        engine = self.engine
+        acks: list[tuple[int, int]] = []
+        for topic, payload, received_at, generation, mid in batch:
+            if topic is None:
+                self._own_event(received_at, payload)
+                continue
+            record_id = evidence.head[0] + 1
+            r = engine.feed(topic, payload, received_at, record_id)
+            evidence.append(
+                "message",
+                received_at,
+                topic=topic,
+                payload=payload,
+                accepted=r.accepted,
+                reason=r.reason,
+            )
+            if mid:
+                acks.append((generation, mid))
+        result = self.flush(acks=acks)
+        if result.refused is not None:
+            self._refused(result.refused, batch)
+            return
+        self.rhythm.status_dirty = True
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("committed %d messages; head %d", len(acks), evidence.committed_head[0])
+
+    def _own_event(self, received_at: datetime, details: dict[str, Any]) -> None:
+        """A connection event, in order with the messages; the engine's time passes to it."""
+        engine = self.engine
+        if self.clock == "wall" and engine.now is not None:
+            engine.tick(received_at)
+            engine_time = format_time(engine.now or received_at)
+            self.evidence.append_json("tick", received_at, {"engine_time": engine_time})
+        self.evidence.append_json("system", received_at, details)
+
+    def timers(self) -> None:
+        """Retry a refusing disk; tick, snapshot and checkpoint when due; send the status."""
+        mono = time.monotonic()
+        outage = self.outage
+        if outage.failing:
+            if outage.retry_due(mono):
+                self._retry()
+            if outage.failing:
+                self._maybe_publish_status(mono)
+                return
+        due = self.rhythm.due(mono)
+        if due:
+            result = self.flush(status=due.snapshot, checkpoint=due.checkpoint)
+            if result.refused is not None:
+                self._refused(result.refused, [])
+                return
+            self.rhythm.done(mono, due)
+            if result.changed:
+                self.rhythm.status_dirty = True
+        self._maybe_publish_status(mono)
+
+    # -- a disk that refuses ------------------------------------------------------------------
+
+    def _refused(self, exc: EvidenceWriteError, batch: list[Item]) -> None:
+        """Hold the batch (and everything queued) unacknowledged, and start or go on retrying.
+
+        The engine had already taken the failed batch, so at the outage's start it is
+        rebuilt from the log to match what is on disk; the batch is fed again once the
+        disk takes writes.
+        """
+        self.backlog[0:0] = batch
+        self._drain_into_backlog()
+        alert = self.outage.failed(exc, held=len(self.backlog))
+        if alert is None:
+            return
+        self.engine = self._rebuild().engine  # all published already: nothing to republish
+        self.rhythm.status_dirty = True
+        self.link.publish(self.topics.alert(alert.id), wire.encode(alert))
+
+    def _retry(self) -> None:
+        """Probe the disk with a record of the outage; resume if it is taken."""
+        outage = self.outage
+        result = self.flush(lead=outage.probe_records(held=len(self.backlog)), collect=False)
+        if result.refused is not None:
+            self._refused(result.refused, [])
+            return
+        cleared = outage.recovered(held=len(self.backlog))
+        self.rhythm.status_dirty = True
+        if cleared is not None:
+            self.link.publish(self.topics.alert(cleared.id), wire.encode(cleared))
+
+    # -- the status -----------------------------------------------------------------------------
+
+    def _maybe_publish_status(self, mono: float) -> None:
+        if not self.rhythm.status_due(mono):
+            return
+        if not self.link.connected.is_set():
+            return  # a status queued offline would be stale; the next one goes on reconnect
+        self._publish_status(mono)
+
+    def _publish_status(self, mono: float) -> None:
+        status = self.outage.decorate(self.engine.status(), held=len(self.backlog))
+        self.link.publish(self.topics.status, wire.encode(status))
+        self.rhythm.status_sent(mono)
+        self.published_status += 1
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """The thread's body: batches and timers until stopped, then a clean shutdown."""
+        try:
+            self._loop()
+            self.shutdown()
+        except BaseException as exc:
+            self.failure = exc
+            log.exception("the aggregator failed: %s", exc)
+            self._emergency_shutdown()
+        finally:
+            self.stopped.set()
+
+    def _loop(self) -> None:
+        link = self.link
+        while True:
+            stopping = self.stopping.is_set()
+            if stopping and link.accepting:
+                link.accepting = False
+                self._give_up_at = time.monotonic() + self.timing.retry_max_s
+                log.info("stopping: taking no more messages, flushing")
+            batch = self._take(0.0 if stopping else self._wait_time())
+            if batch:
+                self.handle(batch)
+            self.timers()
+            failing = self.outage.failing
+            if stopping and not batch and link.queue.empty() and not failing:
+                return
+            if stopping and failing and time.monotonic() > self._give_up_at:
+                self.unrecorded = len(self.backlog)
+                log.error(
+                    "stopping with %d messages not recorded; they were not acknowledged, "
+                    "so the broker keeps them for the next start",
+                    self.unrecorded,
+                )
+                return
+
+    def _wait_time(self) -> float:
+        retry_at = self.outage.retry_at if self.outage.failing else None
+        return self.rhythm.wait_time(time.monotonic(), retry_at)
+
+    def _take(self, timeout: float) -> list[Item]:
+        """The next batch: ``batch_max`` items, or what arrives within the batch window."""
+        t = self.timing
+        if self.outage.failing:
+            # Keep the network thread's queue moving into the backlog; process nothing.
+            time.sleep(min(timeout, 0.05))
+            self._drain_into_backlog()
+            return []
+        if self.backlog:
+            batch = self.backlog[: t.batch_max]
+            del self.backlog[: t.batch_max]
+            return batch
+        q = self.link.queue
+        try:
+            first = q.get(timeout=timeout) if timeout > 0 else q.get_nowait()
+        except queue.Empty:
+            return []
+        batch = [first] if first is not WAKE else []
+        deadline = time.monotonic() + t.batch_window_s
+        while len(batch) < t.batch_max:
+            try:
+                item = q.get_nowait()
+            except queue.Empty:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.stopping.is_set():
+                    break
+                try:
+                    item = q.get(timeout=remaining)
+                except queue.Empty:
+                    break
+            if item is not WAKE:
+                batch.append(item)
+        return batch
+
+    def _drain_into_backlog(self) -> None:
+        while True:
+            try:
+                item = self.link.queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not WAKE:
+                self.backlog.append(item)
+
+    # -- shutdown -------------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Record the stop (unless the disk refuses), say offline, close the log."""
+        evidence = self.evidence
+        if not self.outage.failing:
+            result = self.flush(status=True, tail=[{"event": "stopped"}])
+            if result.refused is not None:
+                log.error("could not record the stop: %s", result.refused)
+            if self.link.connected.is_set():
+                self._publish_status(time.monotonic())
+            count, head = evidence.committed_head
+            point = wire.Checkpoint(record=count, hash=head, ts=result.now)
+            self.link.publish(self.topics.checkpoint, wire.encode(point))
+        self.link.go_offline()
+        count, head = evidence.committed_head
+        evidence.close()
+        log.info("stopped; evidence holds %d records, head %s", count, head[:16])
+
+    def _emergency_shutdown(self) -> None:
+        """Already failing (the log line says why): leave as cleanly as can be."""
+        self.link.accepting = False
+        with contextlib.suppress(Exception):
+            self.link.go_offline()
+        with contextlib.suppress(Exception):
+            self.evidence.close()
