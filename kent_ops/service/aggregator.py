@@ -31,11 +31,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kent_ops import __version__
-from kent_ops.broker.client import BrokerAddress, Topics
+from kent_ops.broker.client import BrokerAddress
 from kent_ops.core.engine import Clock, Engine
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
-from kent_ops.core.wire import keys_for_permit
+from kent_ops.core.wire import Topics, keys_for_permit
 from kent_ops.evidence.log import EvidenceLog
 from kent_ops.service.link import Link
 from kent_ops.service.rhythm import Timing

@@ -34,8 +34,9 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.broker.client import BrokerAddress, Topics, make_client
+from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.core.errors import UsageError
+from kent_ops.core.wire import Topics
 
 __all__ = ["WAKE", "Item", "Link"]
 

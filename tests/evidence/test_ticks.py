@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from live_support import P, permit_text
 
+from kent_ops.core import wire
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.evidence.cite import with_hash
@@ -55,8 +56,8 @@ def live_day(path: Path, permit: Permit) -> Engine:
         engine.tick(at(seconds))
         log.append_json("tick", at(seconds), {"engine_time": format_time(at(seconds))})
         for alert in engine.collect_changes().alerts:
-            log.append("alert", at(seconds), payload=json_bytes(with_hash(alert, log.hash_of)))
-        log.append("status", at(seconds), payload=json_bytes(engine.status()))
+            log.append("alert", at(seconds), payload=wire.encode(with_hash(alert, log.hash_of)))
+        log.append("status", at(seconds), payload=wire.encode(engine.status()))
 
     def send(seconds: float, seq: int, in_total: int, out_total: int = 0) -> None:
         body = {"seq": seq, "ts": at(seconds).isoformat(), "in_total": in_total,
@@ -106,8 +107,8 @@ def test_replay_reproduces_the_live_engine_from_the_tick_records(
     assert now == live.now == at(12)
     assert status == live.status()
     assert alerts == live.alerts
-    medical = [a for a in alerts.values() if a["rule"] in ("doctor-on-duty", "nurse-ratio")]
-    assert [a["state"] for a in medical] == ["cleared", "cleared"]
+    medical = [a for a in alerts.values() if a.rule in ("doctor-on-duty", "nurse-ratio")]
+    assert [a.state for a in medical] == ["cleared", "cleared"]
 
 
 def test_without_its_tick_records_a_log_replays_to_another_state(
@@ -122,8 +123,8 @@ def test_without_its_tick_records_a_log_replays_to_another_state(
     assert now == at(6)  # the last message
     assert status != live.status()
     assert alerts != live.alerts
-    medical = [a for a in alerts.values() if a["rule"] in ("doctor-on-duty", "nurse-ratio")]
-    assert [a["state"] for a in medical] == ["active", "active"]  # ended, never seen cleared
+    medical = [a for a in alerts.values() if a.rule in ("doctor-on-duty", "nurse-ratio")]
+    assert [a.state for a in medical] == ["active", "active"]  # ended, never seen cleared
 
 
 def test_a_moved_tick_record_replays_to_another_state(tmp_path: Path, permit: Permit) -> None:

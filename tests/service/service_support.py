@@ -19,9 +19,9 @@ from typing import Any
 
 from live_support import P, permit_text
 
-from kent_ops.core.wire import Topics
 from kent_ops.core.engine import Clock
 from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.wire import Topics
 from kent_ops.evidence.log import EvidenceLog
 from kent_ops.service.link import Item
 from kent_ops.service.rhythm import Timing

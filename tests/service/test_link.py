@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from kent_ops.broker.client import Topics, parse_broker_url
+from kent_ops.broker.client import parse_broker_url
+from kent_ops.core.wire import Topics
 from kent_ops.service.link import WAKE, Link
 
 T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)

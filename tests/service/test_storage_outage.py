@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kent_ops.evidence.log import EvidenceWriteError, json_bytes
+from kent_ops.core import wire
+from kent_ops.evidence.log import EvidenceWriteError
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.storage_outage import StorageOutage
 
@@ -51,11 +52,11 @@ def test_the_first_refusal_starts_the_outage_and_raises_an_alert(clocks: Clocks)
     assert o.since == T0
     assert o.error == f"{FULL} (/: no space left on device)"
     assert alert is not None
-    assert (alert["id"], alert["rule"], alert["state"]) == ("S-0001", "evidence-storage", "active")
-    assert alert["since"] == alert["raised_at"] == T0.isoformat()
-    assert alert["severity"] == "data"
-    assert alert["observed"] == {"error": o.error, "evidence": "/e.sqlite"}
-    assert "cannot be written" in alert["message"]
+    assert (alert.id, alert.rule, alert.state) == ("S-0001", "evidence-storage", "active")
+    assert alert.since == alert.raised_at == T0
+    assert alert.severity == "data"
+    assert alert.observed == {"error": o.error, "evidence": "/e.sqlite"}
+    assert "cannot be written" in alert.message
     assert o.failed(FULL, held=3) is None  # the same outage: no second alert
 
 
@@ -80,8 +81,9 @@ def test_the_probe_logs_the_outage_and_its_alert_active_then_cleared(clocks: Clo
                                      "since": T0.isoformat(), "held": 5})  # fmt: skip
     assert records[1] == ("alert", active)
     kind, cleared = records[2]
-    at = (T0 + timedelta(seconds=7)).isoformat()
-    assert (kind, cleared["state"], cleared["ended_at"], cleared["cleared_at"]) == (
+    at = T0 + timedelta(seconds=7)
+    assert isinstance(cleared, wire.Alert)
+    assert (kind, cleared.state, cleared.ended_at, cleared.cleared_at) == (
         "alert", "cleared", at, at,
     )  # fmt: skip
     assert o.recovered(held=5) == cleared
@@ -101,28 +103,29 @@ def test_a_failed_probe_keeps_the_outage_and_its_alert(clocks: Clocks) -> None:
 
 def test_numbering_continues_past_the_alerts_the_log_holds(clocks: Clocks) -> None:
     o = outage(clocks)
-    o.note_logged(json_bytes({"id": "S-0004", "rule": "evidence-storage"}))
-    o.note_logged(json_bytes({"id": "A-0009", "rule": "nurse-ratio"}))
-    o.note_logged(b"not json")
+    o.note_logged(wire.Alert(id="S-0004", rule="evidence-storage"))
+    o.note_logged(wire.Alert(id="A-0009", rule="nurse-ratio"))
+    o.note_logged(wire.Alert(id="S-not-a-number", rule="evidence-storage"))
     alert = o.failed(FULL, held=0)
     assert alert is not None
-    assert alert["id"] == "S-0005"
+    assert alert.id == "S-0005"
     o.probe_records(held=0)
     o.recovered(held=0)
     again = o.failed(FULL, held=0)
     assert again is not None
-    assert again["id"] == "S-0006"
+    assert again.id == "S-0006"
 
 
 def test_the_status_says_the_log_is_failing_only_while_it_is(clocks: Clocks) -> None:
     o = outage(clocks, cause=None)
-    status = {"active_alerts": ["A-0001"]}
-    assert o.decorate(dict(status), held=0) == status
+    status = wire.Status(
+        ts=T0, event="e", attendance=wire.Attendance(current=0), active_alerts=["A-0001"]
+    )
+    assert o.decorate(status, held=0) == status
     o.failed(FULL, held=4)
-    told = o.decorate(dict(status), held=4)
-    assert told["evidence"] == {"ok": False, "error": str(FULL), "since": T0.isoformat(),
-                                "held": 4}  # fmt: skip
-    assert told["active_alerts"] == ["A-0001", "S-0001"]
+    told = o.decorate(status, held=4)
+    assert told.evidence == wire.EvidenceHealth(ok=False, error=str(FULL), since=T0, held=4)
+    assert told.active_alerts == ["A-0001", "S-0001"]
     o.probe_records(held=4)
     o.recovered(held=4)
-    assert "evidence" not in o.decorate(dict(status), held=0)
+    assert o.decorate(status, held=0).evidence is None

@@ -131,7 +131,7 @@ def test_a_refused_commit_acknowledges_and_publishes_nothing_and_holds_the_batch
     assert worker.backlog == batch
     assert worker.outage.failing
     assert [t for t, _ in link.published[before:]] == [link.topics.alert("S-0001")]
-    assert worker.engine.status()["attendance"]["entries"] == 0  # rebuilt from the log
+    assert worker.engine.status().attendance.entries == 0  # rebuilt from the log
     assert not any(r.kind == "message" for r in records(path))
 
     conn.execute("PRAGMA max_page_count=1073741823")  # space again
@@ -140,7 +140,7 @@ def test_a_refused_commit_acknowledges_and_publishes_nothing_and_holds_the_batch
     assert link.last("alerts/S-0001")["state"] == "cleared"
     worker.handle(worker._take(0.0))
     assert sorted(link.acked) == [(1, 11), (1, 12), (1, 13), (1, 20)]
-    assert worker.engine.status()["attendance"]["entries"] == 800
+    assert worker.engine.status().attendance.entries == 800
     assert [r.payload for r in records(path) if r.kind == "message"] == [m[1] for m in batch]
     assert verify(path).ok
 
@@ -162,5 +162,5 @@ def test_a_restart_stands_exactly_where_the_live_worker_stood(tmp_path: Path) ->
     assert again.now == live.now
     assert again.status() == live.status()
     assert again.alerts == live.alerts
-    assert any(a["state"] != "active" or a["ended_at"] for a in live.alerts.values())
+    assert any(a.state != "active" or a.ended_at for a in live.alerts.values())
     assert replay(permit, path).engine.status() == live.status()
