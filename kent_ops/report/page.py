@@ -294,7 +294,7 @@ def _finding_row(f: Finding, fmt: _Fmt) -> str:
         else "—"
     )
     return (
-        f'<tr class="{css}"><td>{escape(f.id)}</td><td><b>{escape(f.id)}</b>{subject}'
+        f'<tr class="{css}"><td>{escape(f.id)}</td><td><b>{escape(f.rule)}</b>{subject}'
         f"<br>{tag}</td><td>{escape(f.cite)}</td>"
         f"<td>{escape(fmt.when(f.start.isoformat()))}</td><td>{escape(end)}</td>"
         f'<td class="num">{escape(duration(f.duration_s))}</td>'
