@@ -76,10 +76,10 @@ def parse_permit(text: str, source: Path | str | None = None) -> Permit:
     checks.check_revocation(r, attrs["revoked_at"])
     attrs["agent"] = checks.read_agent(r, values["applicant"]["agent"])
     attrs["application"] = checks.read_application(r)
-    attrs["properties"] = places.read_properties(r, attrs["inspection_authorized"])
+    attrs["properties"], property_ids = places.read_properties(r, attrs["inspection_authorized"])
     attrs["windows"] = checks.read_windows(r)
     checks.check_limits(r, attrs["max_at_one_time"], attrs["max_collective"])
-    attrs.update(places.read_sensors(r, attrs["properties"]))
+    attrs.update(places.read_sensors(r, property_ids))
     attrs["alerting"] = checks.read_alerting(r, attrs["max_at_one_time"])
     attrs["signing_keys_file"] = checks.read_signing(r, source)
     if r.problems:

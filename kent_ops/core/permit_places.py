@@ -20,8 +20,14 @@ from kent_ops.core.permit_reader import ABSENT, Reader, suggestion
 __all__ = ["read_properties", "read_sensors"]
 
 
-def read_properties(r: Reader, inspection_default: bool | None) -> tuple[Property, ...]:
-    """The properties: one ``[property]`` or several ``[[properties]]``, ids unique."""
+def read_properties(
+    r: Reader, inspection_default: bool | None
+) -> tuple[tuple[Property, ...], list[str]]:
+    """The properties: one ``[property]`` or several ``[[properties]]``, ids unique.
+
+    Also every id read, even of a property with other problems, so that its sensors
+    are not refused as well: one mistake, one problem.
+    """
     single, several = "property" in r.data, "properties" in r.data
     if single and several:
         r.problem(
@@ -29,7 +35,7 @@ def read_properties(r: Reader, inspection_default: bool | None) -> tuple[Propert
             "give one [property] table or [[properties]], not both",
             schema.CITE_DECLARED,
         )
-        return ()
+        return (), []
     if not several:
         if not single:
             r.problem(
@@ -37,23 +43,24 @@ def read_properties(r: Reader, inspection_default: bool | None) -> tuple[Propert
                 "missing table; an assembly on several properties lists [[properties]] instead",
                 schema.CITE_DECLARED,
             )
-            return ()
+            return (), []
         entries = [("property", r.read(schema.PROPERTY))]
     else:
         entries = [(f"properties[{i}]", v) for i, v in r.read_list(schema.PROPERTIES)]
         if not r.data["properties"]:
             r.problem("[[properties]]", "at least one is required", schema.CITE_DECLARED)
     out: list[Property] = []
-    seen: set[str] = set()
+    ids: list[str] = []
     for name, v in entries:
-        if v["id"] in seen:
+        if v["id"] in ids:
             r.problem(f"{name}.id", f"{v['id']!r} is listed twice")
             continue
-        seen.add(v["id"])
+        if v["id"] is not None:
+            ids.append(v["id"])
         prop = _property(v, inspection_default)
         if prop is not None:
             out.append(prop)
-    return tuple(out)
+    return tuple(out), ids
 
 
 def _property(v: dict[str, Any], inspection_default: bool | None) -> Property | None:
@@ -123,10 +130,9 @@ class _Places:
         return GateSpec(v["id"], bool(manual), None, src, dst)
 
 
-def read_sensors(r: Reader, properties: tuple[Property, ...]) -> dict[str, Any]:
+def read_sensors(r: Reader, known: list[str]) -> dict[str, Any]:
     """Gates, lots and staff stations: ids unique across all three, each on a property."""
     single = "properties" not in r.data
-    known = [p.id for p in properties]
     places = _Places(r, known, known[0] if single and known else None)
     ids: list[str] = []  # every id as listed, to find one listed twice
     specs: dict[str, GateSpec] = {}

@@ -37,6 +37,8 @@ CITE_FOOD_STATEMENT = "permit:B(7)"
 CITE_HOUSING = "permit:C(7)"
 CITE_INSPECTION = "permit:D"
 CITE_FEE = "fee"
+CITE_HEALTH = "permit:C(1)-(5)"  # the written approvals of water, toilets, sewage and food
+CITE_OVERNIGHT = f"permit:B(14), {CITE_HOUSING}"
 CITE_REVOCATION = law.CITE_REVOCATION  # permit:G
 CITE_AGGREGATE = law.CITE_THRESHOLD  # permit:A: "any part or portion ... in the aggregate"
 

@@ -17,6 +17,7 @@ from datetime import date
 from typing import Literal
 
 from kent_ops.core import ordinance as law
+from kent_ops.core import permit_schema as schema
 from kent_ops.core.permit import Permit
 from kent_ops.core.permit_schema import STATEMENTS
 
@@ -151,7 +152,7 @@ def nonresident_agent(permit: Permit) -> list[PreEventFinding]:
     """A non-resident names an agent in Putnam County who accepts service (permit:B(1))."""
     if permit.resides_in_town:
         return []
-    agent, cite = permit.agent, "permit:B(1)"
+    agent, cite = permit.agent, schema.CITE_APPLICANT
     if agent is None:
         why = "the applicant does not reside in the Town and names no agent"
     elif agent.county.strip().lower().removesuffix(" county") != "putnam":
@@ -211,7 +212,7 @@ def inspection_authorization(permit: Permit) -> list[PreEventFinding]:
             out.append(
                 _breach(
                     "inspection-authorization",
-                    "permit:D",
+                    schema.CITE_INSPECTION,
                     f"property {prop.id} ({prop.address}): no written authorization for the "
                     f"Town to inspect at any time from {' or '.join(missing)}",
                 )
@@ -235,7 +236,7 @@ def health_approvals(permit: Permit) -> list[PreEventFinding]:
         return []
     return [
         _breach(
-            "health-approvals", "permit:C(1)-(5)", "no written approval for " + ", ".join(missing)
+            "health-approvals", schema.CITE_HEALTH, "no written approval for " + ", ".join(missing)
         )
     ]
 
@@ -267,12 +268,12 @@ def fee_paid(permit: Permit) -> list[PreEventFinding]:
     """The fee accompanies the application: paid on or before filing (fee)."""
     paid, filed = permit.fee_paid_on, permit.application_filed_on
     if paid is None:
-        return [_breach("fee-paid", "fee", "the application fee has not been paid")]
+        return [_breach("fee-paid", schema.CITE_FEE, "the application fee has not been paid")]
     if filed is not None and paid > filed:
         return [
             _breach(
                 "fee-paid",
-                "fee",
+                schema.CITE_FEE,
                 f"the fee was paid {paid.isoformat()}, after the application was filed "
                 f"{filed.isoformat()}; it must accompany the application",
             )
@@ -288,7 +289,7 @@ def overnight_housing(permit: Permit) -> list[PreEventFinding]:
     return [
         _breach(
             "overnight-housing",
-            "permit:B(14), permit:C(7)",
+            schema.CITE_OVERNIGHT,
             f"the assembly is {why} and no housing is declared",
         )
     ]

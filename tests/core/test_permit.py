@@ -276,3 +276,155 @@ def test_window_inside_means_start_inclusive_end_exclusive() -> None:
 )
 def test_local_midnight_after_is_in_the_event_zone(t: datetime, expected: datetime) -> None:
     assert local_midnight_after(t, NY) == expected
+
+
+# -- unknown keys ----------------------------------------------------------------------------
+
+
+def test_a_typoed_key_names_the_field_meant() -> None:
+    problem = only_problem({"staffing.persons_per_nurs": 500})
+    assert problem == "staffing.persons_per_nurs: unknown field (did you mean persons_per_nurse?)"
+
+
+def test_an_unknown_key_with_nothing_close_is_named_alone() -> None:
+    assert only_problem({"limits.zebra": 1}) == "limits.zebra: unknown field"
+
+
+def test_an_unknown_table_names_the_table_meant() -> None:
+    problem = only_problem({"staffng": {"doctors_min": 1}})
+    assert problem == "[staffng]: unknown table (did you mean [staffing]?)"
+
+
+def test_an_unknown_list_of_tables_names_the_list_meant() -> None:
+    problem = only_problem({"gate": [{"id": "west"}]})
+    assert problem == "[[gate]]: unknown table (did you mean [[gates]]?)"
+
+
+def test_an_unknown_key_inside_a_list_entry_is_named_by_its_index() -> None:
+    gates = [{"id": "north"}, {"id": "south", "manul": True}, {"id": "north-manual"}]
+    assert only_problem({"gates": gates}) == "gates[1].manul: unknown field (did you mean manual?)"
+
+
+def test_an_unknown_key_in_the_agent_is_named() -> None:
+    agent = {"name": "J. Doe", "address": "12 Main St", "county": "Putnam", "countie": "x"}
+    problem = only_problem({"applicant.agent": agent})
+    assert problem == "applicant.agent.countie: unknown field (did you mean county?)"
+
+
+def test_unknown_keys_are_listed_with_every_other_problem() -> None:
+    problems = problems_of({"staffing.persons_per_nurs": 500, "staffing.doctors_min": 0})
+    assert sorted(p.split(":", 1)[0] for p in problems) == [
+        "staffing.doctors_min",
+        "staffing.persons_per_nurs",
+    ]
+
+
+# -- the revised sections ----------------------------------------------------------------------
+
+
+def test_the_example_reads_every_new_section() -> None:
+    permit = load_permit(EXAMPLE_PATH)
+    assert (permit.doctors_planned, permit.nurses_planned) == (2, 8)
+    assert permit.first_aid_station is True
+    assert permit.bond_amount_fixed_by_board == 10000
+    assert permit.revoked_at is None
+    assert permit.revocation_resolution is None
+    assert permit.food_served is True
+    assert len(permit.application) == 14
+    assert permit.application["site_map"] is True
+    assert permit.application["housing_statement"] is False
+    assert permit.may_run_overnight is False
+
+
+def test_an_absent_application_means_nothing_filed() -> None:
+    permit = permit_variant({"application": DELETE})
+    assert len(permit.application) == 14
+    assert not any(permit.application.values())
+
+
+def test_a_statement_must_be_true_or_false() -> None:
+    problem = only_problem({"application.site_map": "yes"})
+    assert problem.startswith("application.site_map: must be true or false")
+    assert problem.endswith("(permit:B(3))")
+
+
+def test_planned_medical_figures_are_optional() -> None:
+    permit = permit_variant(
+        {
+            "staffing.doctors_planned": DELETE,
+            "staffing.nurses_planned": DELETE,
+            "staffing.first_aid_station": DELETE,
+        }
+    )
+    assert (permit.doctors_planned, permit.nurses_planned) == (None, None)
+    assert permit.first_aid_station is False
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("staffing.doctors_planned", -1, "staffing.doctors_planned: must not be negative"),
+        ("staffing.nurses_planned", 2.5, "staffing.nurses_planned: must be a whole number"),
+        ("staffing.first_aid_station", 1, "staffing.first_aid_station: must be true or false"),
+        ("bond.amount_fixed_by_board", -5, "bond.amount_fixed_by_board: must not be negative"),
+        ("facilities.food_served", "no", "facilities.food_served: must be true or false"),
+        ("permit.revoked_at", date(2027, 7, 4), "permit.revoked_at: must be a date-time"),
+        ("permit.revocation_resolution", 41, "permit.revocation_resolution: must be a string"),
+    ],
+)
+def test_the_new_fields_name_a_wrong_value(field: str, value: Any, expected: str) -> None:
+    assert only_problem({field: value}).startswith(expected)
+
+
+def test_the_cite_comes_with_the_new_fields() -> None:
+    assert only_problem({"staffing.nurses_planned": -1}).endswith("(permit:C(9))")
+    assert only_problem({"bond.amount_fixed_by_board": -1}).endswith("(permit:F)")
+    assert only_problem({"permit.revoked_at": "soon"}).endswith("(permit:G)")
+
+
+def test_a_revocation_is_read_with_its_resolution() -> None:
+    at = datetime(2027, 7, 4, 15, 0, tzinfo=NY)
+    permit = permit_variant({"permit.revoked_at": at, "permit.revocation_resolution": "2027-41"})
+    assert permit.revoked_at == at
+    assert permit.revocation_resolution == "2027-41"
+
+
+def test_a_revocation_without_an_offset_is_refused() -> None:
+    text = EXAMPLE_TEXT.replace(
+        "decided_on = 2027-04-29", "decided_on = 2027-04-29\nrevoked_at = 2027-07-04T15:00:00"
+    )
+    with pytest.raises(PermitError) as caught:
+        parse_permit(text)
+    (problem,) = caught.value.problems
+    assert problem.startswith("permit.revoked_at: needs an offset")
+
+
+def test_food_served_defaults_to_true() -> None:
+    assert permit_variant({"facilities.food_served": DELETE}).food_served is True
+
+
+# -- overnight ---------------------------------------------------------------------------------
+
+
+def _one_window(start: datetime, end: datetime) -> Any:
+    return permit_variant({"windows": [{"start": start, "end": end}]})
+
+
+def test_a_window_crossing_local_midnight_may_run_overnight() -> None:
+    permit = _one_window(WINDOW_START, datetime(2027, 7, 5, 0, 30, tzinfo=NY))
+    assert permit.overnight is False
+    assert permit.may_run_overnight is True
+
+
+def test_a_window_ending_at_local_midnight_does_not() -> None:
+    assert not _one_window(WINDOW_START, datetime(2027, 7, 5, 0, 0, tzinfo=NY)).may_run_overnight
+
+
+def test_midnight_is_local_not_utc() -> None:
+    """20:00-23:30 in Kent crosses midnight UTC but not midnight in Kent."""
+    permit = _one_window(datetime(2027, 7, 4, 20, 0, tzinfo=NY), WINDOW_END)
+    assert permit.may_run_overnight is False
+
+
+def test_declared_overnight_may_run_overnight() -> None:
+    assert permit_variant({"facilities.overnight": True}).may_run_overnight is True

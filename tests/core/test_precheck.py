@@ -1,0 +1,481 @@
+"""Pre-event findings: what the permit file itself shows, before the gates open.
+
+Every finding of the law's "before" list, at its boundary: each is a breach by the
+applicant or owner, except the Town's own duties (notice, decision, order, revocation),
+which are warnings. ``kent-ops permit check`` is run as a subprocess for its output and
+exit codes.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from core_support import (
+    DELETE,
+    EXAMPLE_PATH,
+    NY,
+    WINDOW_START,
+    permit_text,
+    permit_variant,
+    to_toml,
+)
+
+from kent_ops.core.permit import parse_permit
+from kent_ops.core.precheck import CHECKED, PreEventFinding, pre_event_findings
+
+TWO_PATH = EXAMPLE_PATH.parent / "permit-two-properties.toml"
+FIRST_DAY = date(2027, 7, 4)
+
+
+def findings(changes: dict[str, Any] | None = None) -> list[PreEventFinding]:
+    return pre_event_findings(permit_variant(changes))
+
+
+def of(rule: str, changes: dict[str, Any] | None = None) -> list[PreEventFinding]:
+    return [f for f in findings(changes) if f.id == rule]
+
+
+def one(rule: str, changes: dict[str, Any]) -> PreEventFinding:
+    found = of(rule, changes)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_the_example_permit_has_no_findings() -> None:
+    assert findings() == []
+
+
+def test_the_three_property_example_has_no_findings() -> None:
+    assert pre_event_findings(parse_permit(TWO_PATH.read_text())) == []
+
+
+def test_a_finding_prints_as_one_line() -> None:
+    f = PreEventFinding("fee-paid", "breach", "fee", "the application fee has not been paid")
+    assert f.line() == "BREACH fee-paid (fee): the application fee has not been paid"
+    assert PreEventFinding("x", "warning", "permit:B", "y").line() == "WARNING x (permit:B): y"
+
+
+# -- permit-not-issued ---------------------------------------------------------------------
+
+
+def _at_most(n: int, status: str) -> dict[str, Any]:
+    return {
+        "permit.status": status,
+        "limits.max_at_one_time": n,
+        "alerting.hold_at": DELETE,
+        "alerting.resume_below": DELETE,
+    }
+
+
+@pytest.mark.parametrize("status", ["pending", "denied", "revoked", "none"])
+def test_more_than_500_without_an_issued_permit_is_a_breach(status: str) -> None:
+    f = one("permit-not-issued", _at_most(501, status))
+    assert (f.severity, f.cite) == ("breach", "permit:A")
+    assert repr(status) in f.message
+    assert "501" in f.message
+
+
+def test_500_need_no_permit() -> None:
+    assert of("permit-not-issued", _at_most(500, "none")) == []
+
+
+def test_an_issued_permit_is_not_a_finding() -> None:
+    assert of("permit-not-issued", _at_most(501, "issued")) == []
+
+
+# -- application-lead-time ---------------------------------------------------------------
+
+
+def test_filed_60_days_before_is_in_time() -> None:
+    filed = FIRST_DAY - timedelta(days=60)
+    assert of("application-lead-time", {"permit.application_filed_on": filed}) == []
+
+
+def test_filed_59_days_before_is_late() -> None:
+    filed = FIRST_DAY - timedelta(days=59)
+    f = one("application-lead-time", {"permit.application_filed_on": filed})
+    assert (f.severity, f.cite) == ("breach", "permit:B")
+    assert "59 days" in f.message
+    assert "at least 60" in f.message
+
+
+def test_no_filing_date_is_late() -> None:
+    f = one("application-lead-time", {"permit.application_filed_on": DELETE})
+    assert "no filing date" in f.message
+
+
+# -- parking-capacity -------------------------------------------------------------------------
+
+
+def test_parking_for_one_car_per_four_persons_is_enough() -> None:
+    assert of("parking-capacity", {"lots": [{"id": "lot-a", "capacity": 1000}]}) == []
+
+
+def test_one_space_short_is_a_breach() -> None:
+    f = one("parking-capacity", {"lots": [{"id": "lot-a", "capacity": 999}]})
+    assert (f.severity, f.cite) == ("breach", "permit:C(6)")
+    assert "999" in f.message
+    assert "1,000" in f.message
+
+
+# -- medical-plan ---------------------------------------------------------------------------------
+
+
+def test_the_planned_nurses_must_cover_the_maximum() -> None:
+    assert of("medical-plan", {"staffing.nurses_planned": 8}) == []
+    f = one("medical-plan", {"staffing.nurses_planned": 7})
+    assert (f.severity, f.cite) == ("breach", "permit:C(9)")
+    assert "7 registered nurses planned, 8 required" in f.message
+
+
+def test_a_stricter_ratio_needs_more_planned_nurses() -> None:
+    f = one("medical-plan", {"staffing.persons_per_nurse": 250})
+    assert "8 registered nurses planned, 16 required" in f.message
+
+
+def test_fewer_planned_doctors_than_the_minimum_is_a_breach() -> None:
+    assert "0 doctors planned" in one("medical-plan", {"staffing.doctors_planned": 0}).message
+    assert of("medical-plan", {"staffing.doctors_min": 2, "staffing.doctors_planned": 2}) == []
+    f = one("medical-plan", {"staffing.doctors_min": 3, "staffing.doctors_planned": 2})
+    assert "at least 3" in f.message
+
+
+def test_no_first_aid_station_is_a_breach() -> None:
+    f = one("medical-plan", {"staffing.first_aid_station": False})
+    assert f.message == "no first-aid station is shown"
+
+
+def test_missing_planned_figures_count_as_not_shown() -> None:
+    f = one(
+        "medical-plan",
+        {"staffing.doctors_planned": DELETE, "staffing.nurses_planned": DELETE},
+    )
+    assert "no planned number of doctors" in f.message
+    assert "no planned number of registered nurses" in f.message
+
+
+# -- application-contents ---------------------------------------------------------------------
+
+
+def test_a_statement_not_filed_is_named_with_its_item() -> None:
+    f = one("application-contents", {"application.site_map": False})
+    assert (f.severity, f.cite) == ("breach", "permit:B(3)")
+    assert "B(3)" in f.message
+
+
+def test_each_statement_not_filed_is_its_own_finding() -> None:
+    found = of("application-contents", {"application": DELETE})
+    items = [f.cite for f in found]
+    assert items == [
+        "permit:B(1)",
+        "permit:B(2)",
+        "permit:B(3)",
+        "permit:B(4)",
+        "permit:B(5)",
+        "permit:B(6)",
+        "permit:B(7)",
+        "permit:B(8)",
+        "permit:B(10)",
+        "permit:B(11)",
+        "permit:B(12)",
+        "permit:B(13)",
+    ]  # no B(14): this assembly ends before midnight
+
+
+def test_the_housing_statement_is_needed_only_past_midnight() -> None:
+    assert of("application-contents", {"application.housing_statement": False}) == []
+    late = {"start": WINDOW_START, "end": datetime(2027, 7, 5, 1, 0, tzinfo=NY)}
+    changes = {"windows": [late], "facilities.housing_declared": True}
+    f = one("application-contents", changes)
+    assert f.cite == "permit:B(14)"
+    assert of("application-contents", {**changes, "application.housing_statement": True}) == []
+
+
+def test_the_agents_agreement_is_not_an_application_contents_finding() -> None:
+    changes = {"application.agent_accepts_service": False}
+    assert of("application-contents", changes) == []
+    assert "verified statement" in one("nonresident-agent", changes).message
+
+
+# -- nonresident-agent ---------------------------------------------------------------------------
+
+
+def test_a_nonresident_without_an_agent_is_a_breach() -> None:
+    f = one("nonresident-agent", {"applicant.agent": DELETE})
+    assert (f.severity, f.cite) == ("breach", "permit:B(1)")
+
+
+def test_an_agent_outside_putnam_is_a_breach() -> None:
+    agent = {"name": "J. Doe", "address": "1 Main St, Beacon NY", "county": "Dutchess"}
+    assert "Dutchess" in one("nonresident-agent", {"applicant.agent": agent}).message
+
+
+def test_an_agent_in_putnam_county_is_enough() -> None:
+    agent = {"name": "J. Doe", "address": "12 Main St, Carmel NY", "county": "Putnam County"}
+    assert of("nonresident-agent", {"applicant.agent": agent}) == []
+
+
+def test_a_resident_needs_no_agent() -> None:
+    changes = {
+        "applicant.resides_in_town": True,
+        "applicant.agent": DELETE,
+        "application.agent_accepts_service": False,
+    }
+    assert of("nonresident-agent", changes) == []
+
+
+# -- insurance, inspection, health -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("insurance.bodily_injury_per_person", 249_999, "$249,999 per person"),
+        ("insurance.bodily_injury_per_occurrence", 499_999, "$499,999 per occurrence"),
+        ("insurance.property_damage", 249_999, "property damage $249,999"),
+        ("insurance.cancellation_notice_days", 9, "9 days' notice"),
+    ],
+)
+def test_insurance_below_the_law_is_a_breach(field: str, value: int, words: str) -> None:
+    f = one("insurance-limits", {field: value})
+    assert (f.severity, f.cite) == ("breach", "permit:E")
+    assert words in f.message
+
+
+def test_no_inspection_authorization_from_the_owner_is_a_breach() -> None:
+    f = one("inspection-authorization", {"facilities.inspection_authorized": False})
+    assert (f.severity, f.cite) == ("breach", "permit:D")
+    assert "R. Smith" in f.message
+
+
+def test_the_tenants_authorization_is_needed_too() -> None:
+    changes = {"property.tenant": "Kent Fair Inc."}
+    f = one("inspection-authorization", changes)
+    assert "tenant Kent Fair Inc." in f.message
+    assert "R. Smith" not in f.message
+    assert of("inspection-authorization", {**changes, "property.tenant_authorized": True}) == []
+
+
+def test_each_property_of_several_is_checked() -> None:
+    data = tomllib.loads(TWO_PATH.read_text())
+    data["properties"][2]["tenant_authorized"] = False
+    data["properties"][1]["inspection_authorized"] = False
+    found = [
+        f for f in pre_event_findings(parse_permit(to_toml(data)))
+        if f.id == "inspection-authorization"
+    ]  # fmt: skip
+    assert len(found) == 2
+    assert "overflow-parking" in found[0].message
+    assert "T. Alvarez" in found[0].message
+    assert "camping-meadow" in found[1].message
+    assert "Lakeside Camping Co." in found[1].message
+
+
+@pytest.mark.parametrize(
+    ("field", "name"),
+    [
+        ("facilities.water_approved", "water"),
+        ("facilities.toilets_approved", "toilets"),
+        ("facilities.sewage_approved", "sewage"),
+        ("facilities.food_approved", "food"),
+    ],
+)
+def test_a_missing_health_approval_is_a_breach(field: str, name: str) -> None:
+    f = one("health-approvals", {field: False})
+    assert f.severity == "breach"
+    assert name in f.message
+
+
+def test_food_approval_is_needed_even_when_no_food_is_served() -> None:
+    changes = {"facilities.food_approved": False, "facilities.food_served": False}
+    assert "food" in one("health-approvals", changes).message
+
+
+# -- bond, fee, housing --------------------------------------------------------------------------
+
+
+def test_a_bond_one_dollar_short_of_the_boards_amount_is_a_breach() -> None:
+    f = one("bond-posted", {"bond.amount": 9_999})
+    assert (f.severity, f.cite) == ("breach", "permit:F")
+    assert "$9,999" in f.message
+    assert "$10,000" in f.message
+
+
+def test_a_bond_of_the_boards_amount_or_more_is_enough() -> None:
+    assert of("bond-posted", {"bond.amount": 10_001}) == []
+
+
+def test_no_bond_is_a_breach() -> None:
+    assert "no clean-up bond" in one("bond-posted", {"bond": DELETE}).message
+
+
+def test_a_bond_without_the_boards_amount_cannot_be_shown_enough() -> None:
+    f = one("bond-posted", {"bond.amount_fixed_by_board": DELETE})
+    assert "not recorded" in f.message
+
+
+def test_a_bond_posted_after_the_assembly_began_is_a_breach() -> None:
+    assert of("bond-posted", {"bond.posted_on": FIRST_DAY}) == []
+    f = one("bond-posted", {"bond.posted_on": FIRST_DAY + timedelta(days=1)})
+    assert "after the assembly began" in f.message
+
+
+def test_the_fee_is_paid_with_the_application() -> None:
+    assert of("fee-paid", {"fee.paid_on": date(2027, 3, 30)}) == []
+    f = one("fee-paid", {"fee.paid_on": date(2027, 4, 2)})
+    assert (f.severity, f.cite) == ("breach", "fee")
+    assert "the application fee has not been paid" in one("fee-paid", {"fee": DELETE}).message
+
+
+def test_declared_overnight_without_housing_is_a_breach() -> None:
+    f = one("overnight-housing", {"facilities.overnight": True})
+    assert (f.severity, f.cite) == ("breach", "permit:B(14), permit:C(7)")
+
+
+def test_a_window_past_midnight_without_housing_is_a_breach() -> None:
+    late = {"start": WINDOW_START, "end": datetime(2027, 7, 5, 0, 30, tzinfo=NY)}
+    assert "midnight" in one("overnight-housing", {"windows": [late]}).message
+    at_midnight = {"start": WINDOW_START, "end": datetime(2027, 7, 5, 0, 0, tzinfo=NY)}
+    assert of("overnight-housing", {"windows": [at_midnight]}) == []
+
+
+# -- the Town's duties: warnings -----------------------------------------------------------------
+
+
+def test_notice_ten_days_before_the_hearing_is_enough() -> None:
+    assert of("hearing-notice", {"permit.hearing_notice_published_on": date(2027, 4, 18)}) == []
+
+
+def test_notice_nine_days_before_the_hearing_is_a_warning() -> None:
+    f = one("hearing-notice", {"permit.hearing_notice_published_on": date(2027, 4, 19)})
+    assert (f.severity, f.cite) == ("warning", "permit:B")
+    assert "9 days" in f.message
+
+
+def test_a_decision_30_days_after_filing_is_in_time() -> None:
+    assert of("decision-time", {"permit.decided_on": date(2027, 5, 1)}) == []
+
+
+def test_a_decision_31_days_after_filing_is_a_warning() -> None:
+    f = one("decision-time", {"permit.decided_on": date(2027, 5, 2)})
+    assert (f.severity, f.cite) == ("warning", "permit:B")
+    assert "31 days" in f.message
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"permit.hearing_notice_published_on": date(2027, 4, 29)}, "after the hearing"),
+        (
+            {
+                "permit.hearing_on": date(2027, 3, 31),
+                "permit.hearing_notice_published_on": date(2027, 3, 15),
+            },
+            "before the application was filed",
+        ),
+        ({"permit.decided_on": date(2027, 4, 27)}, "before its public hearing"),
+        ({"permit.decided_on": date(2027, 7, 5)}, "after the assembly was to begin"),
+    ],
+)
+def test_each_step_out_of_order_is_a_warning(changes: dict[str, Any], words: str) -> None:
+    f = one("procedure-order", changes)
+    assert (f.severity, f.cite) == ("warning", "permit:B")
+    assert words in f.message
+
+
+def test_steps_on_the_same_day_are_in_order() -> None:
+    changes = {
+        "permit.hearing_notice_published_on": date(2027, 4, 1),
+        "permit.hearing_on": date(2027, 4, 1),
+        "permit.decided_on": date(2027, 4, 1),
+    }
+    assert of("procedure-order", changes) == []
+    assert of("procedure-order", {"permit.decided_on": FIRST_DAY}) == []
+
+
+def test_a_revocation_is_a_warning_naming_its_resolution() -> None:
+    at = datetime(2027, 7, 4, 15, 0, tzinfo=NY)
+    f = one(
+        "permit-revoked",
+        {"permit.revoked_at": at, "permit.revocation_resolution": "2027-41"},
+    )
+    assert (f.severity, f.cite) == ("warning", "permit:G")
+    assert "2027-41" in f.message
+    assert "2027-07-04T15:00:00-04:00" in f.message
+
+
+def test_breaches_come_before_warnings() -> None:
+    found = findings({"permit.decided_on": date(2027, 5, 2), "fee": DELETE})
+    assert [f.id for f in found] == ["fee-paid", "decision-time"]
+
+
+# -- kent-ops permit check --------------------------------------------------------------------
+
+LINE = re.compile(r"^(BREACH|WARNING) [a-z-]+ \([^)]*(\([^)]*\)[^)]*)*\): \S.*$")
+
+
+def check(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kent_ops.commands.cli", "permit", "check", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def write(tmp_path: Path, changes: dict[str, Any]) -> Path:
+    path = tmp_path / "permit.toml"
+    path.write_text(permit_text(changes))
+    return path
+
+
+@pytest.mark.parametrize("path", [EXAMPLE_PATH, TWO_PATH])
+def test_check_of_a_clean_permit_says_what_was_checked_and_exits_0(path: Path) -> None:
+    done = check(path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"OK no pre-event findings; checked {CHECKED}\n"
+    assert "meets every" not in done.stdout
+    assert done.stderr == ""
+
+
+def test_check_prints_one_finding_a_line_and_exits_1_on_a_breach(tmp_path: Path) -> None:
+    done = check(write(tmp_path, {"fee": DELETE, "permit.decided_on": date(2027, 5, 2)}))
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "BREACH fee-paid (fee): the application fee has not been paid",
+        "WARNING decision-time (permit:B): decided 2027-05-02, 31 days after filing; "
+        "the Board acts within 30",
+    ]
+    assert all(LINE.match(line) for line in done.stdout.splitlines())
+
+
+def test_check_exits_0_when_there_are_only_warnings(tmp_path: Path) -> None:
+    done = check(write(tmp_path, {"permit.hearing_notice_published_on": date(2027, 4, 19)}))
+    assert done.returncode == 0
+    (line,) = done.stdout.splitlines()
+    assert line.startswith("WARNING hearing-notice (permit:B): ")
+
+
+def test_check_of_an_invalid_permit_is_one_line_on_stderr_and_exits_2(tmp_path: Path) -> None:
+    done = check(write(tmp_path, {"staffing.persons_per_nurs": 500, "staffing.doctors_min": 0}))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert "staffing.persons_per_nurs: unknown field (did you mean persons_per_nurse?)" in line
+    assert "staffing.doctors_min:" in line
+    assert "Traceback" not in done.stderr
+
+
+def test_check_of_a_missing_file_exits_2(tmp_path: Path) -> None:
+    done = check(tmp_path / "absent.toml")
+    assert done.returncode == 2
+    assert len(done.stderr.splitlines()) == 1
+    assert "no such file" in done.stderr
