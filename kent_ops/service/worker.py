@@ -81,9 +81,8 @@ def rebuild(
             if alert.rule == STORAGE_RULE:
                 outage.note_logged(alert)
         elif rec.kind == "command":
-            body = json.loads(rec.payload)
-            command = msgspec.convert(body["command"], wire.GateCommand)
-            retained[topics.gate_command(body["gate"])] = wire.encode(command)
+            body = json.loads(rec.payload)  # republished as logged: the log is the truth
+            retained[topics.gate_command(body["gate"])] = json_bytes(body["command"])
 
     result = replay(
         permit,

@@ -89,7 +89,7 @@ EXPECTED = [
      {"capacity": 600, "occupied": 580, "share": 0.967}, {"share_below": 0.95}),
     ("A-0003", "nurse-ratio", "permit:C(9)", "breach", "10:15:00", "10:20:00", "300",
      {"attendance": 4200, "nurses_on_duty": 5}, {"nurses": 9}),
-    ("A-0004", "max-at-one-time", "permit:B(2), permit:G", "breach", "10:25:00", "10:30:00",
+    ("A-0004", "max-at-one-time", "permit:A, permit:B(2)", "breach", "10:25:00", "10:30:00",
      "300", {"attendance": 4400}, {"attendance_at_most": 4000}),
     ("A-0005", "nurse-ratio", "permit:C(9)", "breach", "10:25:00", "10:30:00", "300",
      {"attendance": 4400, "nurses_on_duty": 8}, {"nurses": 9}),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from kent_ops.core import wire
@@ -128,4 +129,4 @@ def test_the_status_says_the_log_is_failing_only_while_it_is(clocks: Clocks) -> 
     assert told.active_alerts == ["A-0001", "S-0001"]
     o.probe_records(held=4)
     o.recovered(held=4)
-    assert o.decorate(status, held=0).evidence is None
+    assert o.decorate(status, held=0).evidence is msgspec.UNSET

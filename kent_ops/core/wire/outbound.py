@@ -224,7 +224,8 @@ class Status(_Out):
     adjustments: list[Adjustment] = []
     checklist: dict[str, ChecklistMark] = {}
     checklist_items: list[ChecklistItemInfo] = []
-    evidence: EvidenceHealth | None = None
+    evidence: EvidenceHealth | msgspec.UnsetType = msgspec.UNSET
+    """Present only while the evidence log cannot be written (absent from the JSON else)."""
 
 
 # -- an alert ---------------------------------------------------------------------------
