@@ -18,7 +18,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from functools import lru_cache
+from types import UnionType
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 import msgspec
 import paho.mqtt.client as mqtt
@@ -91,30 +93,104 @@ class BadPayload(ValueError):
     """A message on one of our topics that is not what docs/protocol.md says it is."""
 
 
-def _naive_time(value: object, path: str = "") -> str | None:
+Check = Callable[[object, str], str | None]
+"""Returns the path of the first time without an offset in a value, or None."""
+
+
+@lru_cache(maxsize=64)
+def _time_check(tp: object) -> Check | None:
+    """A check for times without an offset in values of type ``tp``; None if it holds none.
+
+    Built once per type from the Struct's annotations, so a status with 200 gates is
+    checked by looking only at the fields that can hold a time.
+    """
+    if tp is datetime:
+        return lambda value, path: (
+            path if isinstance(value, datetime) and value.tzinfo is None else None
+        )
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return _struct_check(tp)
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (list, tuple) and args:
+        return _items_check(_time_check(args[0]), origin)
+    if origin is dict and len(args) == 2:
+        return _values_check(_time_check(args[1]))
+    if origin in (Union, UnionType):
+        checks = [c for c in map(_time_check, args) if c is not None]
+        return _first_of(checks) if checks else None
+    return None
+
+
+def _naive(value: object, path: str) -> str | None:
+    return path if isinstance(value, datetime) and value.tzinfo is None else None
+
+
+def _struct_check(cls: type[msgspec.Struct]) -> Check | None:
+    fields = [(f.name, c) for f in msgspec.structs.fields(cls) if (c := _time_check(f.type))]
+    if not fields:
+        return None
+
+    def check(value: object, path: str) -> str | None:
+        if not isinstance(value, cls):
+            return None
+        for name, field_check in fields:
+            found = field_check(getattr(value, name), f"{path}.{name}" if path else name)
+            if found is not None:
+                return found
+        return None
+
+    return check
+
+
+def _items_check(item: Check | None, kind: type) -> Check | None:
+    if item is None:
+        return None
+
+    def check(value: object, path: str) -> str | None:
+        if isinstance(value, kind):
+            for index, entry in enumerate(value):
+                found = item(entry, f"{path}[{index}]")
+                if found is not None:
+                    return found
+        return None
+
+    return check
+
+
+def _values_check(item: Check | None) -> Check | None:
+    if item is None:
+        return None
+
+    def check(value: object, path: str) -> str | None:
+        if isinstance(value, dict):
+            for key, entry in value.items():
+                found = item(entry, f"{path}.{key}")
+                if found is not None:
+                    return found
+        return None
+
+    return check
+
+
+def _first_of(checks: list[Check]) -> Check:
+    def check(value: object, path: str) -> str | None:
+        for one in checks:
+            found = one(value, path)
+            if found is not None:
+                return found
+        return None
+
+    return check
+
+
+def _naive_time(record: msgspec.Struct) -> str | None:
     """The field of the first time without an offset in a decoded record, if any.
 
     The dashboards subtract and sort these times; one without an offset cannot be
     compared with the others, so the record is refused here rather than fail later.
     """
-    if isinstance(value, datetime):
-        return path or "$" if value.tzinfo is None else None
-    if isinstance(value, msgspec.Struct):
-        for name in value.__struct_fields__:
-            found = _naive_time(getattr(value, name), f"{path}.{name}" if path else name)
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _naive_time(item, f"{path}[{index}]")
-            if found is not None:
-                return found
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            found = _naive_time(item, f"{path}.{key}")
-            if found is not None:
-                return found
-    return None
+    check = _time_check(type(record))
+    return check(record, "") if check is not None else None
 
 
 def _decode(cls: type[R], payload: bytes) -> R:
