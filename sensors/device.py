@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import tempfile
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -225,6 +226,11 @@ class Device(ABC):
         state_file: a small JSON file that keeps ``seq`` and the totals across reboots.
         heartbeat_s: republish the current reading after this long without a message;
             None for devices that only speak when something happens.
+        recover_state: when the state file cannot be used (not JSON, another sensor's,
+            bad figures), move it aside as ``{name}.unreadable-{UTC stamp}`` and start
+            again at ``seq`` 0 (:attr:`recovered_from` says where it went) instead of
+            refusing to start. The aggregator sees the next message as a device restart
+            and keeps the earlier totals (docs/protocol.md, "Counting").
     """
 
     kind: ClassVar[str] = ""
@@ -239,6 +245,7 @@ class Device(ABC):
         key: bytes | None = None,
         state_file: str | Path | None = None,
         heartbeat_s: float | None = 30.0,
+        recover_state: bool = False,
     ) -> None:
         self.event_id = event_id
         self.sensor_id = sensor_id
@@ -251,6 +258,11 @@ class Device(ABC):
         if heartbeat_s is not None and heartbeat_s <= 0:
             raise ValueError("heartbeat_s must be more than 0")
         self.seq = 0
+        self.recover_state = recover_state
+        self.recovered_from: Path | None = None
+        """Where an unusable state file was moved aside, when ``recover_state`` did so."""
+        self.last_reading: dict[str, Any] | None = None
+        """The fields (without ``seq`` and ``ts``) of the last message handed to the link."""
         self._lock = threading.RLock()
         self._link: Link | None = None
         self._last_sent_at: datetime | None = None
@@ -348,7 +360,11 @@ class Device(ABC):
             return reading is not None and self._send(reading)
 
     def _send(self, fields: dict[str, Any], ts: datetime | None = None) -> bool:
-        """Stamp the next ``seq`` and ``ts``, sign, send; False (nothing used) if offline."""
+        """Stamp the next ``seq`` and ``ts``, sign, send; False (nothing used) if offline.
+
+        The new ``seq`` is saved before the message goes out, so a device that reboots
+        right after sending never sends that ``seq`` again with other figures.
+        """
         with self._lock:
             link = self._link
             if link is None or not link.online:
@@ -358,32 +374,62 @@ class Device(ABC):
             payload = encode_payload(
                 {"seq": self.seq, "ts": format_ts(ts or now, self.tz), **fields}, self.key
             )
+            self._save_state()
             link.send(self.topic, payload, False)
             self._last_sent_at = now
-            self._save_state()
+            self.last_reading = dict(fields)
             return True
 
     # -- state across reboots ----------------------------------------------------------
 
     def _save_state(self) -> None:
+        """Write the state atomically (temp file, fsync, rename): old or new, never half."""
         if self.state_file is None:
             return
         data = {"sensor": self.sensor_id, "seq": self.seq, **self._state_fields()}
-        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
-        tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        os.replace(tmp, self.state_file)
+        directory = self.state_file.parent
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{self.state_file.name}.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(json.dumps(data) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.state_file)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
     def _load_state(self) -> None:
-        if self.state_file is None or not self.state_file.exists():
+        path = self.state_file
+        if path is None or not path.exists():
             return
         try:
-            data = json.loads(self.state_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"state file {self.state_file} is unreadable: {exc}") from None
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"state file {path} is unreadable: {exc}") from None
+        fresh = (self.seq, self._state_fields())
+        try:
+            self._restore_state(path, text)
+        except ValueError:
+            if not self.recover_state:
+                raise
+            self.seq = fresh[0]
+            self._load_fields(fresh[1])
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+            aside = path.with_name(f"{path.name}.unreadable-{stamp}")
+            path.rename(aside)
+            self.recovered_from = aside
+
+    def _restore_state(self, path: Path, text: str) -> None:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"state file {path} is unreadable: {exc}") from None
         if not isinstance(data, dict) or data.get("sensor") != self.sensor_id:
-            raise ValueError(f"state file {self.state_file} belongs to another sensor")
+            raise ValueError(f"state file {path} belongs to another sensor")
         seq = data.get("seq")
-        if not isinstance(seq, int) or seq < 0:
-            raise ValueError(f"state file {self.state_file} has no valid seq")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+            raise ValueError(f"state file {path} has no valid seq")
         self.seq = seq
         self._load_fields(data)

@@ -47,6 +47,7 @@ class GateCounter(Device):
         key: bytes | None = None,
         state_file: str | Path | None = None,
         heartbeat_s: float | None = 30.0,
+        recover_state: bool = False,
     ) -> None:
         self.in_total = 0
         self.out_total = 0
@@ -58,6 +59,7 @@ class GateCounter(Device):
             key=key,
             state_file=state_file,
             heartbeat_s=heartbeat_s,
+            recover_state=recover_state,
         )
 
     @property

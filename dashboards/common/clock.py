@@ -1,7 +1,8 @@
 """The dashboards' notion of "now", injectable so tests and snapshots repeat.
 
-The status age (SPEC 3: stale after 15 s) and the event's local time on screen both
-depend on the clock; tests pass a fixed one instead of patching the system time.
+The status age (stale after 15 s; the aggregator publishes one at least every 5 s,
+docs/protocol.md) and the event's local time on screen both depend on the clock;
+tests pass a fixed one instead of patching the system time.
 """
 
 from __future__ import annotations

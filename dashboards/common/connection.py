@@ -1,10 +1,12 @@
 """Is what the screen shows current? The connection state and the banner's sentence.
 
 A dashboard that silently shows old figures is worse than none: an inspector could
-cite a count from ten minutes ago. Three things make the figures doubtful (SPEC 3,
-issue 5): the broker cannot be reached, the aggregator's availability says
-``offline``, or the last status is older than 15 s by the local clock. Pure state and
-a pure function, so the wording and the thresholds are unit tested without a broker.
+cite a count from ten minutes ago. Three things make the figures doubtful
+(docs/protocol.md: the status comes at least every 5 s, the aggregator's availability
+is retained with a last will): the broker cannot be reached, the aggregator's
+availability says ``offline``, or the last status is older than 15 s by the local
+clock. Pure state and a pure function, so the wording and the thresholds are unit
+tested without a broker.
 """
 
 from __future__ import annotations

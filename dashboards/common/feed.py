@@ -1,10 +1,13 @@
 """The dashboards' MQTT feed: a plain paho thread that turns messages into typed records.
 
-Like Toolong's file watcher, it imports nothing from Textual: it parses each payload
-once, at the edge, into a frozen record and hands it to a callback. The app decides
-how records reach the screen (``post_message``, which is thread-safe). A payload that
-is not what SPEC 3 says is logged and counted, never raised into paho's loop, so one
-bad retained message cannot take a dashboard down.
+Like Toolong's file watcher, it imports nothing from Textual: it reads each topic with
+:meth:`Topics.parse` and decodes each payload once, at the edge, into the wire's frozen
+Struct (:class:`~kent_ops.core.wire.Status`, :class:`~kent_ops.core.wire.Alert`,
+:class:`~kent_ops.core.wire.GateCommand`), then hands it to a callback; everything
+downstream reads attributes, never a dict. The app decides how records reach the
+screen (``post_message``, which is thread-safe). A payload that is not what
+docs/protocol.md says is logged and counted, never raised into paho's loop, so one bad
+retained message cannot take a dashboard down.
 """
 
 from __future__ import annotations
@@ -15,17 +18,21 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from functools import lru_cache
+from types import UnionType
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 import msgspec
 import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client
-from kent_ops.core.wire import Topics
+from kent_ops.core import wire
+from kent_ops.core.wire import TopicRef, Topics
 
 __all__ = [
     "AlertUpdate",
     "AvailabilityUpdate",
+    "BadPayload",
     "CommandUpdate",
     "FeedEvent",
     "LinkUpdate",
@@ -36,14 +43,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_json = msgspec.json.Decoder()
+R = TypeVar("R", bound=msgspec.Struct)
 
 
 @dataclass(frozen=True, slots=True)
 class StatusUpdate:
-    """A whole status snapshot (SPEC 3); rendered as one, never half of one."""
+    """A whole status snapshot (docs/protocol.md); rendered as one, never half of one."""
 
-    status: dict[str, Any]
+    status: wire.Status
     received_at: datetime
 
 
@@ -52,15 +59,15 @@ class AlertUpdate:
     """One alert in its latest form; ``alert`` None when its retained message was cleared."""
 
     alert_id: str
-    alert: dict[str, Any] | None
+    alert: wire.Alert | None
 
 
 @dataclass(frozen=True, slots=True)
 class CommandUpdate:
-    """The aggregator's order for one gate (``admit``, ``attendance``, ``hold_at``…)."""
+    """The aggregator's order for one gate; None when its retained message was cleared."""
 
     gate: str
-    command: dict[str, Any] | None
+    command: wire.GateCommand | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +90,126 @@ FeedEvent = StatusUpdate | AlertUpdate | CommandUpdate | AvailabilityUpdate | Li
 
 
 class BadPayload(ValueError):
-    """A message on one of our topics that is not what SPEC 3 says it is."""
+    """A message on one of our topics that is not what docs/protocol.md says it is."""
 
 
-def _object(payload: bytes) -> dict[str, Any]:
+Check = Callable[[object, str], str | None]
+"""Returns the path of the first time without an offset in a value, or None."""
+
+
+@lru_cache(maxsize=64)
+def _time_check(tp: object) -> Check | None:
+    """A check for times without an offset in values of type ``tp``; None if it holds none.
+
+    Built once per type from the Struct's annotations, so a status with 200 gates is
+    checked by looking only at the fields that can hold a time.
+    """
+    if tp is datetime:
+        return lambda value, path: (
+            path if isinstance(value, datetime) and value.tzinfo is None else None
+        )
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return _struct_check(tp)
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (list, tuple) and args:
+        return _items_check(_time_check(args[0]), origin)
+    if origin is dict and len(args) == 2:
+        return _values_check(_time_check(args[1]))
+    if origin in (Union, UnionType):
+        checks = [c for c in map(_time_check, args) if c is not None]
+        return _first_of(checks) if checks else None
+    return None
+
+
+def _naive(value: object, path: str) -> str | None:
+    return path if isinstance(value, datetime) and value.tzinfo is None else None
+
+
+def _struct_check(cls: type[msgspec.Struct]) -> Check | None:
+    fields = [(f.name, c) for f in msgspec.structs.fields(cls) if (c := _time_check(f.type))]
+    if not fields:
+        return None
+
+    def check(value: object, path: str) -> str | None:
+        if not isinstance(value, cls):
+            return None
+        for name, field_check in fields:
+            found = field_check(getattr(value, name), f"{path}.{name}" if path else name)
+            if found is not None:
+                return found
+        return None
+
+    return check
+
+
+def _items_check(item: Check | None, kind: type) -> Check | None:
+    if item is None:
+        return None
+
+    def check(value: object, path: str) -> str | None:
+        if isinstance(value, kind):
+            for index, entry in enumerate(value):
+                found = item(entry, f"{path}[{index}]")
+                if found is not None:
+                    return found
+        return None
+
+    return check
+
+
+def _values_check(item: Check | None) -> Check | None:
+    if item is None:
+        return None
+
+    def check(value: object, path: str) -> str | None:
+        if isinstance(value, dict):
+            for key, entry in value.items():
+                found = item(entry, f"{path}.{key}")
+                if found is not None:
+                    return found
+        return None
+
+    return check
+
+
+def _first_of(checks: list[Check]) -> Check:
+    def check(value: object, path: str) -> str | None:
+        for one in checks:
+            found = one(value, path)
+            if found is not None:
+                return found
+        return None
+
+    return check
+
+
+def _naive_time(record: msgspec.Struct) -> str | None:
+    """The field of the first time without an offset in a decoded record, if any.
+
+    The dashboards subtract and sort these times; one without an offset cannot be
+    compared with the others, so the record is refused here rather than fail later.
+    """
+    check = _time_check(type(record))
+    return check(record, "") if check is not None else None
+
+
+def _decode(cls: type[R], payload: bytes) -> R:
+    """One outbound record, or :class:`BadPayload` naming the field at fault."""
     try:
-        value = _json.decode(payload)
-    except msgspec.DecodeError as exc:
-        raise BadPayload(f"not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise BadPayload("not a JSON object")
-    return value
+        record = wire.decode_json(cls, payload)
+    except msgspec.DecodeError as exc:  # ValidationError is a DecodeError
+        raise BadPayload(f"not a valid {cls.__name__.lower()}: {exc}") from None
+    naive = _naive_time(record)
+    if naive is not None:
+        raise BadPayload(f"{cls.__name__.lower()} time {naive} has no UTC offset")
+    return record
+
+
+def _status(payload: bytes, received_at: datetime) -> StatusUpdate:
+    status = _decode(wire.Status, payload)
+    if status.ts is None:
+        raise BadPayload("status has no ts")
+    return StatusUpdate(status, received_at)
 
 
 def classify(topics: Topics, topic: str, payload: bytes, received_at: datetime) -> FeedEvent | None:
@@ -102,30 +218,20 @@ def classify(topics: Topics, topic: str, payload: bytes, received_at: datetime) 
     Raises:
         BadPayload: the topic is ours but the payload is not a valid one.
     """
-    prefix = topics.prefix + "/"
-    if not topic.startswith(prefix):
-        return None
-    rest = topic[len(prefix) :].split("/")
-    if rest == ["status"]:
-        status = _object(payload)
-        if not isinstance(status.get("ts"), str):
-            raise BadPayload("status has no ts")
-        return StatusUpdate(status, received_at)
-    if len(rest) == 2 and rest[0] == "alerts":
-        if not payload:
-            return AlertUpdate(rest[1], None)
-        alert = _object(payload)
-        return AlertUpdate(rest[1], alert)
-    if len(rest) == 3 and rest[0] == "gate" and rest[2] == "command":
-        if not payload:
-            return CommandUpdate(rest[1], None)
-        command = _object(payload)
-        if not isinstance(command.get("admit"), bool):
-            raise BadPayload("command has no boolean admit")
-        return CommandUpdate(rest[1], command)
-    if rest == ["aggregator", "availability"]:
-        text = payload.decode("utf-8", errors="replace").strip().lower()
-        return AvailabilityUpdate(text == "online")
+    ref = topics.parse(topic)
+    if not isinstance(ref, TopicRef):
+        return None  # another event's topic, or not a kent-ops topic at all
+    match ref.kind:
+        case "status":
+            return _status(payload, received_at)
+        case "alert":
+            return AlertUpdate(ref.id, _decode(wire.Alert, payload) if payload else None)
+        case "command":
+            command = _decode(wire.GateCommand, payload) if payload else None
+            return CommandUpdate(ref.id, command)
+        case "aggregator-availability":
+            text = payload.decode("utf-8", errors="replace").strip().lower()
+            return AvailabilityUpdate(text == "online")
     return None
 
 
@@ -234,12 +340,21 @@ class MqttFeed:
     ) -> None:
         self._emit(LinkUpdate(False))
 
-    def _handle_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
+    def receive(self, topic: str, payload: bytes) -> FeedEvent | None:
+        """Decode one message and hand its record on; a bad payload is counted, not raised.
+
+        Returns the record handed on (None for a topic the dashboards do not show, or
+        a payload that was refused).
+        """
         try:
-            event = classify(self.topics, msg.topic, msg.payload, datetime.now(UTC))
+            event = classify(self.topics, topic, payload, datetime.now(UTC))
         except BadPayload as exc:
             self.rejected += 1
-            log.warning("ignored a bad payload on %s: %s", msg.topic, exc)
-            return
+            log.warning("ignored a bad payload on %s: %s", topic, exc)
+            return None
         if event is not None:
             self._emit(event)
+        return event
+
+    def _handle_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
+        self.receive(msg.topic, msg.payload)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from textual import on
 from textual.app import App
@@ -20,7 +19,7 @@ from textual.reactive import reactive
 from dashboards.common.clock import Clock, wall_clock
 from dashboards.common.connection import STALE_AFTER_S, ConnectionState, connection_problem
 from dashboards.common.feed import FeedEvent, MqttFeed
-from dashboards.common.format import event_zone, parse_ts
+from dashboards.common.format import event_zone
 from dashboards.common.messages import (
     AvailabilityChanged,
     LinkChanged,
@@ -28,6 +27,7 @@ from dashboards.common.messages import (
     to_message,
 )
 from kent_ops.broker.client import BrokerAddress
+from kent_ops.core import wire
 from kent_ops.core.wire import Topics
 
 __all__ = ["FeedApp"]
@@ -36,8 +36,8 @@ __all__ = ["FeedApp"]
 class FeedApp(App[int]):
     """A Textual app whose figures come from the aggregator's retained topics."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
-    """The last status snapshot, whole (SPEC 3); None until the first arrives."""
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
+    """The last status snapshot, whole (docs/protocol.md); None until the first arrives."""
 
     now: reactive[datetime | None] = reactive(None, repaint=False)
     """The local clock, ticked every second: the event's time and the status age."""
@@ -125,9 +125,9 @@ class FeedApp(App[int]):
     def _status_received(self, message: StatusReceived) -> None:
         self.show_status(message.status)
 
-    def show_status(self, status: dict[str, Any]) -> None:
+    def show_status(self, status: wire.Status) -> None:
         """Take a status snapshot as the current one (from the feed, or injected)."""
-        self.connection.status_ts = parse_ts(status.get("ts"))
+        self.connection.status_ts = status.ts
         self.connection.received_at = self.clock()
         self.status = status
         self.tick()

@@ -7,22 +7,24 @@ functions only: nothing here knows about Textual.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime, tzinfo
-from typing import Any, Literal
+from functools import lru_cache
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from kent_ops.core import wire
 
 __all__ = [
     "LEVEL_STYLE",
     "NEAR_FRACTION",
     "Level",
+    "clean",
     "event_zone",
     "fmt_age",
     "fmt_int",
     "fmt_share",
     "level",
     "local_clock",
-    "local_time",
     "parse_ts",
 ]
 
@@ -30,7 +32,7 @@ NONE_TEXT = "—"
 """What a figure the status does not have yet looks like: a dash, never a blank."""
 
 NEAR_FRACTION = 0.9
-"""A figure within 10% of its limit is shown amber (the issue's convention)."""
+"""A figure within 10% of its limit is shown amber: the warning before a breach."""
 
 Level = Literal["ok", "near", "breach"]
 
@@ -56,15 +58,19 @@ def parse_ts(value: object) -> datetime | None:
     return moment
 
 
-def event_zone(status: Mapping[str, Any] | None) -> tzinfo:
+def event_zone(status: wire.Status | None) -> tzinfo:
     """The event's time zone from the status (``timezone``), UTC when absent or unknown."""
-    name = status.get("timezone") if status else None
-    if isinstance(name, str) and name:
-        try:
-            return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            return UTC
-    return UTC
+    return _zone(status.timezone) if status is not None else UTC
+
+
+@lru_cache(maxsize=8)
+def _zone(name: str) -> tzinfo:
+    if not name:
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC
 
 
 def local_clock(moment: datetime | None, zone: tzinfo, *, with_zone: bool = False) -> str:
@@ -76,11 +82,6 @@ def local_clock(moment: datetime | None, zone: tzinfo, *, with_zone: bool = Fals
     if with_zone:
         text = f"{text} {local.strftime('%Z')}"
     return text
-
-
-def local_time(value: object, zone: tzinfo) -> str:
-    """An ISO time from a payload shown as the event's local ``HH:MM:SS``; a dash if absent."""
-    return local_clock(parse_ts(value), zone)
 
 
 def fmt_int(value: object) -> str:
@@ -127,3 +128,15 @@ def level(used: object, limit: object, *, near: float = NEAR_FRACTION) -> Level:
     if used >= near * limit:
         return "near"
     return "ok"
+
+
+def clean(value: object) -> str:
+    """Text that came from outside (a note, a comment, an id) without control characters.
+
+    Panels put it in ``rich.text.Text`` objects, never in markup strings, so brackets
+    in a note are shown as typed; this removes what would move the cursor or ring.
+    """
+    text = value if isinstance(value, str) else str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else " " for ch in text)

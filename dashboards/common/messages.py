@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from textual.message import Message
 
@@ -22,6 +21,7 @@ from dashboards.common.feed import (
     LinkUpdate,
     StatusUpdate,
 )
+from kent_ops.core import wire
 
 __all__ = [
     "AlertReceived",
@@ -37,7 +37,7 @@ __all__ = [
 class StatusReceived(Message):
     """A whole status snapshot arrived; a newer one replaces it while it waits."""
 
-    status: dict[str, Any]
+    status: wire.Status
     received_at: datetime
 
     def can_replace(self, message: Message) -> bool:
@@ -49,7 +49,7 @@ class AlertReceived(Message):
     """One alert changed (or its retained message was cleared: ``alert`` None)."""
 
     alert_id: str
-    alert: dict[str, Any] | None
+    alert: wire.Alert | None
 
 
 @dataclass(eq=False)
@@ -57,7 +57,7 @@ class CommandReceived(Message):
     """The aggregator's order for one gate changed."""
 
     gate: str
-    command: dict[str, Any] | None
+    command: wire.GateCommand | None
 
 
 @dataclass(eq=False)

@@ -1,51 +1,45 @@
-"""The deputy's gate view: ``kent-ops gate GATE --event ID [--broker URL] [--state-dir DIR]``.
+"""The deputy's gate view (``kent-ops gate GATE``): ADMIT or HOLD, figures, a manual tally.
 
-A full-screen ADMIT or HOLD from ``kent/{e}/gate/{gate}/command``, attendance against
-``hold_at``, this gate's counts, and the manual tally for when the gate counter fails.
-The view holds no counts and no rules; the tally is a sensor, not a view: it
-publishes as gate ``{gate}-manual`` (cumulative totals, rising seq, QoS 1), keeps its
-totals on disk so a reboot continues, heartbeats every 30 s once used, and publishes
-its availability (``online`` once used, ``offline`` when the app quits or, as the last
-will, when it vanishes).
+A full-screen ADMIT or HOLD from this gate's retained command (docs/protocol.md,
+"gate/{gate}/command"), attendance against ``hold_at``, this gate's counts, and the
+manual tally for when the gate counter fails. The view holds no counts and no rules;
+the tally is a sensor, not a view (:class:`dashboards.gate.tally.ManualTally`, the
+sensors' gate counter): it publishes as gate ``{gate}-manual`` through this view's
+connection, keeps its totals on disk so a reboot continues, heartbeats every 30 s once
+used, and publishes its availability (``online`` once used and on every reconnection,
+``offline`` when the app quits or, as the last will, when it vanishes).
 
-One factory, :func:`make_gate_app`, builds the app for the command line and the tests.
+One factory, :func:`make_gate_app`, builds the app for the command line
+(:mod:`kent_ops.commands.gate`) and the tests.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import paho.mqtt.client as mqtt
 from textual import on
 from textual.binding import Binding
 from textual.reactive import reactive
 
-from dashboards.common.clock import Clock
+from dashboards.common.clock import Clock, wall_clock
 from dashboards.common.connection import STALE_AFTER_S
 from dashboards.common.feed_app import FeedApp
 from dashboards.common.messages import CommandReceived, LinkChanged
 from dashboards.gate.screens.help import GateHelpScreen
 from dashboards.gate.screens.main import GateScreen
-from dashboards.gate.tally import (
-    DEFAULT_STATE_DIR,
-    ManualTally,
-    TallyState,
-    manual_gate,
-    tally_path,
-)
-from kent_ops.broker.client import BrokerAddress, parse_broker_url
+from dashboards.gate.tally import DEFAULT_STATE_DIR, FeedLink, ManualTally, TallyState
+from kent_ops.broker.client import BrokerAddress
+from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
-from kent_ops.core.wire import Topics, encode_payload, load_keys
 
-__all__ = ["GateApp", "cli_gate", "make_gate_app"]
+__all__ = ["GateApp", "make_gate_app"]
 
 HEARTBEAT_S = 30.0
-"""Gate counters publish at least this often even when nothing changed (SPEC 3)."""
+"""Gate counters publish at least this often even when nothing changed (docs/protocol.md)."""
 
 _GATE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 _EVENT_ID = re.compile(r"^[a-z0-9-]+$")
@@ -63,12 +57,12 @@ class GateApp(FeedApp):
         Binding("q", "quit", "Quit"),
     ]
 
-    command: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
-    """The aggregator's last order for this gate (retained ``gate/{gate}/command``)."""
+    command: reactive[wire.GateCommand | None] = reactive(None, always_update=True, repaint=False)
+    """The aggregator's last order for this gate (its retained command)."""
     tally: reactive[TallyState] = reactive(TallyState(), repaint=False)
     """The manual tally's totals and the seq of its last message."""
     delivered: reactive[bool | None] = reactive(None, repaint=False)
-    """Whether the broker has the tally's last message; None with no broker."""
+    """Whether the broker has the tally's latest totals; None with no broker."""
 
     def __init__(
         self,
@@ -79,14 +73,11 @@ class GateApp(FeedApp):
         *,
         ca_file: str | None = None,
         clock: Clock | None = None,
-        statuses: Iterable[dict[str, Any]] = (),
-        command: dict[str, Any] | None = None,
-        heartbeat_s: float = HEARTBEAT_S,
+        statuses: Iterable[wire.Status] = (),
+        command: wire.GateCommand | None = None,
         stale_after_s: float = STALE_AFTER_S,
-        signing_key: bytes | None = None,
     ) -> None:
-        topics = Topics(event_id)
-        self.counter = manual_gate(gate)
+        topics = wire.Topics(event_id)
         super().__init__(
             event_id=event_id,
             broker=broker,
@@ -98,17 +89,16 @@ class GateApp(FeedApp):
             ca_file=ca_file,
             clock=clock,
             client_name=f"gate-{gate}",
-            will=(topics.availability(self.counter), "offline"),
+            will=(tally.availability_topic, "offline"),
             stale_after_s=stale_after_s,
         )
         self.gate = gate
         self.manual = tally
-        self.heartbeat_s = heartbeat_s
-        self.signing_key = signing_key
+        self.link = FeedLink(self.feed) if self.feed is not None else None
+        """The tally's way to the broker: this view's own connection (None standalone)."""
+        self._attached = False
         self._initial_statuses = list(statuses)
         self._initial_command = command
-        self._last_sent: mqtt.MQTTMessageInfo | None = None
-        self._announced = False
         self.set_reactive(GateApp.tally, tally.state)
 
     # lifecycle ----------------------------------------------------------------------
@@ -127,7 +117,10 @@ class GateApp(FeedApp):
             self.show_status(status)
         if self._initial_command is not None:
             self.command = self._initial_command
-        self.set_interval(self.heartbeat_s, self._heartbeat, name="tally-heartbeat")
+        if self.manual.state.in_use:
+            self._attach()  # a tally in use before a restart speaks once the link is up
+        beat = min(1.0, self.manual.heartbeat_s or HEARTBEAT_S)
+        self.set_interval(beat, self._heartbeat, name="tally-heartbeat")
         if self.manual.recovered_from is not None:
             self.notify(
                 f"The tally file was unreadable and was moved to {self.manual.recovered_from}; "
@@ -137,8 +130,11 @@ class GateApp(FeedApp):
             )
 
     def on_unmount(self) -> None:
-        if self.feed is not None and self._announced and self.feed.connected:
-            info = self.feed.publish(self.topics.availability(self.counter), "offline", retain=True)
+        if self.link is None or not self._attached or not self.link.online:
+            return
+        self.manual.close(announce=True)  # says offline, retained: a clean disconnect has no will
+        info = self.link.sent.get(self.manual.availability_topic)
+        if info is not None:
             with contextlib.suppress(RuntimeError, ValueError):
                 info.wait_for_publish(timeout=2.0)
 
@@ -151,41 +147,52 @@ class GateApp(FeedApp):
 
     @on(LinkChanged)
     def _link_for_tally(self, message: LinkChanged) -> None:
-        if message.connected and self.manual.state.in_use:
+        if self.link is None:
+            return
+        if message.connected:
             # Back online (or restarted with a tally in use): say so and send the totals.
-            self._send(self.manual.heartbeat(self.clock()))
+            self.link.came_up()
+        else:
+            self.link.went_down()
+        self._show_tally()
 
     def tick(self) -> None:
         super().tick()
-        if self._last_sent is not None:
-            self.delivered = _delivered(self._last_sent)
+        self._show_tally()
 
     # the manual tally ---------------------------------------------------------------
 
     def action_count_in(self) -> None:
         """One person in through this gate, counted by hand."""
-        self._send(self.manual.count(self.clock(), persons_in=1))
+        self._count(entered=1)
 
     def action_count_out(self) -> None:
         """One person out through this gate, counted by hand."""
-        self._send(self.manual.count(self.clock(), persons_out=1))
+        self._count(exited=1)
+
+    def _attach(self) -> None:
+        if self.link is not None and not self._attached:
+            self.manual.attach(self.link)
+            self._attached = True
+
+    def _count(self, *, entered: int = 0, exited: int = 0) -> None:
+        """Count, save, and publish at QoS 1 (or keep for the reconnection)."""
+        self._attach()
+        self.manual.count(entered, exited)
+        self._show_tally()
 
     def _heartbeat(self) -> None:
-        if self.manual.state.in_use and self.feed is not None and self.feed.connected:
-            self._send(self.manual.heartbeat(self.clock()))
+        if self.manual.tick():
+            self._show_tally()
 
-    def _send(self, payload: dict[str, Any]) -> None:
-        """Publish a tally message (already saved to disk) at QoS 1."""
-        self.tally = self.manual.state
-        if self.feed is None:
+    def _show_tally(self) -> None:
+        state = self.manual.state
+        self.tally = state
+        if self.link is None:
             self.delivered = None
             return
-        if not self._announced:
-            self.feed.publish(self.topics.availability(self.counter), "online", retain=True)
-            self._announced = True
-        body = encode_payload(payload, self.signing_key)
-        self._last_sent = self.feed.publish(self.topics.gate_count(self.counter), body, qos=1)
-        self.delivered = _delivered(self._last_sent)
+        info = self.link.sent.get(self.manual.topic)
+        self.delivered = not state.unsent and info is not None and _delivered(info)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, GateHelpScreen):
@@ -208,8 +215,8 @@ def make_gate_app(
     state_dir: Path | str | None = None,
     ca_file: str | None = None,
     clock: Clock | None = None,
-    statuses: Iterable[dict[str, Any]] = (),
-    command: dict[str, Any] | None = None,
+    statuses: Iterable[wire.Status] = (),
+    command: wire.GateCommand | None = None,
     signing_key: bytes | None = None,
     heartbeat_s: float = HEARTBEAT_S,
     stale_after_s: float = STALE_AFTER_S,
@@ -225,8 +232,9 @@ def make_gate_app(
         clock: "now"; the wall clock by default.
         statuses: status snapshots to show at start (tests).
         command: a gate command to show at start (tests).
-        signing_key: the tally's HMAC key when the event signs its messages (issue 7).
-        heartbeat_s: how often a tally in use repeats its totals (SPEC 3: 30 s).
+        signing_key: the tally's HMAC key when the event signs its messages
+            (docs/protocol.md, "Signed payloads").
+        heartbeat_s: how often a tally in use repeats its totals (30 s, docs/protocol.md).
         stale_after_s: how old a status may be before the banner says so (15 s).
     """
     if not _EVENT_ID.match(event_id):
@@ -235,9 +243,16 @@ def make_gate_app(
         raise UsageError(f"gate id {gate!r} must be letters, digits, '.', '_' or '-'")
     directory = Path(state_dir) if state_dir is not None else DEFAULT_STATE_DIR
     try:
-        tally = ManualTally(tally_path(directory, event_id, gate))
-    except OSError as exc:
-        raise UsageError(f"cannot read the tally in {directory}: {exc.strerror}") from None
+        tally = ManualTally(
+            event_id,
+            gate,
+            state_dir=directory,
+            clock=clock or wall_clock,
+            key=signing_key,
+            heartbeat_s=heartbeat_s,
+        )
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the tally in {directory}: {exc}") from None
     return GateApp(
         gate,
         event_id,
@@ -247,32 +262,5 @@ def make_gate_app(
         clock=clock,
         statuses=statuses,
         command=command,
-        heartbeat_s=heartbeat_s,
         stale_after_s=stale_after_s,
-        signing_key=signing_key,
     )
-
-
-def cli_gate(args: argparse.Namespace) -> int:
-    """``kent-ops gate GATE``: run the deputy's gate view until the deputy quits."""
-    broker = parse_broker_url(args.broker)
-    signing_key = None
-    if args.keys:
-        try:
-            keys = load_keys(args.keys)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        counter = manual_gate(args.gate)
-        if counter not in keys:
-            raise UsageError(f"the signing keys file {args.keys} has no key for {counter}")
-        signing_key = keys[counter]
-    app = make_gate_app(
-        args.gate,
-        args.event,
-        broker,
-        state_dir=args.state_dir,
-        ca_file=args.ca_file,
-        signing_key=signing_key,
-    )
-    app.run()
-    return 0

@@ -1,27 +1,22 @@
 """The gate view's panels: pure functions of the gate's command, the status and the tally.
 
-The order comes from ``kent/{e}/gate/{gate}/command`` (the aggregator's word for this
-gate); until one arrives the status's ``admit`` is shown, marked as such. Nothing
-here decides to admit or hold: that is the aggregator's rule (SPEC 4).
+The order comes from this gate's command (the aggregator's word for this gate,
+docs/protocol.md); until one arrives the status's ``admit`` is shown, marked as such.
+Nothing here decides to admit or hold: that is the aggregator's rule (hold at
+``hold_at``, set from the permitted maximum at one time, permit:B(2); and at 500 or
+more while there is no issued permit, permit:A).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from rich.text import Text
 
-from dashboards.common.format import (
-    event_zone,
-    fmt_age,
-    fmt_int,
-    level,
-    local_time,
-    parse_ts,
-)
+from dashboards.common.format import clean, event_zone, fmt_age, fmt_int, level, local_clock
 from dashboards.gate.tally import TallyState, manual_gate
+from kent_ops.core import wire
 
 __all__ = [
     "GateOrder",
@@ -50,36 +45,25 @@ class GateOrder:
         return "ADMIT" if self.admit else "HOLD"
 
 
-def _int(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
-
-
-def _current(status: Mapping[str, Any] | None) -> int | None:
-    att = status.get("attendance") if status else None
-    return _int(att.get("current")) if isinstance(att, Mapping) else None
-
-
-def gate_order(command: Mapping[str, Any] | None, status: Mapping[str, Any] | None) -> GateOrder:
+def gate_order(command: wire.GateCommand | None, status: wire.Status | None) -> GateOrder:
     """The order for this gate: its command if there is one, else the status's ``admit``.
 
     The attendance shown is the status's, which is republished on every change; a
     command is republished only when the order changes, so its figure ages.
     """
-    current = _current(status)
-    if command is not None and isinstance(command.get("admit"), bool):
+    current = status.attendance.current if status is not None else None
+    if command is not None:
         return GateOrder(
-            admit=command["admit"],
-            attendance=current if current is not None else _int(command.get("attendance")),
-            hold_at=_int(command.get("hold_at")),
-            resume_below=_int(command.get("resume_below")),
-            reason=str(command.get("reason") or ""),
+            admit=command.admit,
+            attendance=current if current is not None else command.attendance,
+            hold_at=command.hold_at,
+            resume_below=command.resume_below,
+            reason=clean(command.reason),
             source="command",
         )
-    if status is not None and isinstance(status.get("admit"), bool):
+    if status is not None:
         return GateOrder(
-            admit=status["admit"],
+            admit=status.admit,
             attendance=current,
             reason="no order for this gate yet: the event-wide status says so",
             source="status",
@@ -109,23 +93,19 @@ def order_details(order: GateOrder) -> Text:
     return text
 
 
-def counts_text(status: Mapping[str, Any] | None, gate: str) -> Text:
+def counts_text(status: wire.Status | None, gate: str) -> Text:
     """This gate's counter as the aggregator has it: in, out, net, rate, online."""
-    gates = status.get("gates") if status else None
-    g = gates.get(gate) if isinstance(gates, Mapping) else None
+    g = status.gates.get(gate) if status is not None else None
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"Gate {gate}  ", style="bold")
-    if not isinstance(g, Mapping):
+    if status is None or g is None:
         text.append("no figures for this gate in the status", style="dim")
         return text
-    text.append(f"in {fmt_int(g.get('in'))}  out {fmt_int(g.get('out'))}  ")
-    text.append(f"net {fmt_int(g.get('net'))}", style="bold")
-    rate = g.get("per_minute")
-    if isinstance(rate, int | float) and not isinstance(rate, bool):
-        text.append(f"  {rate:.0f}/min")
-    if g.get("online") is False:
-        seen = parse_ts(g.get("last_seen"))
-        now = parse_ts(status.get("ts")) if status else None
+    text.append(f"in {fmt_int(g.in_)}  out {fmt_int(g.out)}  ")
+    text.append(f"net {fmt_int(g.net)}", style="bold")
+    text.append(f"  {g.per_minute:.0f}/min")
+    if not g.online:
+        seen, now = g.last_seen, status.ts
         ago = f" (last seen {fmt_age((now - seen).total_seconds())} ago)" if seen and now else ""
         text.append(f"  ✗ COUNTER OFFLINE{ago}: use the manual tally", style="bold red")
     else:
@@ -133,9 +113,21 @@ def counts_text(status: Mapping[str, Any] | None, gate: str) -> Text:
     return text
 
 
+def _tally_fate(state: TallyState, delivered: bool | None) -> tuple[str, str]:
+    """Whether the broker has what this tablet counted, in words and a style."""
+    number = f"#{state.seq} " if state.seq else ""
+    if not state.in_use:
+        return "not used yet", "dim"
+    if delivered is None:
+        return f"{number}not sent: no broker", "bold red"
+    if delivered:
+        return f"{number}delivered ✓", "green"
+    return f"{number}waiting for the broker…", "bold dark_orange"
+
+
 def tally_text(
     state: TallyState,
-    status: Mapping[str, Any] | None,
+    status: wire.Status | None,
     gate: str,
     *,
     delivered: bool | None,
@@ -148,28 +140,20 @@ def tally_text(
     text.append(f"({name})  ", style="dim")
     text.append(f"in {fmt_int(state.in_total)}  out {fmt_int(state.out_total)}  ")
     text.append(f"net {fmt_int(state.net)}", style="bold")
-    if not state.in_use:
-        text.append("  not used yet", style="dim")
-    elif delivered is None:
-        text.append(f"  #{state.seq} not sent: no broker", style="bold red")
-    elif delivered:
-        text.append(f"  #{state.seq} delivered ✓", style="green")
-    else:
-        text.append(f"  #{state.seq} waiting for the broker…", style="bold dark_orange")
-    gates = status.get("gates") if status else None
-    if isinstance(gates, Mapping) and gates:
-        counted = gates.get(name)
-        if not isinstance(counted, Mapping):
+    fate, style = _tally_fate(state, delivered)
+    text.append(f"  {fate}", style=style)
+    if status is not None and status.gates:
+        counted = status.gates.get(name)
+        if counted is None:
             text.append(
                 f"\n{name} is not a gate in the permit: the aggregator will reject these counts",
                 style="bold red",
             )
         elif state.in_use:
-            zone = event_zone(status)
-            seen = local_time(counted.get("last_seen"), zone)
+            seen = local_clock(counted.last_seen, event_zone(status))
             text.append(
-                f"\naggregator has in {fmt_int(counted.get('in'))} "
-                f"out {fmt_int(counted.get('out'))} (seen {seen})",
+                f"\naggregator has in {fmt_int(counted.in_)} "
+                f"out {fmt_int(counted.out)} (seen {seen})",
                 style="dim",
             )
     return text

@@ -1,28 +1,36 @@
-"""The deputy's manual tally: a gate counter that lives in a small JSON file.
+"""The deputy's manual tally: a gate counter, the sensors' own, kept in a small JSON file.
 
-When a gate's counter fails the deputy counts by hand with ``+`` and ``-``. The tally
-is just another gate counter to the aggregator (SPEC 3): gate ``{gate}-manual``,
-cumulative ``in_total`` / ``out_total``, ``seq`` rising by one a message, QoS 1. The
-totals and the seq are written to disk *before* each message goes out, so a tablet
-that reboots carries on from where it was; the aggregator then sees the next seq with
-the same or higher totals, never a drop. A lost or unreadable file starts again at
-seq 1, which the aggregator treats as a device restart and stitches (SPEC 3).
+When a gate's counter fails the deputy counts by hand with ``+`` and ``-``. To the
+aggregator the tally is just another gate counter (docs/protocol.md, "Counting"): gate
+``{gate}-manual``, cumulative ``in_total`` / ``out_total``, ``seq`` rising by one a
+message, QoS 1. So it *is* one: :class:`ManualTally` is a
+:class:`sensors.gate_counter.GateCounter` whose state file lives in
+``~/.local/state/kent-ops/{event}.{gate}-manual.json``. The device code saves the totals
+and the seq before each message goes out, so a tablet that reboots carries on where
+it was; an unreadable file is moved aside and counting starts again at seq 1, which
+the aggregator treats as a device restart and stitches. It sends through the gate
+view's own MQTT connection (:class:`FeedLink`).
+
+Unlike a beam counter the tally says nothing until it is used: no availability, no
+heartbeat, until the deputy first presses a key.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
-from typing import Any
 
-from kent_ops.core.wire import format_ts
+import paho.mqtt.client as mqtt
+
+from dashboards.common.feed import MqttFeed
+from sensors.device import Clock, utc_now
+from sensors.gate_counter import GateCounter
 
 __all__ = [
     "DEFAULT_STATE_DIR",
+    "FeedLink",
     "ManualTally",
     "TallyState",
     "manual_gate",
@@ -45,11 +53,13 @@ def tally_path(state_dir: Path, event_id: str, gate: str) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class TallyState:
-    """What has been counted, and the seq of the last message sent (0: none yet)."""
+    """What has been counted, the seq of the last message sent (0: none yet), and
+    whether the latest totals are still to be sent (counted while the broker was away)."""
 
     seq: int = 0
     in_total: int = 0
     out_total: int = 0
+    unsent: bool = False
 
     @property
     def net(self) -> int:
@@ -57,79 +67,90 @@ class TallyState:
 
     @property
     def in_use(self) -> bool:
-        """True once the tally has sent a message: from then on it heartbeats."""
-        return self.seq > 0
+        """True once the deputy has counted: from then on the tally heartbeats."""
+        return self.seq > 0 or self.in_total > 0 or self.out_total > 0
 
 
-class ManualTally:
-    """The tally's state on disk and the payloads it sends."""
+class ManualTally(GateCounter):
+    """A gate's manual tally: the sensors' gate counter, silent until first used.
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.recovered_from: Path | None = None
-        """Where an unreadable state file was moved aside, if one was."""
-        self.state = self._load()
+    Args:
+        event_id: the event, as in the topics.
+        gate: the gate the deputy stands at; the tally is gate ``{gate}-manual``.
+        state_dir: where the tally file is kept (:data:`DEFAULT_STATE_DIR`).
+        clock: the time stamped on each message.
+        key: the tally's HMAC key when the event signs its messages.
+        heartbeat_s: how often a tally in use repeats its totals.
 
-    def _load(self) -> TallyState:
-        try:
-            raw = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return TallyState()
-        try:
-            data = json.loads(raw)
-            state = TallyState(
-                seq=int(data["seq"]),
-                in_total=int(data["in_total"]),
-                out_total=int(data["out_total"]),
-            )
-            if min(state.seq, state.in_total, state.out_total) < 0:
-                raise ValueError("negative figures")
-            return state
-        except (ValueError, KeyError, TypeError):
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            aside = self.path.with_name(f"{self.path.name}.unreadable-{stamp}")
-            self.path.rename(aside)
-            self.recovered_from = aside
-            return TallyState()
+    Raises:
+        ValueError: the tally file exists but cannot be read (permissions).
+    """
 
-    def _save(self, state: TallyState) -> None:
-        """Write atomically (temp file, fsync, rename): a crash leaves old or new, not half."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(asdict(state), f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        self.state = state
+    def __init__(
+        self,
+        event_id: str,
+        gate: str,
+        *,
+        state_dir: Path = DEFAULT_STATE_DIR,
+        clock: Clock = utc_now,
+        key: bytes | None = None,
+        heartbeat_s: float = 30.0,
+    ) -> None:
+        super().__init__(
+            event_id,
+            manual_gate(gate),
+            clock=clock,
+            tz=UTC,
+            key=key,
+            state_file=tally_path(state_dir, event_id, gate),
+            heartbeat_s=heartbeat_s,
+            recover_state=True,
+        )
 
-    def count(self, now: datetime, *, persons_in: int = 0, persons_out: int = 0) -> dict[str, Any]:
-        """Add persons in or out, save, and return the payload to publish."""
-        if persons_in < 0 or persons_out < 0:
-            raise ValueError("a tally only counts up: totals that fall are rejected (SPEC 3)")
-        s = self.state
-        new = TallyState(s.seq + 1, s.in_total + persons_in, s.out_total + persons_out)
-        self._save(new)
-        return self.payload(now)
+    @property
+    def state(self) -> TallyState:
+        """The totals as the gate view shows them."""
+        with self._lock:
+            counted = self.seq > 0 or self.in_total > 0 or self.out_total > 0
+            unsent = counted and self._reading() != self.last_reading
+            return TallyState(self.seq, self.in_total, self.out_total, unsent)
 
-    def heartbeat(self, now: datetime) -> dict[str, Any]:
-        """The same totals with the next seq: tells the aggregator the tally is alive."""
-        return self.count(now)
+    def _link_up(self) -> None:
+        """On (re)connection, repeat the totals, but only once the deputy has counted."""
+        if self.state.in_use:
+            super()._link_up()
 
-    def payload(self, now: datetime) -> dict[str, Any]:
-        """SPEC 3's gate count for the current state, fields in the devices' order.
 
-        Encoding (and signing, when the event signs) is the devices' own
-        ``kent_ops.core.wire.encode_payload``: the tally is a device like any other.
-        """
-        s = self.state
-        return {
-            "seq": s.seq,
-            "ts": format_ts(now, UTC),
-            "in_total": s.in_total,
-            "out_total": s.out_total,
-        }
+class FeedLink:
+    """A device link (:class:`sensors.device.Link`) over the gate view's own connection.
+
+    It is online from the moment the view has seen the broker link come up
+    (:meth:`came_up`) until it sees it go down (:meth:`went_down`), so the tally
+    announces itself exactly once per connection, in order. It keeps the delivery of
+    the last message sent on each topic, so the view can say whether the broker has the
+    tally's latest count.
+    """
+
+    def __init__(self, feed: MqttFeed) -> None:
+        self.feed = feed
+        self.on_up: Callable[[], None] | None = None
+        self.sent: dict[str, mqtt.MQTTMessageInfo] = {}
+        """The last message published on each topic, with its delivery."""
+        self._up = False
+
+    @property
+    def online(self) -> bool:
+        return self._up
+
+    def send(self, topic: str, payload: bytes, retain: bool) -> None:
+        self.sent[topic] = self.feed.publish(topic, payload, qos=1, retain=retain)
+
+    def came_up(self) -> None:
+        """The broker link is up (again): the attached device announces itself."""
+        self._up = True
+        if self.on_up is not None:
+            self.on_up()
+
+    def went_down(self) -> None:
+        """The broker link is down: the device keeps its counts for the reconnection."""
+        self._up = False

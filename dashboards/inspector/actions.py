@@ -1,4 +1,4 @@
-"""Inspector actions: the exact payloads of SPEC 3, and how to see the aggregator took them.
+"""Inspector actions: their exact payloads (docs/protocol.md), and how to see they were recorded.
 
 An acknowledgement, a note or an attendance adjustment is published once, at QoS 1,
 on ``kent/{e}/inspector/{who}/{kind}``. "Sent" is not "recorded": the inspector is
@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
+
+from kent_ops.core import wire
 
 __all__ = [
     "INSPECTION_RESULTS",
@@ -42,12 +44,12 @@ def iso_utc(moment: datetime) -> str:
 
 
 def ack_payload(alert_id: str, comment: str, now: datetime) -> dict[str, Any]:
-    """``{"ts", "alert", "comment"}``: SPEC 3's acknowledgement."""
+    """``{"ts", "alert", "comment"}``: an acknowledgement (docs/protocol.md, "ack")."""
     return {"ts": iso_utc(now), "alert": alert_id, "comment": comment}
 
 
 def note_payload(text: str, now: datetime, alert_id: str | None = None) -> dict[str, Any]:
-    """``{"ts", "text"}`` and ``"alert"`` when the note is about one: SPEC 3's note."""
+    """``{"ts", "text"}`` and ``"alert"`` when it is about one (docs/protocol.md, "note")."""
     payload: dict[str, Any] = {"ts": iso_utc(now), "text": text}
     if alert_id:
         payload["alert"] = alert_id
@@ -55,7 +57,8 @@ def note_payload(text: str, now: datetime, alert_id: str | None = None) -> dict[
 
 
 def adjust_payload(attendance: int, reason: str, now: datetime) -> dict[str, Any]:
-    """``{"ts", "attendance", "reason"}``: SPEC 3's adjustment; the reason is required."""
+    """``{"ts", "attendance", "reason"}``: an adjustment (docs/protocol.md, "adjust");
+    the reason is required."""
     if attendance < 0:
         raise ValueError("attendance cannot be negative")
     if not reason.strip():
@@ -64,11 +67,12 @@ def adjust_payload(attendance: int, reason: str, now: datetime) -> dict[str, Any
 
 
 INSPECTION_RESULTS = ("ok", "deficient", "n/a")
-"""What an inspector may mark a checklist item (SPEC 3's inspection topic)."""
+"""What an inspector may mark a checklist item (docs/protocol.md, "inspection")."""
 
 
 def inspection_payload(item: str, result: str, now: datetime, note: str = "") -> dict[str, Any]:
-    """``{"ts", "item", "result"}`` and ``"note"`` when there is one: SPEC 4a's marking.
+    """``{"ts", "item", "result"}`` and ``"note"`` when there is one: a checklist marking
+    (permit:C, D and F; docs/protocol.md, "inspection").
 
     A ``deficient`` mark must say what was found: the aggregator refuses one without a
     note, so it is refused here first, before anything is sent.
@@ -83,59 +87,64 @@ def inspection_payload(item: str, result: str, now: datetime, note: str = "") ->
     return payload
 
 
-Status = Mapping[str, Any]
-Alerts = Mapping[str, Mapping[str, Any]]
-Finder = Callable[[Mapping[str, Any], str, Status | None, Alerts], frozenset[tuple[Any, ...]]]
+Alerts = Mapping[str, wire.Alert]
+Entries = frozenset[tuple[Any, ...]]
+Finder = Callable[[Mapping[str, Any], str, wire.Status | None, Alerts], Entries]
 
 
-def _entries(value: object) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
-
-
-def _acks(payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts):
-    alert = alerts.get(str(payload.get("alert"))) or {}
+def _acks(
+    payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
+) -> Entries:
+    alert = alerts.get(str(payload.get("alert")))
+    if alert is None:
+        return frozenset()
     return frozenset(
-        (a.get("by"), a.get("at"), a.get("comment"))
-        for a in _entries(alert.get("acknowledged"))
-        if a.get("by") == who and a.get("comment") == payload.get("comment")
+        (a.by, a.at, a.comment)
+        for a in alert.acknowledged
+        if a.by == who and a.comment == payload.get("comment")
     )
 
 
-def _notes(payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts):
-    notes = _entries(status.get("notes")) if status else []
+def _notes(
+    payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
+) -> Entries:
+    if status is None:
+        return frozenset()
     return frozenset(
-        (n.get("by"), n.get("at"), n.get("text"))
-        for n in notes
-        if n.get("by") == who
-        and n.get("text") == payload.get("text")
-        and (n.get("alert") or None) == (payload.get("alert") or None)
+        (n.by, n.at, n.text)
+        for n in status.notes
+        if n.by == who
+        and n.text == payload.get("text")
+        and (n.alert or None) == (payload.get("alert") or None)
     )
 
 
-def _adjustments(payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts):
-    adjustments = _entries(status.get("adjustments")) if status else []
+def _adjustments(
+    payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
+) -> Entries:
+    if status is None:
+        return frozenset()
     return frozenset(
-        (a.get("by"), a.get("at"), a.get("attendance"), a.get("reason"))
-        for a in adjustments
-        if a.get("by") == who
-        and a.get("attendance") == payload.get("attendance")
-        and a.get("reason") == payload.get("reason")
+        (a.by, a.at, a.attendance, a.reason)
+        for a in status.adjustments
+        if a.by == who
+        and a.attendance == payload.get("attendance")
+        and a.reason == payload.get("reason")
     )
 
 
 def _inspections(
-    payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts
-) -> frozenset[tuple[Any, ...]]:
-    checklist = status.get("checklist") if status else None
-    entry = checklist.get(str(payload.get("item"))) if isinstance(checklist, Mapping) else None
-    if not isinstance(entry, Mapping):
+    payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
+) -> Entries:
+    entry = status.checklist.get(str(payload.get("item"))) if status is not None else None
+    if entry is None:
         return frozenset()
     if (
-        entry.get("by") == who
-        and entry.get("result") == payload.get("result")
-        and (entry.get("note") or "") == (payload.get("note") or "")
+        entry.by == who
+        and entry.result == payload.get("result")
+        and entry.note == (payload.get("note") or "")
     ):
-        return frozenset({(payload.get("item"), entry.get("by"), entry.get("at"))})
+        return frozenset({(payload.get("item"), entry.by, entry.at)})
     return frozenset()
 
 
@@ -149,8 +158,8 @@ RECORDED_IN: dict[str, Finder] = {
 
 
 def recorded_entries(
-    kind: str, payload: Mapping[str, Any], who: str, status: Status | None, alerts: Alerts
-) -> frozenset[tuple[Any, ...]]:
+    kind: str, payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
+) -> Entries:
     """The entries in the status or alerts that look like this action (by, text, …)."""
     finder = RECORDED_IN.get(kind)
     return finder(payload, who, status, alerts) if finder else frozenset()
@@ -168,12 +177,12 @@ class SentAction:
     sent_at: datetime
     state: ActionState = "sent"
     recorded_at: datetime | None = None
-    baseline: frozenset[tuple[Any, ...]] = field(default_factory=frozenset)
+    baseline: Entries = field(default_factory=frozenset)
     """Matching entries that were already there when it was sent (a repeated note)."""
 
 
 def update_recorded(
-    action: SentAction, status: Status | None, alerts: Alerts, now: datetime
+    action: SentAction, status: wire.Status | None, alerts: Alerts, now: datetime
 ) -> SentAction:
     """The action marked ``recorded`` once a new matching entry shows up; else unchanged."""
     if action.state in ("recorded", "unsent"):

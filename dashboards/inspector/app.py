@@ -1,24 +1,22 @@
-"""The inspector dashboard: ``kent-ops dashboard --event ID [--broker URL] [--inspector ID]``.
+"""The inspector dashboard: a live view of one event (``kent-ops dashboard``).
 
-A pure view of what the aggregator publishes (SPEC 3): the retained status, every
-alert, the gate commands and the aggregator's availability. It keeps no counts and
-no rules; its only state is what it has seen (the last hour's attendance line,
-which alerts already rang the bell) and what this inspector sent. Acknowledgements,
-notes and adjustments go out on ``kent/{e}/inspector/{who}/…`` at QoS 1, each after
-a confirmation, and are shown as "recorded" once the aggregator reflects them.
+A pure view of what the aggregator publishes (docs/protocol.md): the retained status,
+every alert, the gate commands and the aggregator's availability, each decoded once by
+the feed into the wire's typed records. It keeps no counts and no rules; its only
+state is what it has seen (the last hour's attendance line, which alerts already rang
+the bell) and what this inspector sent. Acknowledgements, notes, adjustments and
+checklist markings go out on this inspector's topics at QoS 1, each after a
+confirmation, and are shown as "recorded" once the aggregator reflects them.
 
-One factory, :func:`make_inspector_app`, builds the app for the command line and for
-the tests; with ``broker=None`` and injected statuses it runs without a broker (the
-snapshot tests and the benchmark).
-
-The facilities checklist (SPEC 4a) is a screen of its own (``i`` on the main screen):
-it reads ``status["checklist_items"]`` and ``status["checklist"]`` and sends kind
-``inspection`` through :meth:`InspectorApp.send_action` like any other action.
+The screens ask for those actions with messages (:mod:`dashboards.inspector.messages`);
+they never import this module. One factory, :func:`make_inspector_app`, builds the app
+for the command line (:mod:`kent_ops.commands.dashboard`) and for the tests; with
+``broker=None`` and injected statuses it runs without a broker (the snapshot tests and
+the benchmark).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -36,7 +34,6 @@ from textual.screen import Screen
 from dashboards.common.clock import Clock
 from dashboards.common.connection import STALE_AFTER_S
 from dashboards.common.feed_app import FeedApp
-from dashboards.common.format import parse_ts
 from dashboards.common.messages import AlertReceived, CommandReceived
 from dashboards.inspector.actions import (
     SentAction,
@@ -50,6 +47,14 @@ from dashboards.inspector.actions import (
     update_recorded,
 )
 from dashboards.inspector.checklist_panels import applicable_items
+from dashboards.inspector.messages import (
+    AckRequested,
+    AdjustRequested,
+    AlertChosen,
+    ChecklistRequested,
+    InspectionRequested,
+    NoteRequested,
+)
 from dashboards.inspector.panels import is_flashing
 from dashboards.inspector.screens.alert_detail import AlertDetailScreen
 from dashboards.inspector.screens.checklist import ChecklistScreen
@@ -65,10 +70,11 @@ from dashboards.inspector.screens.forms import (
 from dashboards.inspector.screens.help import HelpScreen
 from dashboards.inspector.screens.main import MainScreen
 from dashboards.inspector.trend import AttendanceTrend
-from kent_ops.broker.client import BrokerAddress, parse_broker_url
+from kent_ops.broker.client import BrokerAddress
+from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
 
-__all__ = ["InspectorApp", "cli_dashboard", "make_inspector_app"]
+__all__ = ["InspectorApp", "make_inspector_app"]
 
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 CHECKLIST_SCREEN = "checklist"
@@ -87,7 +93,7 @@ class InspectorApp(FeedApp):
         Binding("q", "quit", "Quit"),
     ]
 
-    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True, repaint=False)
+    alerts: reactive[dict[str, wire.Alert]] = reactive(dict, always_update=True, repaint=False)
     """Every alert seen, by id, in its latest form."""
     trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple, repaint=False)
     """The last hour of attendance, from the statuses received (view state only)."""
@@ -104,21 +110,21 @@ class InspectorApp(FeedApp):
         *,
         ca_file: str | None = None,
         clock: Clock | None = None,
-        statuses: Iterable[dict[str, Any]] = (),
-        alerts: Iterable[dict[str, Any]] = (),
+        statuses: Iterable[wire.Status] = (),
+        alerts: Iterable[wire.Alert] = (),
         history: Iterable[tuple[datetime, int]] = (),
         blink: bool = True,
         stale_after_s: float = STALE_AFTER_S,
     ) -> None:
-        topics_prefix = f"kent/{event_id}"
+        topics = wire.Topics(event_id)
         super().__init__(
             event_id=event_id,
             broker=broker,
             subscriptions=[
-                f"{topics_prefix}/status",
-                f"{topics_prefix}/alerts/+",
-                f"{topics_prefix}/gate/+/command",
-                f"{topics_prefix}/aggregator/availability",
+                topics.status,
+                topics.alerts_wildcard,
+                topics.gate_commands_wildcard,
+                topics.aggregator_availability,
             ],
             ca_file=ca_file,
             clock=clock,
@@ -127,7 +133,7 @@ class InspectorApp(FeedApp):
         )
         self.inspector = inspector
         self.blink = blink
-        self.commands: dict[str, dict[str, Any]] = {}
+        self.commands: dict[str, wire.GateCommand] = {}
         """The latest order for each gate (view state)."""
         self.rung: set[str] = set()
         """Breach alerts that have rung the bell: each rings once."""
@@ -158,13 +164,13 @@ class InspectorApp(FeedApp):
         for status in self._initial_statuses:
             self.show_status(status)
         for alert in self._initial_alerts:
-            self.show_alert(str(alert.get("id")), alert)
+            self.show_alert(alert.id, alert)
         self._flash()  # the first phase now, so a screen drawn at once repeats exactly
         self.set_interval(0.5, self._flash, name="alert-flash")
 
     # what arrives -------------------------------------------------------------------
 
-    def watch_status(self, status: dict[str, Any] | None) -> None:
+    def watch_status(self, status: wire.Status | None) -> None:
         if status is not None and self._trend.add_status(status):
             self.trend = self._trend.points()
         self._check_recorded()
@@ -180,7 +186,7 @@ class InspectorApp(FeedApp):
         else:
             self.commands[message.gate] = message.command
 
-    def show_alert(self, alert_id: str, alert: dict[str, Any] | None) -> None:
+    def show_alert(self, alert_id: str, alert: wire.Alert | None) -> None:
         """Take one alert's latest form; ring the bell once for a new breach."""
         alerts = dict(self.alerts)
         if alert is None:
@@ -250,18 +256,17 @@ class InspectorApp(FeedApp):
             await self._confirm_and_send("note", payload)
 
     async def _adjust_flow(self) -> None:
-        attendance = (self.status or {}).get("attendance") or {}
-        current = attendance.get("current") if isinstance(attendance, dict) else None
+        current = self.status.attendance.current if self.status is not None else None
         entered: AdjustInput | None = await self.push_screen_wait(
-            AdjustForm(current if isinstance(current, int) else None, blink=self.blink)
+            AdjustForm(current, blink=self.blink)
         )
         if entered is not None:
             payload = adjust_payload(entered.attendance, entered.reason, self.clock())
             await self._confirm_and_send("adjust", payload)
 
     async def _inspection_flow(self, item: str, result: str) -> None:
-        entry = next((i for i in applicable_items(self.status) if i.get("item") == item), {})
-        text, cite = str(entry.get("text") or ""), str(entry.get("cite") or "")
+        entry = next((i for i in applicable_items(self.status) if i.item == item), None)
+        text, cite = (entry.text, entry.cite) if entry is not None else ("", "")
         note = ""
         if result == "deficient":
             found: str | None = await self.push_screen_wait(
@@ -282,9 +287,12 @@ class InspectorApp(FeedApp):
             ConfirmScreen(what or describe(kind, payload), self.inspector, topic)
         )
         if confirmed:
-            self.send_action(kind, {**payload, "ts": iso_utc(self.clock())})
+            now = self.clock()
+            self.send_action(kind, {**payload, "ts": iso_utc(now)}, sent_at=now)
 
-    def send_action(self, kind: str, payload: dict[str, Any]) -> SentAction:
+    def send_action(
+        self, kind: str, payload: dict[str, Any], *, sent_at: datetime | None = None
+    ) -> SentAction:
         """Publish one inspector action at QoS 1 and follow it until it is recorded."""
         topic = self.topics.inspector(self.inspector, kind)
         number = len(self.actions) + 1
@@ -300,7 +308,7 @@ class InspectorApp(FeedApp):
             topic=topic,
             payload=payload,
             inspector=self.inspector,
-            sent_at=parse_ts(payload.get("ts")) or self.clock(),
+            sent_at=sent_at or self.clock(),
             state=state,  # type: ignore[arg-type]
             baseline=baseline,
         )
@@ -337,6 +345,32 @@ class InspectorApp(FeedApp):
                     )
                     self._deliveries.pop(after.number, None)
             self.actions = updated
+
+    # what the screens ask for ---------------------------------------------------------
+
+    @on(AckRequested)
+    def _ack_requested(self, message: AckRequested) -> None:
+        self.start_ack(message.alert_id)
+
+    @on(NoteRequested)
+    def _note_requested(self, message: NoteRequested) -> None:
+        self.start_note(message.alert_id)
+
+    @on(AdjustRequested)
+    def _adjust_requested(self) -> None:
+        self.start_adjust()
+
+    @on(InspectionRequested)
+    def _inspection_requested(self, message: InspectionRequested) -> None:
+        self.start_inspection(message.item, message.result)
+
+    @on(AlertChosen)
+    def _alert_chosen(self, message: AlertChosen) -> None:
+        self.open_alert(message.alert_id)
+
+    @on(ChecklistRequested)
+    def _checklist_requested(self) -> None:
+        self.open_checklist()
 
     # navigation ---------------------------------------------------------------------
 
@@ -391,8 +425,8 @@ def make_inspector_app(
     *,
     ca_file: str | None = None,
     clock: Clock | None = None,
-    statuses: Iterable[dict[str, Any]] = (),
-    alerts: Iterable[dict[str, Any]] = (),
+    statuses: Iterable[wire.Status] = (),
+    alerts: Iterable[wire.Alert] = (),
     history: Iterable[tuple[datetime, int]] = (),
     blink: bool = True,
     stale_after_s: float = STALE_AFTER_S,
@@ -411,7 +445,7 @@ def make_inspector_app(
             line (the benchmark starts with a full hour).
         blink: whether text cursors blink (off for repeatable snapshots).
         stale_after_s: how old a status may be, by ``clock``, before the banner says
-            so (SPEC: 15 s; a demo whose clock runs 60 times fast may scale it).
+            so (15 s, docs/protocol.md; a demo whose clock runs 60 times fast may scale it).
     """
     if not _EVENT_ID.match(event_id):
         raise UsageError(f"event id {event_id!r} must be lower-case letters, digits and dashes")
@@ -429,11 +463,3 @@ def make_inspector_app(
         blink=blink,
         stale_after_s=stale_after_s,
     )
-
-
-def cli_dashboard(args: argparse.Namespace) -> int:
-    """``kent-ops dashboard``: run the inspector dashboard until the inspector quits."""
-    broker = parse_broker_url(args.broker)
-    app = make_inspector_app(args.event, broker, args.inspector, ca_file=args.ca_file)
-    app.run()
-    return 0

@@ -4,7 +4,8 @@ The dashboard has no permit, so which items apply comes from the aggregator's st
 (``checklist_items``: item, paragraph, text, cite, in the ordinance's order) and each
 item's latest marking from its ``checklist`` (result, by, at, note). Nothing here
 decides anything: an item is deficient because the aggregator says so, and its
-``facility-deficient`` alert is the one the aggregator published (SPEC 4a).
+``facility-deficient`` alert is the one the aggregator published (permit:C, D and F;
+docs/protocol.md, "inspection").
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from dashboards.common.format import event_zone, local_time, parse_ts
+from dashboards.common.format import clean, event_zone, local_clock
+from kent_ops.core import wire
 
 __all__ = [
     "RESULT_MARK",
@@ -30,9 +31,6 @@ __all__ = [
     "deficiency_alert",
     "item_detail",
 ]
-
-Status = Mapping[str, Any]
-Alerts = Mapping[str, Mapping[str, Any]]
 
 RESULT_MARK: dict[str | None, tuple[str, str]] = {
     None: ("· unmarked", "dim"),
@@ -48,33 +46,27 @@ STATE_WIDTH = 11
 ITEM_WIDTH = 8
 
 
-def applicable_items(status: Status | None) -> list[Mapping[str, Any]]:
+def applicable_items(status: wire.Status | None) -> list[wire.ChecklistItemInfo]:
     """The items that apply to this permit, as the aggregator lists them; [] until known."""
-    items = status.get("checklist_items") if status else None
-    if not isinstance(items, list):
-        return []
-    return [i for i in items if isinstance(i, Mapping) and isinstance(i.get("item"), str)]
+    return list(status.checklist_items) if status is not None else []
 
 
-def _marks(status: Status | None) -> Mapping[str, Mapping[str, Any]]:
-    marks = status.get("checklist") if status else None
-    if not isinstance(marks, Mapping):
-        return {}
-    return {k: v for k, v in marks.items() if isinstance(v, Mapping)}
+def _marks(status: wire.Status | None) -> Mapping[str, wire.ChecklistMark]:
+    return status.checklist if status is not None else {}
 
 
-def checklist_counts(status: Status | None) -> dict[str | None, int]:
+def checklist_counts(status: wire.Status | None) -> dict[str | None, int]:
     """How many applicable items stand at each result (None: not marked yet)."""
     marks = _marks(status)
     counts: dict[str | None, int] = {None: 0, "ok": 0, "deficient": 0, "n/a": 0}
     for it in applicable_items(status):
-        result = marks.get(it["item"], {}).get("result")
-        key = result if result in counts else None
-        counts[key] += 1
+        mark = marks.get(it.item)
+        result = mark.result if mark is not None else None
+        counts[result if result in counts else None] += 1
     return counts
 
 
-def checklist_summary(status: Status | None) -> str:
+def checklist_summary(status: wire.Status | None) -> str:
     """``Checklist: 20 items · 3 ok · 1 deficient · 0 n/a · 16 unmarked``."""
     items = applicable_items(status)
     if not items:
@@ -86,19 +78,16 @@ def checklist_summary(status: Status | None) -> str:
     )
 
 
-def deficiency_alert(item: str, alerts: Alerts) -> Mapping[str, Any] | None:
+def deficiency_alert(item: str, alerts: Mapping[str, wire.Alert]) -> wire.Alert | None:
     """The newest ``facility-deficient`` alert about ``item`` that is not cleared yet."""
     found = [
         a
         for a in alerts.values()
-        if isinstance(a, Mapping)
-        and a.get("rule") == "facility-deficient"
-        and a.get("subject") == item
-        and a.get("state") == "active"
+        if a.rule == "facility-deficient" and a.subject == item and a.state == "active"
     ]
     if not found:
         return None
-    return max(found, key=lambda a: parse_ts(a.get("since")) or _EPOCH)
+    return max(found, key=lambda a: a.since or _EPOCH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +131,33 @@ class ChecklistEntry:
         return grid
 
 
-def _who(mark: Mapping[str, Any], zone: tzinfo) -> Text:
-    return Text(f"{mark.get('by') or '?'} {local_time(mark.get('at'), zone)}", style="dim")
+def _who(mark: wire.ChecklistMark, zone: tzinfo) -> Text:
+    return Text(f"{clean(mark.by) or '?'} {local_clock(mark.at, zone)}", style="dim")
+
+
+def _item_entry(
+    it: wire.ChecklistItemInfo, mark: wire.ChecklistMark | None, waiting: str | None, zone: tzinfo
+) -> ChecklistEntry:
+    result = mark.result if mark is not None else None
+    words, style = RESULT_MARK.get(result, (clean(result), "bold"))
+    who = _who(mark, zone) if mark is not None else Text("")
+    if waiting is not None:
+        who = Text(f"… sent: {waiting}", style="dark_orange")
+    note = None
+    if mark is not None and mark.note:
+        note = Text(f"“{clean(mark.note)}”", style="red" if result == "deficient" else "italic")
+    return ChecklistEntry(
+        it.item,
+        state=Text(words, style=style),
+        item=Text(clean(it.item), style="bold"),
+        text=Text(clean(it.text)),
+        who=who,
+        note=note,
+    )
 
 
 def checklist_entries(
-    status: Status | None, waiting: Mapping[str, str] | None = None
+    status: wire.Status | None, waiting: Mapping[str, str] | None = None
 ) -> list[ChecklistEntry]:
     """Headings and items, grouped by paragraph in the ordinance's order.
 
@@ -159,44 +169,42 @@ def checklist_entries(
     zone = event_zone(status)
     marks = _marks(status)
     waiting = waiting or {}
-    groups: dict[str, list[Mapping[str, Any]]] = {}
+    groups: dict[str, list[wire.ChecklistItemInfo]] = {}
     for it in applicable_items(status):
-        groups.setdefault(str(it.get("paragraph") or it["item"]), []).append(it)
+        groups.setdefault(it.paragraph or it.item, []).append(it)
     out: list[ChecklistEntry] = []
     for paragraph, items in groups.items():
-        heading = Text(paragraph, style="bold")
-        deficient = sum(1 for it in items if marks.get(it["item"], {}).get("result") == "deficient")
+        heading = Text(clean(paragraph), style="bold")
+        deficient = sum(1 for it in items if _result(marks, it.item) == "deficient")
         if deficient:
             heading.append(f"  {deficient} deficient", style="bold red")
         out.append(ChecklistEntry(f"group:{paragraph}", heading=heading))
-        for it in items:
-            item = it["item"]
-            mark = marks.get(item, {})
-            result = mark.get("result")
-            words, style = RESULT_MARK.get(result, (str(result), "bold"))
-            who = _who(mark, zone) if mark else Text("")
-            if item in waiting:
-                who = Text(f"… sent: {waiting[item]}", style="dark_orange")
-            note_text = str(mark.get("note") or "")
-            note = None
-            if note_text:
-                note = Text(f"“{note_text}”", style="red" if result == "deficient" else "italic")
-            out.append(
-                ChecklistEntry(
-                    item,
-                    state=Text(words, style=style),
-                    item=Text(item, style="bold"),
-                    text=Text(str(it.get("text") or "")),
-                    who=who,
-                    note=note,
-                )
-            )
+        out.extend(_item_entry(it, marks.get(it.item), waiting.get(it.item), zone) for it in items)
     return out
 
 
-def item_detail(item: str | None, status: Status | None, alerts: Alerts) -> RenderableType:
+def _result(marks: Mapping[str, wire.ChecklistMark], item: str) -> str | None:
+    mark = marks.get(item)
+    return mark.result if mark is not None else None
+
+
+def _alert_line(alert: wire.Alert, zone: tzinfo) -> Text:
+    line = Text()
+    line.append(f"{clean(alert.id)} facility-deficient", style="bold red")
+    line.append(f"  {clean(alert.cite)}", style="cyan")
+    line.append(f"  since {local_clock(alert.since, zone)}")
+    if alert.ended_at is not None:
+        line.append(f"  ended {local_clock(alert.ended_at, zone)}", style="dark_orange")
+    else:
+        line.append("  breach held until it is marked ok or n/a", style="dim")
+    return line
+
+
+def item_detail(
+    item: str | None, status: wire.Status | None, alerts: Mapping[str, wire.Alert]
+) -> RenderableType:
     """The chosen item in full: its requirement, its latest marking, its alert if deficient."""
-    items = {it["item"]: it for it in applicable_items(status)}
+    items = {it.item: it for it in applicable_items(status)}
     if not items:
         return Text(
             "Waiting for the aggregator's status, which lists the items that apply…",
@@ -207,30 +215,22 @@ def item_detail(item: str | None, status: Status | None, alerts: Alerts) -> Rend
         return Text("Choose an item with ↑ ↓.", style="dim italic")
     zone = event_zone(status)
     head = Text()
-    head.append(it["item"], style="bold")
-    head.append(f"  {it.get('text') or ''}")
-    head.append(f"  {it.get('cite') or ''}", style="cyan")
-    mark = _marks(status).get(it["item"])
+    head.append(clean(it.item), style="bold")
+    head.append(f"  {clean(it.text)}")
+    head.append(f"  {clean(it.cite)}", style="cyan")
+    mark = _marks(status).get(it.item)
     state = Text()
     if mark is None:
         state.append("Not marked yet.", style="dim")
     else:
-        result = mark.get("result")
-        words, style = RESULT_MARK.get(result, (str(result), "bold"))
+        words, style = RESULT_MARK.get(mark.result, (clean(mark.result), "bold"))
         state.append(words, style=style)
-        state.append(f"  marked by {mark.get('by')} at {local_time(mark.get('at'), zone)}")
-        if mark.get("note"):
-            state.append(f": “{mark.get('note')}”", style="red" if result == "deficient" else "")
+        state.append(f"  marked by {clean(mark.by)} at {local_clock(mark.at, zone)}")
+        if mark.note:
+            deficient = mark.result == "deficient"
+            state.append(f": “{clean(mark.note)}”", style="red" if deficient else "")
     lines: list[RenderableType] = [head, state]
-    alert = deficiency_alert(it["item"], alerts)
+    alert = deficiency_alert(it.item, alerts)
     if alert is not None:
-        line = Text()
-        line.append(f"{alert.get('id')} facility-deficient", style="bold red")
-        line.append(f"  {alert.get('cite') or ''}", style="cyan")
-        line.append(f"  since {local_time(alert.get('since'), zone)}")
-        if alert.get("ended_at"):
-            line.append(f"  ended {local_time(alert.get('ended_at'), zone)}", style="dark_orange")
-        else:
-            line.append("  breach held until it is marked ok or n/a", style="dim")
-        lines.append(line)
+        lines.append(_alert_line(alert, zone))
     return Group(*lines)

@@ -9,11 +9,9 @@ whatever the status rate.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
-from dashboards.common.format import parse_ts
+from kent_ops.core import wire
 
 __all__ = ["AttendanceTrend"]
 
@@ -43,14 +41,11 @@ class AttendanceTrend:
             self._points.popleft()
         return True
 
-    def add_status(self, status: Mapping[str, Any]) -> bool:
+    def add_status(self, status: wire.Status) -> bool:
         """Record the attendance of one status snapshot (by its ``ts``)."""
-        moment = parse_ts(status.get("ts"))
-        att = status.get("attendance")
-        current = att.get("current") if isinstance(att, Mapping) else None
-        if moment is None or isinstance(current, bool) or not isinstance(current, int):
+        if status.ts is None:
             return False
-        return self.add(moment, current)
+        return self.add(status.ts, status.attendance.current)
 
     def points(self) -> tuple[tuple[float, int], ...]:
         return tuple(self._points)

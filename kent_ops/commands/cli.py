@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--event", required=True, metavar="ID")
     _add_broker(p)
     p.add_argument("--inspector", default="inspector", metavar="ID", help="signs notes and acks")
-    p.set_defaults(func=_command("dashboards.inspector.app:cli_dashboard"))
+    p.set_defaults(func=_command("kent_ops.commands.dashboard:cli_dashboard"))
 
     p = sub.add_parser("gate", help="the deputy's gate view: ADMIT / HOLD and a manual tally")
     p.add_argument("gate", metavar="GATE")
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_broker(p)
     p.add_argument("--state-dir", metavar="DIR", help="where the manual tally is kept")
     p.add_argument("--keys", metavar="FILE", help="signing keys file, when the event signs")
-    p.set_defaults(func=_command("dashboards.gate.app:cli_gate"))
+    p.set_defaults(func=_command("kent_ops.commands.gate:cli_gate"))
 
     p = sub.add_parser("simulate", help="simulated sensors for a permit")
     p.add_argument("--permit", required=True, metavar="P")

@@ -12,12 +12,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from live_support import FAST, T0, P, Watcher, permit_text, ts
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core import wire
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit
 from kent_ops.service.aggregator import Aggregator
@@ -49,7 +50,7 @@ def write_permit(
 
 def engine_status(
     permit: Permit, marks: list[tuple[str, str, str, str, float]]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[wire.Status, list[wire.Alert]]:
     """A real engine's status and alerts after ``(who, item, result, note, seconds)`` marks."""
     engine = Engine(permit, clock="sensor")
     for who, item, result, note, seconds in marks:

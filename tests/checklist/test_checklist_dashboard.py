@@ -208,7 +208,9 @@ async def test_marking_deficient_from_the_dashboard_raises_the_alert_on_screen(
         ):
             app = make_inspector_app(EVENT, parse_broker_url(broker.url), "insp-1", blink=False)
             async with app.run_test(size=(120, 40)) as pilot:
-                await until(pilot, lambda: bool((app.status or {}).get("checklist_items")))
+                await until(
+                    pilot, lambda: app.status is not None and bool(app.status.checklist_items)
+                )
                 await pilot.press("i", *["down"] * 7)  # C(1)(a) … C(1)(h)
                 screen = app.screen
                 assert screen.query_one(ChecklistList).selected_item == "C(1)(h)"
@@ -230,20 +232,20 @@ async def test_marking_deficient_from_the_dashboard_raises_the_alert_on_screen(
                 assert entry.who.plain.startswith("insp-1 ")
                 await until(
                     pilot,
-                    lambda: any(a["rule"] == "facility-deficient" for a in app.alerts.values()),
+                    lambda: any(a.rule == "facility-deficient" for a in app.alerts.values()),
                 )
-                (alert,) = [a for a in app.alerts.values() if a["rule"] == "facility-deficient"]
-                assert alert["cite"] == "permit:C(1)(h), permit:G"
+                (alert,) = [a for a in app.alerts.values() if a.rule == "facility-deficient"]
+                assert alert.cite == "permit:C(1)(h), permit:G"
                 await until(
                     pilot,
-                    lambda: alert["id"] in shown(screen.query_one("#checklist-detail", Static)),
+                    lambda: alert.id in shown(screen.query_one("#checklist-detail", Static)),
                 )
 
                 await pilot.press("escape")
                 assert isinstance(app.screen, MainScreen)
                 alerts = app.screen.query_one(AlertList)
-                await until(pilot, lambda: alerts.item(alert["id"]) is not None)
-                listed_alert = alerts.item(alert["id"])
+                await until(pilot, lambda: alerts.item(alert.id) is not None)
+                listed_alert = alerts.item(alert.id)
                 assert listed_alert is not None
                 text = listed_alert.text.plain
                 assert "● BREACH" in text
@@ -258,7 +260,7 @@ async def test_marking_deficient_from_the_dashboard_raises_the_alert_on_screen(
                 await pilot.press("y")
                 await until(
                     pilot,
-                    lambda: (app.alerts.get(alert["id"]) or {}).get("ended_at") is not None,
+                    lambda: (a := app.alerts.get(alert.id)) is not None and a.ended_at is not None,
                 )
                 await until(pilot, lambda: app.actions[-1].state == "recorded")
                 entry = app.screen.query_one(ChecklistList).entry("C(1)(h)")

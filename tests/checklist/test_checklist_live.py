@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
 def at(seconds: float) -> str:
     """The engine's ISO form of T0 + seconds, as status and alerts give times."""
-    return f"2027-07-04T14:{int(seconds) // 60:02d}:{int(seconds) % 60:02d}+00:00"
+    return f"2027-07-04T14:{int(seconds) // 60:02d}:{int(seconds) % 60:02d}Z"
 
 
 @pytest.fixture
@@ -167,7 +167,7 @@ def test_a_restarted_aggregator_rebuilds_the_checklist_and_the_open_deficiency(
         ended = watcher.alert(alert_id, lambda a: a["ended_at"] is not None)
         assert ended["since"] == alert_before["since"] == at(10)
         assert ended["ended_at"] == at(30)
-    assert agg.engine.alerts[alert_id]["subject"] == "C(8)"
+    assert agg.engine.alerts[alert_id].subject == "C(8)"
     assert set(agg.engine.alerts) == {alert_id}
 
 

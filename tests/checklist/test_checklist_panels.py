@@ -51,7 +51,7 @@ def test_the_status_lists_exactly_the_items_that_apply(
 ) -> None:
     permit = load_permit(write_permit(tmp_path, overnight=overnight, food_served=food))
     status, _ = engine_status(permit, [])
-    items = [i["item"] for i in status["checklist_items"]]
+    items = [i.item for i in status.checklist_items]
     assert ("C(7)" in items) is housing
     assert ("C(5)" in items) is food_item
     others = [c.item for c in CHECKLIST if c.item not in ("C(5)", "C(7)")]
@@ -88,14 +88,14 @@ def test_each_item_shows_its_state_and_who_marked_it_when(tmp_path: Path) -> Non
     assert checklist_summary(status) == (
         "Checklist: 20 items · 1 ok · 1 deficient · 1 n/a · 17 unmarked"
     )
-    by_id = {a["id"]: a for a in alerts}
+    by_id = {a.id: a for a in alerts}
     alert = deficiency_alert("C(1)(h)", by_id)
     assert alert is not None
-    assert alert["cite"] == "permit:C(1)(h), permit:G"
+    assert alert.cite == "permit:C(1)(h), permit:G"
     detail = plain(item_detail("C(1)(h)", status, by_id))
     assert "No common drinking cup provided or in use  permit:C(1)(h)" in detail
     assert "marked by insp-1 at 10:01:00: “common cup at water station 2”" in detail
-    assert f"{alert['id']} facility-deficient  permit:C(1)(h), permit:G  since 10:01:00" in detail
+    assert f"{alert.id} facility-deficient  permit:C(1)(h), permit:G  since 10:01:00" in detail
     assert "Not marked yet." in plain(item_detail("F", status, by_id))
 
 
@@ -180,7 +180,7 @@ def test_the_alert_list_shows_a_deficiency_by_rule_cite_and_the_items_words(
     status, alerts = engine_status(
         permit, [("insp-1", "C(2)(c)", "deficient", "privy 20 m from the well", 60)]
     )
-    (item,) = [i for i in alert_items({a["id"]: a for a in alerts}, status) if "A-" in i.key]
+    (item,) = [i for i in alert_items({a.id: a for a in alerts}, status) if "A-" in i.key]
     text = item.text.plain
     assert "● BREACH" in text
     assert "facility-deficient [C(2)(c)]  permit:C(2)(c), permit:G  since 10:01:00" in text

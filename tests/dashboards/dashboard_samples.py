@@ -1,7 +1,10 @@
-"""A fixed status, alerts and gate commands in SPEC 3's shapes, for the dashboard tests.
+"""A fixed status, alerts and gate commands as the aggregator publishes them.
 
-Fixed figures and times, so snapshots and assertions repeat: the status is taken at
-``STATUS_TS`` (14:03:05 in New York) and the tests' clock stands two seconds later.
+Each comes two ways: ``*_data`` is the JSON shape (what a test publishes on the
+broker) and the plain name is the typed wire record the feed decodes it into (what
+the panels and apps take). Fixed figures and times, so snapshots and assertions
+repeat: the status is taken at ``STATUS_TS`` (14:03:05 in New York) and the tests'
+clock stands two seconds later.
 """
 
 from __future__ import annotations
@@ -9,6 +12,10 @@ from __future__ import annotations
 import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import msgspec
+
+from kent_ops.core import wire
 
 EVENT = "kent-summer-fest-2027"
 STATUS_TS = datetime(2027, 7, 4, 18, 3, 5, tzinfo=UTC)
@@ -23,8 +30,8 @@ def ago(seconds: float) -> str:
     return iso(STATUS_TS - timedelta(seconds=seconds))
 
 
-def status(**changes: Any) -> dict[str, Any]:
-    """The fixture status; keyword arguments replace top-level keys."""
+def status_data(**changes: Any) -> dict[str, Any]:
+    """The fixture status as JSON data; keyword arguments replace top-level keys."""
     base: dict[str, Any] = {
         "ts": iso(STATUS_TS),
         "event": EVENT,
@@ -116,8 +123,13 @@ def status(**changes: Any) -> dict[str, Any]:
     return base
 
 
-def alert(alert_id: str = "A-0004", **changes: Any) -> dict[str, Any]:
-    """The nurse-ratio breach of SPEC 3 (keyword arguments replace keys)."""
+def status(**changes: Any) -> wire.Status:
+    """The fixture status, typed as the feed hands it on."""
+    return msgspec.convert(status_data(**changes), wire.Status)
+
+
+def alert_data(alert_id: str = "A-0004", **changes: Any) -> dict[str, Any]:
+    """The nurse-ratio breach as JSON data (keyword arguments replace keys)."""
     base: dict[str, Any] = {
         "id": alert_id,
         "rule": "nurse-ratio",
@@ -135,17 +147,22 @@ def alert(alert_id: str = "A-0004", **changes: Any) -> dict[str, Any]:
         "acknowledged": [],
         "evidence": {"record": 18233, "hash": "9f2c" + "0" * 60},
         "uncertain": False,
-        "worst": {"nurses_on_duty": 5, "attendance": 3300},
+        "worst": {"observed": {"nurses_on_duty": 5, "attendance": 3300}, "required": {}},
     }
     base.update(copy.deepcopy(changes))
     return base
 
 
-def alerts() -> list[dict[str, Any]]:
+def alert(alert_id: str = "A-0004", **changes: Any) -> wire.Alert:
+    """The nurse-ratio breach, typed."""
+    return msgspec.convert(alert_data(alert_id, **changes), wire.Alert)
+
+
+def alerts_data() -> list[dict[str, Any]]:
     """An unacknowledged breach, an acknowledged warning and a cleared data alert."""
     return [
-        alert(),
-        alert(
+        alert_data(),
+        alert_data(
             "A-0003",
             rule="lot-full",
             subject="lot-a",
@@ -158,9 +175,9 @@ def alerts() -> list[dict[str, Any]]:
             message="lot-a is 98% full (590 of 600) (permit:C(6))",
             acknowledged=[{"by": "insp-2", "at": ago(500), "comment": "Overflow to lot-b"}],
             evidence={"record": 17001, "hash": "ab12" + "0" * 60},
-            worst={"occupied": 595},
+            worst={"observed": {"occupied": 595}, "required": {}},
         ),
-        alert(
+        alert_data(
             "A-0001",
             rule="sensor-offline",
             subject="south",
@@ -175,24 +192,29 @@ def alerts() -> list[dict[str, Any]]:
             required={"stale_after_s": 60},
             message="south silent for 75 s",
             evidence={"record": 9000, "hash": "cd34" + "0" * 60},
-            worst={"silent_s": 100},
+            worst={"observed": {"silent_s": 100}, "required": {}},
         ),
     ]
 
 
-def history(points: int = 60) -> list[dict[str, Any]]:
+def alerts() -> list[wire.Alert]:
+    """The three alerts, typed."""
+    return [msgspec.convert(a, wire.Alert) for a in alerts_data()]
+
+
+def history(points: int = 60) -> list[wire.Status]:
     """Statuses over the last hour (one a minute) ending with the fixture status."""
     out = []
     for i in range(points):
         minutes = points - 1 - i
         current = 1200 + int(1920 * i / (points - 1))
-        att = {**status()["attendance"], "current": current}
+        att = {**status_data()["attendance"], "current": current}
         out.append(status(ts=ago(60 * minutes), attendance=att))
     return out
 
 
-def command(admit: bool = True, **changes: Any) -> dict[str, Any]:
-    """A gate command (SPEC 3)."""
+def command_data(admit: bool = True, **changes: Any) -> dict[str, Any]:
+    """A gate command as JSON data."""
     base: dict[str, Any] = {
         "admit": admit,
         "attendance": 3120 if admit else 4010,
@@ -202,3 +224,8 @@ def command(admit: bool = True, **changes: Any) -> dict[str, Any]:
     }
     base.update(changes)
     return base
+
+
+def command(admit: bool = True, **changes: Any) -> wire.GateCommand:
+    """A gate command, typed."""
+    return msgspec.convert(command_data(admit, **changes), wire.GateCommand)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import dashboard_samples as samples
 import pytest
 from rich.console import Console
 
@@ -17,20 +20,24 @@ from dashboards.common.feed import (
     AvailabilityUpdate,
     BadPayload,
     CommandUpdate,
+    FeedEvent,
+    MqttFeed,
     StatusUpdate,
     classify,
 )
 from dashboards.common.format import (
+    clean,
     event_zone,
     fmt_age,
     fmt_int,
     fmt_share,
     level,
     local_clock,
-    local_time,
     parse_ts,
 )
 from dashboards.common.renderables import TrendLine, bar_text, bin_series, spark
+from kent_ops.broker.client import parse_broker_url
+from kent_ops.core import wire
 from kent_ops.core.wire import Topics
 
 NY = ZoneInfo("America/New_York")
@@ -57,11 +64,15 @@ def test_parse_ts_accepts_offsets_and_z_and_refuses_naive_times() -> None:
 def test_times_show_in_the_event_zone() -> None:
     assert local_clock(T0, NY) == "14:03:05"
     assert local_clock(T0, NY, with_zone=True) == "14:03:05 EDT"
-    assert local_time(T0.isoformat(), NY) == "14:03:05"
-    assert local_time(None, NY) == "—"
-    assert event_zone({"timezone": "America/New_York"}) == NY
-    assert event_zone({"timezone": "Mars/Olympus"}) == UTC
+    assert local_clock(None, NY) == "—"
+    assert event_zone(samples.status(timezone="America/New_York")) == NY
+    assert event_zone(samples.status(timezone="Mars/Olympus")) == UTC
     assert event_zone(None) == UTC
+
+
+def test_text_from_outside_loses_its_control_characters() -> None:
+    assert clean("Nurse tent [b]B[/b]") == "Nurse tent [b]B[/b]"  # brackets stay as typed
+    assert clean("line one\nline two\x07") == "line one line two "
 
 
 def test_missing_figures_are_a_dash_never_zero() -> None:
@@ -148,37 +159,106 @@ def test_aggregator_offline_and_no_status_yet() -> None:
 
 # -- the feed's edge -----------------------------------------------------------------------
 
+TOPICS = Topics("fest")
 
-def test_classify_turns_our_topics_into_records() -> None:
-    topics = Topics("fest")
-    got = classify(topics, "kent/fest/status", b'{"ts": "2027-07-04T18:03:05Z"}', T0)
-    assert got == StatusUpdate({"ts": "2027-07-04T18:03:05Z"}, T0)
-    assert classify(topics, "kent/fest/alerts/A-0001", b'{"id": "A-0001"}', T0) == AlertUpdate(
-        "A-0001", {"id": "A-0001"}
-    )
-    assert classify(topics, "kent/fest/alerts/A-0001", b"", T0) == AlertUpdate("A-0001", None)
-    assert classify(topics, "kent/fest/gate/north/command", b'{"admit": false}', T0) == (
-        CommandUpdate("north", {"admit": False})
-    )
-    assert classify(topics, "kent/fest/aggregator/availability", b"offline", T0) == (
-        AvailabilityUpdate(False)
-    )
-    assert classify(topics, "kent/other/status", b"{}", T0) is None
-    assert classify(topics, "kent/fest/gate/north/count", b"{}", T0) is None
+
+def _json(data: object) -> bytes:
+    return json.dumps(data).encode()
+
+
+def test_classify_decodes_a_status_into_the_typed_record() -> None:
+    got = classify(TOPICS, "kent/fest/status", _json(samples.status_data()), T0)
+    assert isinstance(got, StatusUpdate)
+    assert got.received_at == T0
+    assert got.status == samples.status()
+    assert isinstance(got.status, wire.Status)
+    assert got.status.ts == samples.STATUS_TS  # an aware datetime, not a string
+    assert got.status.gates["north"].in_ == 2210  # JSON "in"
+    assert got.status.attendance.current == 3120
+
+
+def test_classify_decodes_alerts_and_a_cleared_one() -> None:
+    got = classify(TOPICS, "kent/fest/alerts/A-0004", _json(samples.alert_data()), T0)
+    assert got == AlertUpdate("A-0004", samples.alert())
+    assert isinstance(got.alert, wire.Alert)
+    assert got.alert.worst.observed == {"nurses_on_duty": 5, "attendance": 3300}
+    assert classify(TOPICS, "kent/fest/alerts/A-0001", b"", T0) == AlertUpdate("A-0001", None)
+
+
+def test_classify_decodes_gate_commands_and_a_cleared_one() -> None:
+    got = classify(TOPICS, "kent/fest/gate/north/command", _json(samples.command_data(False)), T0)
+    assert got == CommandUpdate("north", samples.command(False))
+    assert isinstance(got.command, wire.GateCommand)
+    assert got.command.hold_at == 4000
+    assert classify(TOPICS, "kent/fest/gate/north/command", b"", T0) == CommandUpdate("north", None)
+
+
+def test_classify_reads_the_aggregators_availability() -> None:
+    topic = "kent/fest/aggregator/availability"
+    assert classify(TOPICS, topic, b"online", T0) == AvailabilityUpdate(True)
+    assert classify(TOPICS, topic, b"offline", T0) == AvailabilityUpdate(False)
 
 
 @pytest.mark.parametrize(
-    ("topic", "payload"),
+    "topic",
     [
-        ("kent/fest/status", b"not json"),
-        ("kent/fest/status", b"[1, 2]"),
-        ("kent/fest/status", b'{"no": "ts"}'),
-        ("kent/fest/gate/north/command", b'{"admit": "yes"}'),
+        "kent/other/status",  # another event
+        "kent/fest/gate/north/count",  # ours, but a sensor's: the dashboards do not show it
+        "kent/fest/inspector/insp-2/note",
+        "kent/fest/evidence/checkpoint",
+        "kent/fest/no/such/topic",
+        "elsewhere/fest/status",
     ],
 )
-def test_classify_rejects_bad_payloads_with_a_reason(topic: str, payload: bytes) -> None:
-    with pytest.raises(BadPayload):
-        classify(Topics("fest"), topic, payload, T0)
+def test_classify_ignores_topics_the_dashboards_do_not_show(topic: str) -> None:
+    assert classify(TOPICS, topic, _json(samples.status_data()), T0) is None
+
+
+@pytest.mark.parametrize(
+    ("topic", "payload", "why"),
+    [
+        ("kent/fest/status", b"not json", "not a valid status"),
+        ("kent/fest/status", b"[1, 2]", "not a valid status"),
+        ("kent/fest/status", b'{"no": "ts"}', "not a valid status"),
+        ("kent/fest/status", _json(samples.status_data(ts=None)), "status has no ts"),
+        ("kent/fest/status", _json(samples.status_data(ts="2027-07-04T18:03:05")), "offset"),
+        (
+            "kent/fest/status",
+            _json(samples.status_data(attendance={"current": "many"})),
+            "attendance.current",
+        ),
+        (
+            "kent/fest/status",
+            _json(samples.status_data(gates={"north": {"last_seen": "2027-07-04T18:03:05"}})),
+            "gates.north.last_seen has no UTC offset",
+        ),
+        ("kent/fest/alerts/A-0004", b'{"rule": "nurse-ratio"}', "not a valid alert"),
+        (
+            "kent/fest/alerts/A-0004",
+            _json(samples.alert_data(acknowledged=[{"by": "x", "at": "2027-07-04T18:03:05"}])),
+            "acknowledged[0].at",
+        ),
+        ("kent/fest/gate/north/command", b'{"admit": "yes"}', "admit"),
+    ],
+)
+def test_classify_rejects_bad_payloads_with_a_reason(topic: str, payload: bytes, why: str) -> None:
+    with pytest.raises(BadPayload, match=re.escape(why)):
+        classify(TOPICS, topic, payload, T0)
+
+
+def test_the_feed_counts_a_bad_payload_and_carries_on() -> None:
+    """A bad retained message is logged and counted, never raised into paho's loop."""
+    got: list[FeedEvent] = []
+    feed = MqttFeed(parse_broker_url("mqtt://127.0.0.1:1"), TOPICS, [], got.append)
+    assert feed.receive("kent/fest/status", b"{broken") is None
+    assert feed.receive("kent/fest/gate/north/command", b'{"admit": 1}') is None
+    assert feed.rejected == 2
+    assert got == []
+    assert feed.receive("kent/other/status", b"{broken") is None  # not ours: not counted
+    assert feed.rejected == 2
+    good = feed.receive("kent/fest/status", _json(samples.status_data()))
+    assert isinstance(good, StatusUpdate)
+    assert got == [good]
 
 
 def test_the_feed_and_the_panels_import_no_textual() -> None:
@@ -191,6 +271,31 @@ def test_the_feed_and_the_panels_import_no_textual() -> None:
         "assert 'textual' not in sys.modules, sorted(m for m in sys.modules if 'textual' in m)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_no_screen_or_widget_imports_its_app() -> None:
+    """Screens ask their app with messages; an import back would be a cycle."""
+    import ast
+    from pathlib import Path
+
+    import dashboards
+
+    root = Path(dashboards.__file__).parent
+    offenders = []
+    checked = 0
+    for app_dir in ("inspector", "gate"):
+        for path in sorted((root / app_dir).glob("*/*.py")):  # screens/, widgets/, panels/
+            checked += 1
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names: list[str] = []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                elif isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                if f"dashboards.{app_dir}.app" in names:
+                    offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert checked > 10  # the walk really found the screens and widgets
+    assert offenders == []
 
 
 # -- fonts and renderables -------------------------------------------------------------------
@@ -249,8 +354,8 @@ def test_fit_pads_figures_right_and_cuts_with_an_ellipsis() -> None:
 def test_a_newer_status_replaces_one_still_waiting_but_alerts_do_not() -> None:
     from dashboards.common.messages import AlertReceived, StatusReceived
 
-    older = StatusReceived({"ts": "a"}, T0)
-    newer = StatusReceived({"ts": "b"}, T0)
+    older = StatusReceived(samples.status(), T0)
+    newer = StatusReceived(samples.status(ts=samples.iso(samples.NOW)), T0)
     assert older.can_replace(newer)
     assert not older.can_replace(AlertReceived("A-1", None))
     assert not AlertReceived("A-1", None).can_replace(AlertReceived("A-2", None))

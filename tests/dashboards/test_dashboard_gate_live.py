@@ -56,14 +56,14 @@ def counts(collector: Collector) -> list[tuple[int, int, int]]:
 async def test_the_gate_view_flips_to_hold_when_its_command_says_so(
     broker: MosquittoBroker, tmp_path: Path
 ) -> None:
-    status = samples.status(ts=datetime.now(UTC).isoformat())
+    status = samples.status_data(ts=datetime.now(UTC).isoformat())
     publish(
         broker,
         [
             (TOPICS.status, status),
             (TOPICS.aggregator_availability, "online"),
-            (TOPICS.gate_command("north"), samples.command(admit=True)),
-            (TOPICS.gate_command("south"), samples.command(admit=False)),  # not ours
+            (TOPICS.gate_command("north"), samples.command_data(admit=True)),
+            (TOPICS.gate_command("south"), samples.command_data(admit=False)),  # not ours
         ],
     )
     app = make_app(broker, tmp_path)
@@ -72,7 +72,7 @@ async def test_the_gate_view_flips_to_hold_when_its_command_says_so(
         await until(pilot, lambda: sign.order.word == "ADMIT")
         assert app.screen.query_one("#order").has_class("-admit")
         assert app.problem is None
-        publish(broker, [(TOPICS.gate_command("north"), samples.command(admit=False))])
+        publish(broker, [(TOPICS.gate_command("north"), samples.command_data(admit=False))])
         await until(pilot, lambda: sign.order.word == "HOLD")
         await pilot.pause()
         order = app.screen.query_one("#order")
@@ -101,7 +101,7 @@ async def test_the_manual_tally_publishes_rising_totals_and_survives_a_restart(
     tally_topics.wait_for(lambda: tally_topics.on(AVAILABILITY)[-1:] == ["offline"])
     assert tally_topics.on(AVAILABILITY) == ["online", "offline"]
     state = json.loads((tmp_path / f"{samples.EVENT}.north-manual.json").read_text())
-    assert state == {"seq": 4, "in_total": 3, "out_total": 1}
+    assert state == {"sensor": "north-manual", "seq": 4, "in_total": 3, "out_total": 1}
 
     # The tablet reboots: the tally carries on from the file.
     again = make_app(broker, tmp_path)
@@ -136,8 +136,8 @@ async def test_the_gate_view_shows_the_banner_when_the_broker_stops(
     publish(
         broker,
         [
-            (TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat())),
-            (TOPICS.gate_command("north"), samples.command(admit=True)),
+            (TOPICS.status, samples.status_data(ts=datetime.now(UTC).isoformat())),
+            (TOPICS.gate_command("north"), samples.command_data(admit=True)),
         ],
     )
     app = make_app(broker, tmp_path)

@@ -11,6 +11,7 @@ import pytest
 
 from dashboards.gate.panels import GateOrder, counts_text, gate_order, order_details, tally_text
 from dashboards.gate.tally import ManualTally, TallyState, manual_gate, tally_path
+from sensors.device import MemoryLink
 
 T = datetime(2027, 7, 4, 18, 3, 5, tzinfo=UTC)
 
@@ -69,34 +70,67 @@ def test_tally_text_says_where_the_counts_are() -> None:
     assert "south-manual is not a gate in the permit" in unlisted
 
 
+def readings(link: MemoryLink) -> list[dict]:
+    """The tally's count messages (not its availability), decoded."""
+    return [json.loads(m.payload) for m in link.drain() if m.topic.endswith("/count")]
+
+
 def test_the_tally_counts_up_saves_first_and_continues_after_a_restart(tmp_path: Path) -> None:
     path = tally_path(tmp_path / "state", "fest", "north")
     assert path.name == "fest.north-manual.json"
-    tally = ManualTally(path)
+    tally = ManualTally("fest", "north", state_dir=tmp_path / "state", clock=lambda: T)
     assert tally.state == TallyState()
     assert not tally.state.in_use
-    first = tally.count(T, persons_in=1)
+    link = MemoryLink()
+    tally.attach(link)
+    assert link.drain()[0].payload == b"online"  # announced, but no count before one is made
+    tally.count(entered=1)
+    (first,) = readings(link)
     assert first == {
         "seq": 1,
         "ts": "2027-07-04T18:03:05.000+00:00",
         "in_total": 1,
         "out_total": 0,
     }
-    tally.count(T, persons_in=1)
-    tally.count(T, persons_out=1)
-    assert json.loads(path.read_text()) == {"seq": 3, "in_total": 2, "out_total": 1}
-    again = ManualTally(path)  # the tablet rebooted
-    assert again.state == TallyState(3, 2, 1)
-    beat = again.heartbeat(T)
+    tally.count(entered=1)
+    tally.count(exited=1)
+    # The sensors' state file: the device's id, then seq and totals.
+    assert json.loads(path.read_text()) == {
+        "sensor": "north-manual",
+        "seq": 3,
+        "in_total": 2,
+        "out_total": 1,
+    }
+    again = ManualTally("fest", "north", state_dir=tmp_path / "state", clock=lambda: T)
+    assert again.state == TallyState(3, 2, 1, unsent=True)  # the tablet rebooted
+    link = MemoryLink()
+    again.attach(link)  # on connecting it repeats its totals with the next seq
+    (beat,) = readings(link)
     assert (beat["seq"], beat["in_total"], beat["out_total"]) == (4, 2, 1)
-    with pytest.raises(ValueError, match="only counts up"):
-        again.count(T, persons_in=-1)
+    assert not again.state.unsent
+    with pytest.raises(ValueError, match="negative"):
+        again.count(entered=-1)
+
+
+def test_counts_made_offline_wait_for_the_broker(tmp_path: Path) -> None:
+    tally = ManualTally("fest", "north", state_dir=tmp_path, clock=lambda: T)
+    link = MemoryLink()
+    tally.attach(link)
+    link.set_online(False)
+    tally.count(entered=1)
+    tally.count(entered=1)
+    assert tally.state == TallyState(0, 2, 0, unsent=True)
+    assert tally.state.in_use
+    link.set_online(True)
+    (latest,) = readings(link)
+    assert (latest["seq"], latest["in_total"]) == (1, 2)
+    assert not tally.state.unsent
 
 
 def test_an_unreadable_tally_file_is_kept_aside_and_counting_restarts(tmp_path: Path) -> None:
     path = tally_path(tmp_path, "fest", "north")
     path.write_text("{not json")
-    tally = ManualTally(path)
+    tally = ManualTally("fest", "north", state_dir=tmp_path)
     assert tally.state == TallyState()
     assert tally.recovered_from is not None
     assert tally.recovered_from.read_text() == "{not json"
@@ -104,6 +138,10 @@ def test_an_unreadable_tally_file_is_kept_aside_and_counting_restarts(tmp_path: 
 
 
 def test_payload_fields_are_in_the_devices_order(tmp_path: Path) -> None:
-    tally = ManualTally(tmp_path / "t.json")
-    assert list(tally.count(T, persons_in=1)) == ["seq", "ts", "in_total", "out_total"]
+    tally = ManualTally("fest", "north", state_dir=tmp_path, clock=lambda: T)
+    link = MemoryLink()
+    tally.attach(link)
+    tally.count(entered=1)
+    (payload,) = readings(link)
+    assert list(payload) == ["seq", "ts", "in_total", "out_total"]
     assert manual_gate("north") == "north-manual"

@@ -39,7 +39,7 @@ def now_iso() -> str:
 
 def live_status(**changes: Any) -> dict[str, Any]:
     """The fixture status stamped now, so the wall clock does not find it stale."""
-    return samples.status(ts=now_iso(), **changes)
+    return samples.status_data(ts=now_iso(), **changes)
 
 
 def shown(widget: Any) -> str:
@@ -54,7 +54,7 @@ def retained(broker: MosquittoBroker) -> MosquittoBroker:
     publish(
         broker,
         [(TOPICS.status, live_status()), (TOPICS.aggregator_availability, "online")]
-        + [(TOPICS.alert(a["id"]), a) for a in samples.alerts()],
+        + [(TOPICS.alert(a["id"]), a) for a in samples.alerts_data()],
     )
     return broker
 
@@ -115,7 +115,7 @@ async def test_acknowledging_publishes_spec_payload_and_shows_recorded(
 
         # The aggregator records it: the alert is republished with the acknowledgement.
         ack = {"by": "insp-2", "at": now_iso(), "comment": "Called"}
-        publish(retained, [(TOPICS.alert("A-0004"), samples.alert(acknowledged=[ack]))])
+        publish(retained, [(TOPICS.alert("A-0004"), samples.alert_data(acknowledged=[ack]))])
         await until(pilot, lambda: app.actions[-1].state == "recorded")
         await pilot.pause()
         assert "✓ recorded" in shown(app.screen.query_one(ActionLog))
@@ -179,7 +179,7 @@ async def test_a_note_and_an_adjustment_publish_spec_payloads_and_are_recorded(
         assert adjust["reason"] == "sweep"
 
         # The aggregator's next status carries both.
-        notes = [*samples.status()["notes"], {"by": "insp-2", "at": now_iso(), **note}]
+        notes = [*samples.status_data()["notes"], {"by": "insp-2", "at": now_iso(), **note}]
         adjustments = [
             {
                 "by": "insp-2",

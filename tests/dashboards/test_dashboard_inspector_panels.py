@@ -32,7 +32,8 @@ from dashboards.inspector.panels import (
     rules_table,
 )
 from dashboards.inspector.trend import AttendanceTrend
-from kent_ops.core.ordinance import RULES
+from kent_ops.core import wire
+from kent_ops.core.rules import RULES
 
 NY = ZoneInfo("America/New_York")
 
@@ -95,7 +96,7 @@ def test_attendance_panel_says_hold_and_shows_the_last_adjustment() -> None:
             "reason": "sweep",
         }
     ]
-    att = {**samples.status()["attendance"], "uncertain": False}
+    att = {**samples.status_data()["attendance"], "uncertain": False}
     status = samples.status(admit=False, adjustments=adjustments, attendance=att)
     out = render(attendance_panel(status), width=100)
     assert "HOLD" in out
@@ -146,14 +147,15 @@ def test_lot_rows_colour_the_share_against_lot_full() -> None:
 
 
 def test_panels_survive_an_empty_status() -> None:
-    assert gate_rows({}) == []
+    assert gate_rows(None) == []
+    assert gate_rows(samples.status(gates={})) == []
     assert lot_rows(None) == []
-    assert "—" in render(compliance_panel({"ts": samples.iso(samples.STATUS_TS)}))
+    assert "—" in render(compliance_panel(None))
 
 
 def test_alerts_are_ordered_active_first_by_severity() -> None:
-    alerts = {a["id"]: a for a in samples.alerts()}
-    assert [a["id"] for a in ordered_alerts(alerts)] == ["A-0004", "A-0003", "A-0001"]
+    alerts = {a.id: a for a in samples.alerts()}
+    assert [a.id for a in ordered_alerts(alerts)] == ["A-0004", "A-0003", "A-0001"]
     rows = alert_items(alerts, samples.status())
     assert [r.key for r in rows] == ["A-0004", "A-0003", "pending:0:security-staffing", "A-0001"]
     first = rows[0].text.plain
@@ -201,7 +203,11 @@ def test_alert_history_is_in_time_order() -> None:
         cleared_at=samples.ago(1),
         acknowledged=[{"by": "insp-1", "at": samples.ago(100), "comment": "c"}],
     )
-    notes = [{"by": "insp-2", "at": samples.ago(50), "text": "t", "alert": "A-0004"}]
+    notes = [
+        wire.NoteEntry(
+            by="insp-2", at=samples.STATUS_TS - timedelta(seconds=50), text="t", alert="A-0004"
+        )
+    ]
     events = [what for _, what in alert_history(alert, notes)]
     assert events == [
         "condition began to hold",
@@ -241,8 +247,8 @@ def test_trend_keeps_one_point_a_second_and_one_hour() -> None:
 def test_trend_takes_statuses() -> None:
     trend = AttendanceTrend()
     assert trend.add_status(samples.status())
-    assert not trend.add_status({"ts": "nonsense", "attendance": {"current": 5}})
-    assert not trend.add_status({"ts": samples.iso(samples.NOW)})
+    assert not trend.add_status(samples.status(ts=None))  # no time: no point on the line
+    assert not trend.add_status(samples.status(ts=samples.ago(60)))  # older than the newest
 
 
 # -- inspector actions --------------------------------------------------------------------
@@ -271,7 +277,9 @@ def test_payloads_are_exactly_spec_3() -> None:
         adjust_payload(-1, "x", now)
 
 
-def _sent(kind: str, payload: dict, status: dict | None, alerts: dict) -> SentAction:
+def _sent(
+    kind: str, payload: dict, status: wire.Status | None, alerts: dict[str, wire.Alert]
+) -> SentAction:
     return SentAction(
         number=1,
         kind=kind,
@@ -288,12 +296,11 @@ def test_an_ack_is_recorded_when_the_alert_lists_it() -> None:
     payload = ack_payload("A-0004", "Called", samples.NOW)
     action = _sent("ack", payload, None, alerts)
     assert update_recorded(action, None, alerts, samples.NOW).state == "sent"
-    other = [{"by": "x", "at": "t", "comment": "Called"}]
+    other = [{"by": "x", "at": samples.iso(samples.NOW), "comment": "Called"}]
     by_other = {"A-0004": samples.alert(acknowledged=other)}
     assert update_recorded(action, None, by_other, samples.NOW).state == "sent"
-    mine = {
-        "A-0004": samples.alert(acknowledged=[{"by": "insp-2", "at": "t", "comment": "Called"}])
-    }
+    ack = {"by": "insp-2", "at": samples.iso(samples.NOW), "comment": "Called"}
+    mine = {"A-0004": samples.alert(acknowledged=[ack])}
     assert update_recorded(action, None, mine, samples.NOW).state == "recorded"
 
 
@@ -315,7 +322,8 @@ def test_a_repeated_note_is_recorded_only_when_a_new_entry_appears() -> None:
 def test_an_adjustment_is_recorded_from_the_status() -> None:
     payload = adjust_payload(3050, "sweep", samples.NOW)
     action = _sent("adjust", payload, samples.status(), {})
-    entry = {"by": "insp-2", "at": "t", "attendance": 3050, "offset": -70, "reason": "sweep"}
+    at = samples.iso(samples.NOW)
+    entry = {"by": "insp-2", "at": at, "attendance": 3050, "offset": -70, "reason": "sweep"}
     done = update_recorded(action, samples.status(adjustments=[entry]), {}, samples.NOW)
     assert done.state == "recorded"
     assert done.recorded_at == samples.NOW

@@ -37,7 +37,7 @@ def inspector() -> InspectorApp:
 
 def gate(state_dir: Path, admit: bool) -> GateApp:
     command = samples.command(admit=admit)
-    attendance = {**samples.status()["attendance"], "current": command["attendance"]}
+    attendance = {**samples.status_data()["attendance"], "current": command.attendance}
     return make_gate_app(
         "north",
         samples.EVENT,

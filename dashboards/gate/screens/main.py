@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -16,6 +15,7 @@ from dashboards.gate.panels import GateOrder, gate_order
 from dashboards.gate.tally import TallyState
 from dashboards.gate.widgets.figures import GateCounts, GateHeader, OrderDetails, TallyPanel
 from dashboards.gate.widgets.order_sign import OrderSign
+from kent_ops.core import wire
 
 __all__ = ["GateScreen"]
 
@@ -23,9 +23,9 @@ __all__ = ["GateScreen"]
 class GateScreen(Screen[None]):
     """ADMIT (green) or HOLD (red) for one gate, with its figures and the manual tally."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The last status snapshot."""
-    command: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    command: reactive[wire.GateCommand | None] = reactive(None, always_update=True, repaint=False)
     """The aggregator's last order for this gate."""
     order: reactive[GateOrder] = reactive(GateOrder(admit=None), repaint=False)
     """The order shown, from the command (or the status until a command arrives)."""

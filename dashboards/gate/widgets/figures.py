@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from rich.text import Text
 from textual.reactive import reactive
 
-from dashboards.common.format import event_zone, local_clock
+from dashboards.common.format import clean, event_zone, local_clock
 from dashboards.common.widgets.panel import Panel
 from dashboards.gate.panels import GateOrder, counts_text, order_details, tally_text
 from dashboards.gate.tally import TallyState
+from kent_ops.core import wire
 
 __all__ = ["GateCounts", "GateHeader", "OrderDetails", "TallyPanel"]
 
@@ -19,7 +19,7 @@ __all__ = ["GateCounts", "GateHeader", "OrderDetails", "TallyPanel"]
 class GateHeader(Panel):
     """The event's local time, the gate and the event."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (event name and time zone)."""
     now: reactive[datetime | None] = reactive(None, repaint=False)
     """The local clock."""
@@ -29,8 +29,8 @@ class GateHeader(Panel):
         self.gate, self.event_id = gate, event_id
 
     def _redraw(self) -> None:
-        status = self.status or {}
-        name = status.get("event_name") or self.event_id
+        status = self.status
+        name = (clean(status.event_name) if status is not None else "") or self.event_id
         clock = local_clock(self.now, event_zone(status), with_zone=True)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(clock, style="bold")
@@ -58,14 +58,14 @@ class OrderDetails(Panel):
 class GateCounts(Panel):
     """This gate's counter, as the aggregator counts it."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot."""
 
     def __init__(self, gate: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.gate = gate
 
-    def watch_status(self, status: dict[str, Any] | None) -> None:
+    def watch_status(self, status: wire.Status | None) -> None:
         self.show(counts_text(status, self.gate))
 
 
@@ -76,7 +76,7 @@ class TallyPanel(Panel):
     """The tally's totals and seq."""
     delivered: reactive[bool | None] = reactive(None, repaint=False)
     """Whether the broker has the last message (None: no broker)."""
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (what the aggregator counted for the tally)."""
 
     def __init__(self, gate: str, *, id: str | None = None) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
-
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -12,10 +10,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.inspector.messages import AckRequested, NoteRequested
 from dashboards.inspector.panels import alert_detail
-
-if TYPE_CHECKING:
-    from dashboards.inspector.app import InspectorApp
+from kent_ops.core import wire
 
 __all__ = ["AlertDetailScreen"]
 
@@ -29,18 +26,14 @@ class AlertDetailScreen(Screen[None]):
         Binding("n", "note", "Note on it"),
     ]
 
-    alert: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    alert: reactive[wire.Alert | None] = reactive(None, always_update=True, repaint=False)
     """The alert shown, in its latest form; None once its retained message is gone."""
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (notes about the alert, the event's time zone)."""
 
     def __init__(self, alert_id: str) -> None:
         super().__init__(id="alert-detail")
         self.alert_id = alert_id
-
-    @property
-    def inspector_app(self) -> InspectorApp:
-        return cast("InspectorApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Static(f"Alert {self.alert_id}", id="detail-title")
@@ -56,10 +49,10 @@ class AlertDetailScreen(Screen[None]):
         self.query_one(VerticalScroll).focus()
         self._redraw()
 
-    def _alerts_changed(self, alerts: dict[str, dict[str, Any]]) -> None:
+    def _alerts_changed(self, alerts: dict[str, wire.Alert]) -> None:
         self.alert = alerts.get(self.alert_id)
 
-    def _status_changed(self, status: dict[str, Any] | None) -> None:
+    def _status_changed(self, status: wire.Status | None) -> None:
         self.status = status
 
     def _problem_changed(self, problem: str | None) -> None:
@@ -77,7 +70,7 @@ class AlertDetailScreen(Screen[None]):
             details.first(Static).update(alert_detail(self.alert, self.status))
 
     def action_acknowledge(self) -> None:
-        self.inspector_app.start_ack(self.alert_id)
+        self.post_message(AckRequested(self.alert_id))
 
     def action_note(self) -> None:
-        self.inspector_app.start_note(self.alert_id)
+        self.post_message(NoteRequested(self.alert_id))

@@ -1,4 +1,4 @@
-"""The facilities checklist screen (SPEC 4a): what no sensor sees, marked on site.
+"""The facilities checklist screen (permit:C, D and F): what no sensor sees, marked on site.
 
 Items are grouped by paragraph of the ordinance (C(1) Drinking water … D, F), only
 those that apply to the permit (the aggregator's status lists them). One key marks
@@ -11,7 +11,6 @@ deficient item then also appears among the alerts as ``facility-deficient``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import on
@@ -21,15 +20,14 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
-from dashboards.common.format import event_zone, local_clock
+from dashboards.common.format import clean, event_zone, local_clock
 from dashboards.common.widgets.banner import ConnectionBanner
 from dashboards.inspector.actions import SentAction
 from dashboards.inspector.checklist_panels import checklist_summary, item_detail
+from dashboards.inspector.messages import InspectionRequested
 from dashboards.inspector.widgets.action_log import ActionLog
 from dashboards.inspector.widgets.checklist_list import ChecklistList
-
-if TYPE_CHECKING:
-    from dashboards.inspector.app import InspectorApp
+from kent_ops.core import wire
 
 __all__ = ["ChecklistScreen", "waiting_items"]
 
@@ -58,9 +56,9 @@ class ChecklistScreen(Screen[None]):
         Binding("n", "mark('n/a')", "N/A"),
     ]
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The last status snapshot (items that apply, latest marks, the time zone)."""
-    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True, repaint=False)
+    alerts: reactive[dict[str, wire.Alert]] = reactive(dict, always_update=True, repaint=False)
     """Every alert seen (a deficient item's ``facility-deficient`` alert)."""
     actions: reactive[tuple[SentAction, ...]] = reactive(tuple, repaint=False)
     """This inspector's actions this session (what is still on its way)."""
@@ -70,10 +68,6 @@ class ChecklistScreen(Screen[None]):
     def __init__(self, inspector: str) -> None:
         super().__init__(id="checklist-screen")
         self.inspector = inspector
-
-    @property
-    def inspector_app(self) -> InspectorApp:
-        return cast("InspectorApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Static(id="checklist-title")
@@ -97,10 +91,10 @@ class ChecklistScreen(Screen[None]):
 
     # what the app has -----------------------------------------------------------------
 
-    def _take_status(self, status: dict[str, Any] | None) -> None:
+    def _take_status(self, status: wire.Status | None) -> None:
         self.status = status
 
-    def _take_alerts(self, alerts: dict[str, dict[str, Any]]) -> None:
+    def _take_alerts(self, alerts: dict[str, wire.Alert]) -> None:
         self.alerts = alerts
 
     def _take_actions(self, actions: tuple[SentAction, ...]) -> None:
@@ -112,7 +106,7 @@ class ChecklistScreen(Screen[None]):
     def _take_problem(self, problem: str | None) -> None:
         self.query_one(ConnectionBanner).problem = problem
 
-    def watch_status(self, status: dict[str, Any] | None) -> None:
+    def watch_status(self, status: wire.Status | None) -> None:
         self.query_one(ChecklistList).status = status
         self.query_one(ActionLog).status = status
         self.query_one("#checklist", ChecklistList).border_title = checklist_summary(status)
@@ -136,7 +130,7 @@ class ChecklistScreen(Screen[None]):
         text.append(f"  {self.inspector}", style="dim")
         text.append("  Facilities checklist", style="bold")
         text.append("  permit:C, D, F", style="cyan")
-        name = self.status.get("event_name") if self.status else None
+        name = clean(self.status.event_name) if self.status is not None else ""
         if name:
             text.append(f"  {name}", style="dim")
         self.query_one("#checklist-title", Static).update(text)
@@ -167,4 +161,4 @@ class ChecklistScreen(Screen[None]):
         if item is None:
             self.notify("Choose an item to mark first.", severity="warning")
             return
-        self.inspector_app.start_inspection(item, result)
+        self.post_message(InspectionRequested(item, result))

@@ -19,6 +19,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from dashboards.common.format import clean
+from kent_ops.core import wire
+
 __all__ = [
     "AckForm",
     "AdjustForm",
@@ -68,14 +71,14 @@ class _Form(ModalScreen[Any]):
 class AckForm(_Form):
     """The comment for an acknowledgement; required, it is what the record will say."""
 
-    def __init__(self, alert_id: str, alert: dict[str, Any] | None, *, blink: bool = True) -> None:
-        rule = alert.get("rule") if alert else None
+    def __init__(self, alert_id: str, alert: wire.Alert | None, *, blink: bool = True) -> None:
+        rule = clean(alert.rule) if alert is not None else ""
         super().__init__(f"Acknowledge {alert_id}" + (f" ({rule})" if rule else ""), blink=blink)
         self.alert = alert
 
     def fields(self) -> ComposeResult:
-        if self.alert and self.alert.get("message"):
-            yield Static(Text(str(self.alert["message"])), classes="form-context")
+        if self.alert is not None and self.alert.message:
+            yield Static(Text(clean(self.alert.message)), classes="form-context")
         yield Label("Comment (what you did or saw)")
         yield _input(self.blink, id="comment", placeholder="e.g. Called the organiser")
 
@@ -176,7 +179,7 @@ class AdjustForm(_Form):
 
 
 class DeficientForm(_Form):
-    """What was found, for a checklist item marked deficient; required (SPEC 4a)."""
+    """What was found, for a checklist item marked deficient; required: it is the evidence."""
 
     def __init__(self, item: str, text: str, cite: str, *, blink: bool = True) -> None:
         super().__init__(f"Mark {item} deficient", blink=blink)

@@ -8,7 +8,6 @@ refresh. ``i`` opens the facilities checklist, a screen of its own.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -20,10 +19,18 @@ from textual.widgets import Footer, OptionList
 
 from dashboards.common.widgets.banner import ConnectionBanner
 from dashboards.inspector.actions import SentAction
+from dashboards.inspector.messages import (
+    AckRequested,
+    AdjustRequested,
+    AlertChosen,
+    ChecklistRequested,
+    NoteRequested,
+)
 from dashboards.inspector.widgets.action_log import ActionLog
 from dashboards.inspector.widgets.alert_list import AlertList
 from dashboards.inspector.widgets.glance import AttendancePanel, CompliancePanel, HeaderBar
 from dashboards.inspector.widgets.tables import GatesTable, LotsTable
+from kent_ops.core import wire
 
 __all__ = ["MainScreen"]
 
@@ -40,9 +47,9 @@ class MainScreen(Screen[None]):
         Binding("tab", "app.focus_next", "Next panel", show=False),
     ]
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The last status snapshot, whole."""
-    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True, repaint=False)
+    alerts: reactive[dict[str, wire.Alert]] = reactive(dict, always_update=True, repaint=False)
     """Every alert seen, by id."""
     trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple, repaint=False)
     """The last hour of attendance seen by this dashboard."""
@@ -92,14 +99,14 @@ class MainScreen(Screen[None]):
     def _titles(self) -> None:
         if not self.is_mounted:
             return
-        status = self.status or {}
-        gates = status.get("gates") or {}
-        lots = status.get("lots") or {}
-        down = sum(1 for g in gates.values() if isinstance(g, dict) and g.get("online") is False)
+        status = self.status
+        gates = status.gates if status is not None else {}
+        lots = status.lots if status is not None else {}
+        pending = len(status.pending) if status is not None else 0
+        down = sum(1 for g in gates.values() if not g.online)
         self.query_one("#gates").border_title = f"Gates ({len(gates)}, {down} down)"
         self.query_one("#lots").border_title = f"Lots ({len(lots)})"
-        active = sum(1 for a in self.alerts.values() if a.get("state") == "active")
-        pending = len(status.get("pending") or [])
+        active = sum(1 for a in self.alerts.values() if a.state == "active")
         self.query_one(
             "#alerts"
         ).border_title = f"Alerts ({active} active, {pending} pending, {len(self.alerts)} in all)"
@@ -113,21 +120,21 @@ class MainScreen(Screen[None]):
         if alert_id is None:
             self.notify("Select an alert to acknowledge first.", severity="warning")
             return
-        self.app.start_ack(alert_id)  # type: ignore[attr-defined]
+        self.post_message(AckRequested(alert_id))
 
     def action_note(self) -> None:
-        self.app.start_note(None)  # type: ignore[attr-defined]
+        self.post_message(NoteRequested(None))
 
     def action_adjust(self) -> None:
-        self.app.start_adjust()  # type: ignore[attr-defined]
+        self.post_message(AdjustRequested())
 
     def action_checklist(self) -> None:
-        self.app.open_checklist()  # type: ignore[attr-defined]
+        self.post_message(ChecklistRequested())
 
     def action_details(self) -> None:
         alert_id = self.selected_alert
         if alert_id is not None:
-            self.app.open_alert(alert_id)  # type: ignore[attr-defined]
+            self.post_message(AlertChosen(alert_id))
 
     @on(OptionList.OptionSelected, "#alerts")
     def _alert_chosen(self, event: OptionList.OptionSelected) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import tzinfo
-from typing import Any
 
 from rich.text import Text
 from textual.reactive import reactive
@@ -11,6 +10,7 @@ from textual.reactive import reactive
 from dashboards.common.format import event_zone, local_clock
 from dashboards.common.widgets.panel import Panel
 from dashboards.inspector.actions import SentAction, describe
+from kent_ops.core import wire
 
 __all__ = ["ActionLog", "action_line"]
 
@@ -43,7 +43,7 @@ class ActionLog(Panel):
 
     actions: reactive[tuple[SentAction, ...]] = reactive(tuple, repaint=False)
     """This inspector's actions this session, oldest first."""
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (for the event's time zone)."""
 
     def __init__(self, *, id: str | None = None, hint: str = NO_ACTIONS) -> None:

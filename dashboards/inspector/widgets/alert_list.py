@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rich.text import Text
 from textual.reactive import reactive
@@ -12,6 +11,7 @@ from textual.widgets.option_list import Option
 
 from dashboards.common.rows import Item
 from dashboards.inspector.panels import alert_items
+from kent_ops.core import wire
 
 __all__ = ["AlertList"]
 
@@ -22,9 +22,9 @@ NOTHING = "-none-"
 class AlertList(OptionList):
     """One two-line entry per alert (and pending condition); Enter opens the detail."""
 
-    alerts: reactive[dict[str, dict[str, Any]]] = reactive(dict, always_update=True, repaint=False)
+    alerts: reactive[dict[str, wire.Alert]] = reactive(dict, always_update=True, repaint=False)
     """Every alert seen, by id, in its latest form."""
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (pending conditions, the event's time zone)."""
     flash_on: reactive[bool] = reactive(False, repaint=False)
     """Which half of the flash unacknowledged breaches are in."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rich.text import Text
 from textual.reactive import reactive
@@ -11,6 +10,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from dashboards.inspector.checklist_panels import ChecklistEntry, checklist_entries
+from kent_ops.core import wire
 
 __all__ = ["ChecklistList"]
 
@@ -21,7 +21,7 @@ WAITING = "-waiting-"
 class ChecklistList(OptionList):
     """One entry per applicable item, grouped by paragraph; headings cannot be chosen."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (items that apply, their latest marks, the time zone)."""
     waiting: reactive[dict[str, str]] = reactive(dict, always_update=True, repaint=False)
     """Items this inspector marked that the status does not show yet, with the result."""

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from textual.reactive import reactive
 
 from dashboards.common.widgets.panel import Panel
 from dashboards.inspector.panels import attendance_panel, compliance_panel, header_text
+from kent_ops.core import wire
 
 __all__ = ["AttendancePanel", "CompliancePanel", "HeaderBar"]
 
@@ -16,7 +16,7 @@ __all__ = ["AttendancePanel", "CompliancePanel", "HeaderBar"]
 class HeaderBar(Panel):
     """The event, its permit, the event's local time and who is signed in."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
     now: reactive[datetime | None] = reactive(None, repaint=False)
     """The local clock (shown in the event's time zone)."""
@@ -39,7 +39,7 @@ class HeaderBar(Panel):
 class AttendancePanel(Panel):
     """Attendance large, the bar to the maximum, the last hour's trend, uncertainty."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
     trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple, repaint=False)
     """The last hour of attendance seen by this dashboard."""
@@ -57,8 +57,8 @@ class AttendancePanel(Panel):
 class CompliancePanel(Panel):
     """Doctors, nurses, security and parking against what is required."""
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
 
-    def watch_status(self, status: dict[str, Any] | None) -> None:
+    def watch_status(self, status: wire.Status | None) -> None:
         self.show(compliance_panel(status))

@@ -1,13 +1,12 @@
-"""The gate and lot tables: rows from the panel functions, diffed into a DataTable."""
+"""The gate and lot tables: rows from the panel functions, drawn by a RowsTable."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from textual.reactive import reactive
 
 from dashboards.common.widgets.rows_table import RowsTable
 from dashboards.inspector.panels import GATE_COLUMNS, LOT_COLUMNS, gate_rows, lot_rows
+from kent_ops.core import wire
 
 __all__ = ["GatesTable", "LotsTable"]
 
@@ -17,10 +16,10 @@ class GatesTable(RowsTable):
 
     COLUMNS = GATE_COLUMNS
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
 
-    def watch_status(self, status: dict[str, Any] | None) -> None:
+    def watch_status(self, status: wire.Status | None) -> None:
         self.set_rows(gate_rows(status))
 
 
@@ -29,8 +28,8 @@ class LotsTable(RowsTable):
 
     COLUMNS = LOT_COLUMNS
 
-    status: reactive[dict[str, Any] | None] = reactive(None, always_update=True, repaint=False)
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
 
-    def watch_status(self, status: dict[str, Any] | None) -> None:
+    def watch_status(self, status: wire.Status | None) -> None:
         self.set_rows(lot_rows(status))
