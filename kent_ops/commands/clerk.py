@@ -17,7 +17,8 @@ import msgspec
 import paho.mqtt.client as mqtt
 
 from kent_ops.broker.acl import check_person_id
-from kent_ops.broker.client import make_client, parse_broker_url
+from kent_ops.broker.client import make_client
+from kent_ops.broker.credentials import broker_from_args
 from kent_ops.core import wire
 from kent_ops.core.errors import CheckFailed, UsageError
 from kent_ops.core.permit_status import BACKDATE_LIMIT_S
@@ -91,7 +92,7 @@ def cli_clerk(args: argparse.Namespace) -> int:
         raise UsageError(problem)
     if not args.resolution.strip():
         raise UsageError("--resolution must name the Town Board's resolution, e.g. TB-2027-41")
-    address = parse_broker_url(args.broker)
+    address = broker_from_args(args)
     now = datetime.now(UTC)
     effective = _effective(args.effective_at, now)
     status = "revoked" if args.clerk_command == "revoke" else "issued"

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 
 from dashboards.inspector.app import make_inspector_app
-from kent_ops.broker.client import parse_broker_url
+from kent_ops.broker.credentials import broker_from_args
 
 __all__ = ["cli_dashboard"]
 
 
 def cli_dashboard(args: argparse.Namespace) -> int:
     """Build the inspector dashboard from the command line's arguments and run it."""
-    broker = parse_broker_url(args.broker)
+    broker = broker_from_args(args)
     app = make_inspector_app(args.event, broker, args.inspector, ca_file=args.ca_file)
     app.run()
     return 0

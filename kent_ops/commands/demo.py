@@ -28,6 +28,7 @@ import msgspec
 import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
+from kent_ops.broker.credentials import broker_from_args
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
@@ -151,7 +152,7 @@ class StatusWatcher:
 def _broker(args: argparse.Namespace, workdir: Path) -> Iterator[tuple[BrokerAddress, str]]:
     """The broker the demo talks to, and a sentence saying which one it is."""
     if args.broker:
-        address = parse_broker_url(args.broker)
+        address = broker_from_args(args)
         yield address, f"broker {address.url}"
         return
     if shutil.which("mosquitto"):

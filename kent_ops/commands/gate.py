@@ -6,7 +6,7 @@ import argparse
 
 from dashboards.gate.app import make_gate_app
 from dashboards.gate.tally import manual_gate
-from kent_ops.broker.client import parse_broker_url
+from kent_ops.broker.credentials import broker_from_args
 from kent_ops.core.errors import UsageError
 from kent_ops.core.wire import load_keys
 
@@ -29,7 +29,7 @@ def _signing_key(keys_file: str | None, gate: str) -> bytes | None:
 
 def cli_gate(args: argparse.Namespace) -> int:
     """Build the gate view from the command line's arguments and run it until the deputy quits."""
-    broker = parse_broker_url(args.broker)
+    broker = broker_from_args(args)
     app = make_gate_app(
         args.gate,
         args.event,

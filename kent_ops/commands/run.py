@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from kent_ops.broker.client import parse_broker_url
+from kent_ops.broker.credentials import broker_from_args
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import load_permit
 from kent_ops.service.aggregator import Aggregator
@@ -54,7 +54,7 @@ def _evidence_path(text: str) -> Path:
 
 def cli_run(args: argparse.Namespace) -> int:
     """``kent-ops run``: serve until SIGINT/SIGTERM; 0 on a clean stop."""
-    address = parse_broker_url(args.broker)
+    address = broker_from_args(args)
     permit = load_permit(args.permit)
     ca_file = getattr(args, "ca_file", None)
     if ca_file is not None and not Path(ca_file).is_file():

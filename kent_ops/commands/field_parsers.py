@@ -1,0 +1,111 @@
+"""The arguments of the field commands: the Clerk's, and setting up brokers and devices."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kent_ops.broker.credentials import add_broker_arguments
+from kent_ops.commands.parsers import EXAMPLE_EVENT, Sub, new_command, positive_float
+
+__all__ = ["FIELD_COMMANDS"]
+
+
+def _clerk(sub: Sub) -> None:
+    p = sub.add_parser(  # type: ignore[attr-defined]
+        "clerk",
+        help="the Town Clerk revokes or reinstates the permit from an instant on (permit:G)",
+    )
+    clerk_sub = p.add_subparsers(dest="clerk_command", metavar="COMMAND", parser_class=type(p))
+    clerk_sub.required = True
+    for name, what in (("revoke", "revoke the permit"), ("reinstate", "issue it again")):
+        pc = new_command(
+            clerk_sub,
+            name,
+            f"{what} from an instant on, by a resolution of the Town Board (permit:G)",
+            [
+                f"kent-ops clerk {name} --event {EXAMPLE_EVENT} --resolution TB-2027-41 "
+                "--reason 'no doctor on site since 14:10'",
+                f"kent-ops clerk {name} --event {EXAMPLE_EVENT} --resolution TB-2027-41 "
+                "--effective-at 2027-07-04T15:00:00-04:00 --clerk clerk-1",
+            ],
+            "kent_ops.commands.clerk:cli_clerk",
+        )
+        pc.add_argument("--event", required=True, metavar="ID", help="the event id of the permit")
+        pc.add_argument(
+            "--resolution", required=True, metavar="ID", help="the Town Board's resolution"
+        )
+        pc.add_argument("--reason", default="", metavar="TEXT", help="why, in one sentence")
+        pc.add_argument(
+            "--effective-at",
+            metavar="ISO",
+            help="when it takes effect, with an offset (default: now; never more than a "
+            "minute in the past)",
+        )
+        pc.add_argument(
+            "--clerk", default="clerk", metavar="ID", help="your clerk id (default %(default)s)"
+        )
+        pc.add_argument(
+            "--wait",
+            type=positive_float,
+            default=10.0,
+            metavar="S",
+            help="how long to wait for the aggregator to show it (default %(default)g s)",
+        )
+        add_broker_arguments(pc)
+
+
+def _deploy(sub: Sub) -> None:
+    p = sub.add_parser(  # type: ignore[attr-defined]
+        "deploy", help="field set-up: the broker's ACL, certificates, signing keys, bridges"
+    )
+    deploy_sub = p.add_subparsers(dest="deploy_command", metavar="COMMAND", parser_class=type(p))
+    deploy_sub.required = True
+    pa = new_command(
+        deploy_sub,
+        "acl",
+        "write the broker's access list for a permit: each account may do its own job only",
+        [
+            "kent-ops deploy acl --permit permit.toml --inspector insp-1 --inspector insp-2 "
+            "--clerk clerk-1 --notifier notify-1 --out /etc/mosquitto/kent-ops/acl"
+        ],
+        "kent_ops.commands.deploy:cli_acl",
+    )
+    pa.add_argument("--permit", required=True, metavar="P", help="the permit file (TOML)")
+    for role, what in (
+        ("inspector", "an inspector's id (once per inspector)"),
+        ("clerk", "a Town Clerk's id (permit:G)"),
+        ("notifier", "the id of a kent-ops notify service"),
+    ):
+        pa.add_argument(f"--{role}", action="append", default=[], metavar="ID", help=what)
+    pa.add_argument("--out", metavar="FILE", help="write here (default: print it)")
+    pcert = new_command(
+        deploy_sub,
+        "certs",
+        "make a private certificate authority and the broker's certificate",
+        [
+            "kent-ops deploy certs --out /etc/mosquitto/kent-ops "
+            "--host broker.local --host 192.168.1.10"
+        ],
+        "kent_ops.commands.deploy:cli_certs",
+    )
+    pcert.add_argument("--out", required=True, metavar="DIR", help="the folder to write into")
+    pcert.add_argument(
+        "--host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name or address devices use for the broker (repeat; default localhost)",
+    )
+    pkeys = new_command(
+        deploy_sub,
+        "keys",
+        "make a signing keys file: one HMAC key per sensor of the permit",
+        ["kent-ops deploy keys --permit permit.toml --out /etc/kent-ops/keys.toml"],
+        "kent_ops.commands.deploy:cli_keys",
+    )
+    pkeys.add_argument("--permit", required=True, metavar="P", help="the permit file (TOML)")
+    pkeys.add_argument("--out", required=True, metavar="FILE", help="the new keys file (TOML)")
+
+
+FIELD_COMMANDS: tuple[Callable[[Sub], None], ...] = (_clerk, _deploy)
+"""Each adds one command group to the ``kent-ops`` parser."""
