@@ -13,22 +13,26 @@ on in-memory links. This module assembles the messages: per step, every gate cou
 and lot sensor publishes if its figure changed, or heartbeats when ``heartbeat_s`` has
 passed, and the scheduled events due in the step happen. Each device acts at its own
 fixed point inside the step, so no two devices share a timestamp.
+
+Only the permit's automatic gates are simulated. A manual tally gate (an id ending in
+``-manual``, or ``manual = true``: ``Permit.manual_gates``) is a deputy's, who counts
+on it from the gate view; no scenario publishes on it, not even its availability.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import keys_for_permit
 from sensors.crowd import Flows, cars_parked, persons
 from sensors.floor import Floor, SimMessage
-from sensors.gate_counter import GateCounter
 from sensors.lot_sensor import LotSensor
-from sensors.scenario_events import Action, Event, fault_events, staff_events
+from sensors.scenario_events import Event, fault_events, staff_events
 from sensors.scenario_file import Scenario, load_scenario
 from sensors.schedule import Schedule, Timeline, timeline
 from sensors.tally import Tally, expected_totals
@@ -90,30 +94,32 @@ class _Run:
             run_s = min(run_s, duration)
         self.stop_at = min(tl.begin + timedelta(seconds=run_s), tl.end)
         self.keys = keys
-        self.gates = list(permit.gates)
+        # A manual tally gate belongs to its deputy (docs/protocol.md, Who may publish what): a
+        # simulator publishing on it would collide with the deputy's own tally.
+        self.gates = [g for g in permit.gates if g not in permit.manual_gates]
         self.lots = [lot for lot, cap in permit.lots.items() if cap > 0]
         self.floor = Floor(permit, tl.begin)
+        # Gate counters and lot sensors act at evenly spaced points inside each step.
+        periodic = [*self.gates, *self.lots]
+        step = self.schedule.step
+        self.slots = {sid: (i + 1) * step / (len(periodic) + 2) for i, sid in enumerate(periodic)}
 
     def gate_weights(self) -> list[float]:
-        permit, sc = self.schedule.permit, self.schedule.scenario
-        auto = [g for g in self.gates if g not in permit.manual_gates]
-        explicit = sc.gate_weights
-        auto_w = sum(explicit.get(g, 1.0) for g in auto)
-        n_manual = len(self.gates) - len(auto)
-        share = sc.manual_share
-        manual_w = share * auto_w / (1 - share * n_manual) if auto_w and n_manual else 1.0
-        return [explicit.get(g, manual_w if g in permit.manual_gates else 1.0) for g in self.gates]
+        """Each simulated gate's share of the crowd: its weight in the scenario, or 1."""
+        explicit = self.schedule.scenario.gate_weights
+        return [explicit.get(g, 1.0) for g in self.gates]
 
     def messages(self) -> Iterator[SimMessage]:
         schedule, floor = self.schedule, self.floor
         flows = persons(schedule, self.gate_weights())
         occupied = cars_parked(schedule, flows, [schedule.permit.lots[lot] for lot in self.lots])
         floor.install(self.gates, self.lots, self.keys, schedule.scenario.heartbeat_s)
-        auto = [g for g in self.gates if g not in schedule.permit.manual_gates] or self.gates
-        scheduled = staff_events(schedule, floor) + fault_events(schedule, floor, auto)
+        periodic = {sid: self._count(sid, g, flows) for g, sid in enumerate(self.gates)}
+        periodic |= {sid: self._report(sid, i, occupied) for i, sid in enumerate(self.lots)}
+        scheduled = staff_events(schedule, floor) + fault_events(schedule, floor, self.gates)
         heapq.heapify(scheduled)
         for k in range(schedule.n_steps):
-            for t, _, act in self._actions(k, scheduled, flows, occupied):
+            for t, _, act in self._actions(k, scheduled, periodic):
                 at = schedule.timeline.zero + timedelta(milliseconds=round(t * 1000))
                 if at >= self.stop_at:
                     return
@@ -123,45 +129,49 @@ class _Run:
                 yield from floor.collect(at)
 
     def _actions(
-        self, k: int, scheduled: list[Event], flows: Flows, occupied: list[list[int]]
+        self, k: int, scheduled: list[Event], periodic: dict[str, Callable[[int], None]]
     ) -> list[Event]:
-        """What happens in step ``k``, in order: devices coming online (in the first
-        step), each periodic device at its own point in the step, the events due."""
+        """What happens in step ``k``, in order: the devices coming online (first step
+        only), each gate counter and lot sensor at its own point in the step, and the
+        scheduled events due before the next step."""
         t0, step = self.schedule.offset(k), self.schedule.step
-        order = list(self.floor.devices)
-        periodic = [sid for sid in order if sid in self.gates or sid in self.lots]
-        slot = {sid: (i + 1) * step / (len(periodic) + 2) for i, sid in enumerate(periodic)}
         actions: list[Event] = []
         if k == 0:  # devices come online at their own point in the step, too
-            for i, sid in enumerate(order):
-                actions.append((t0 + slot.get(sid, 0.0), -len(order) + i, self._attach(sid)))
-        for i, sid in enumerate(periodic):
-            actions.append((t0 + slot[sid], i, self._periodic(sid, k, flows, occupied)))
+            devices = list(self.floor.devices)
+            for i, sid in enumerate(devices):
+                at = t0 + self.slots.get(sid, 0.0)
+                actions.append((at, i - len(devices), partial(self.floor.attach, sid)))
+        for i, (sid, act) in enumerate(periodic.items()):
+            actions.append((t0 + self.slots[sid], i, partial(act, k)))
         while scheduled and scheduled[0][0] < t0 + step:
             t, n, act = heapq.heappop(scheduled)
             actions.append((max(t, t0), n, act))  # nothing happens before setup
         actions.sort(key=lambda a: (a[0], a[1]))
         return actions
 
-    def _attach(self, sid: str) -> Action:
-        return lambda: self.floor.attach(sid)
+    def _count(self, sid: str, g: int, flows: Flows) -> Callable[[int], None]:
+        """Gate ``g``'s counter in step ``k``: counts who came and went, or heartbeats."""
+        counter = self.floor.gate(sid)
 
-    def _periodic(self, sid: str, k: int, flows: Flows, occupied: list[list[int]]) -> Action:
-        """A gate counter counts (or heartbeats); a lot sensor reports a change (or heartbeats)."""
+        def act(k: int) -> None:
+            entered, exited = flows.ins[k][g], flows.outs[k][g]
+            if entered or exited:
+                counter.count(entered, exited)
+            else:
+                counter.tick()
 
-        def act() -> None:
-            device = self.floor.devices[sid]
-            if isinstance(device, GateCounter):
-                g = self.gates.index(sid)
-                if flows.ins[k][g] or flows.outs[k][g]:
-                    device.count(flows.ins[k][g], flows.outs[k][g])
-                else:
-                    device.tick()
-            elif isinstance(device, LotSensor):
-                cars = occupied[k][self.lots.index(sid)]
-                if cars != device.occupied:
-                    device.set_occupied(cars)
-                else:
-                    device.tick()
+        return act
+
+    def _report(self, sid: str, i: int, occupied: list[list[int]]) -> Callable[[int], None]:
+        """Lot ``i``'s sensor in step ``k``: reports a change in its cars, or heartbeats."""
+        sensor = self.floor.devices[sid]
+        assert isinstance(sensor, LotSensor)
+
+        def act(k: int) -> None:
+            cars = occupied[k][i]
+            if cars != sensor.occupied:
+                sensor.set_occupied(cars)
+            else:
+                sensor.tick()
 
         return act

@@ -81,7 +81,11 @@ def _scan(floor: Floor, station: str, badge: str, role: str, action: str) -> Act
 
 
 def fault_events(schedule: Schedule, floor: Floor, gates: list[str]) -> list[Event]:
-    """The scenario's faults, each on one of ``gates`` (a gate id or a 1-based number)."""
+    """The scenario's faults, each on one of ``gates`` (a gate id or a 1-based number).
+
+    ``gates`` are the simulated (automatic) gates; a fault naming any other gate, a
+    deputy's manual tally among them, is left out.
+    """
     events: list[Event] = []
     for i, fault in enumerate(schedule.scenario.faults):
         gate = pick(gates, fault.gate, default=0)

@@ -167,7 +167,8 @@ def parse_scenario(text: str, source: str = "scenario") -> Scenario:
     r = _Reader()
     head = _read_head(r, r.table(data, "scenario"), Path(source).stem)
     crowd = r.table(data, "crowd")
-    manual_share = _read_manual_share(r, crowd)
+    # crowd.manual_share, from older files, is accepted and ignored: manual tally gates
+    # are the deputies' and no scenario sends persons through them.
     gate_weights = _read_gate_weights(r, r.table(crowd, "crowd.gate_weights"))
     phases = [_read_phase(r, t, i) for i, t in enumerate(r.tables(crowd, "crowd.phases"))]
     surge = _read_surge(r, r.table(crowd, "crowd.surge")) if "surge" in crowd else None
@@ -178,7 +179,6 @@ def parse_scenario(text: str, source: str = "scenario") -> Scenario:
         raise ScenarioError(r.problems, source)
     return Scenario(
         **head,
-        manual_share=manual_share,
         gate_weights=gate_weights,
         phases=tuple(p for p in phases if p is not None),
         surge=surge,
@@ -217,15 +217,12 @@ def _read_head(r: _Reader, head: dict[str, Any], stem: str) -> dict[str, Any]:
     }
 
 
-def _read_manual_share(r: _Reader, crowd: dict[str, Any]) -> float:
-    share = r.number(crowd, "crowd.manual_share", 0.05)
-    if share is not None and share >= 0.5:
-        r.problems.append("crowd.manual_share: must be under 0.5")
-    return share  # type: ignore[return-value]
-
-
 def _read_gate_weights(r: _Reader, weights: dict[str, Any]) -> dict[str, float]:
-    """``[crowd.gate_weights]``: a weight per gate id; gates not named weigh 1."""
+    """``[crowd.gate_weights]``: a weight per gate id; gates not named weigh 1.
+
+    A weight for a manual tally gate, or a gate the permit does not list, is accepted
+    (a scenario fits any permit) and changes nothing.
+    """
     read = {gate: r.number(weights, f"crowd.gate_weights.{gate}") for gate in weights}
     return {gate: w for gate, w in read.items() if w is not None}
 

@@ -198,7 +198,6 @@ class Scenario:
     step_s: float
     heartbeat_s: float
     units: str
-    manual_share: float
     gate_weights: dict[str, float]
     phases: tuple[Phase, ...]
     surge: Surge | None
