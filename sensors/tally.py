@@ -1,9 +1,9 @@
 """What a correct aggregator should conclude from sensor traffic: an independent tally.
 
 Tests of the engine, the demo and the reports need the right answers for a simulated
-day without trusting the engine to compute them. :class:`Tally` applies SPEC 3's
-counting rules to raw messages, written separately from ``kent_ops.core.counting`` so the
-two can check each other:
+day without trusting the engine to compute them. :class:`Tally` applies the counting
+rules of docs/protocol.md (Counting; What is rejected) to raw messages, written
+separately from ``kent_ops.core.counting`` so the two can check each other:
 
 - a message for a sensor the permit does not list, bad JSON, a field of the wrong type,
   a negative count or a payload over 64 KiB is rejected and changes nothing;
@@ -94,7 +94,7 @@ class GateTally:
 
 @dataclass
 class Tally:
-    """Feeds on raw messages and keeps the figures SPEC 3 says they imply."""
+    """Feeds on raw messages and keeps the figures docs/protocol.md says they imply."""
 
     permit: Permit
     gates: dict[str, GateTally] = field(default_factory=dict)
