@@ -88,7 +88,7 @@ class Floor:
             self.links[sid] = MemoryLink(will_topic=dev.availability_topic, _online=False)
 
     def attach(self, sid: str) -> None:
-        """Bring a device online: it announces itself and sends its first reading."""
+        """Bring a device online: it announces itself (a periodic one sends its reading)."""
         link = self.links[sid]
         self.devices[sid].attach(link)
         link.set_online(True)
