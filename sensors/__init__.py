@@ -2,8 +2,9 @@
 
 This is a stable library API; the demo, the aggregator's tests and the benchmarks use it.
 
-Devices (SPEC 3), each also a command, ``python -m sensors.<device> --permit P --id ID
---broker URL [--state FILE] [--heartbeat S] [--keys FILE]``, reading events from stdin:
+Devices (their payloads as docs/protocol.md, Sensor payloads, sets them), each also a
+command, ``python -m sensors.<device> --permit P --id ID --broker URL [--state FILE]
+[--heartbeat S] [--keys FILE]``, reading events from stdin:
 
 - :class:`sensors.gate_counter.GateCounter`: ``count(entered, exited)``, ``tick()``
   (heartbeat, call every second or so), ``power_cycle()``; stdin ``in``, ``out 2``.
@@ -59,7 +60,10 @@ Publishing:
   scenario or an unreachable broker.
 - ``sensors.simulator.cli_simulate(args)``: ``kent-ops simulate``.
 
-Figures for the example permit (seed 1): ``festival`` is about 15,000 messages over
+Only the permit's automatic gates are simulated: a manual tally gate (``-manual``, or
+``manual = true``) is its deputy's, and no scenario publishes on it.
+
+Figures for the example permit (seed 1): ``festival`` is about 13,500 messages over
 13 h 45 min simulated (about 13.8 min at ``--speed 60``, 10 s at 5000); ``quiet`` about
-4,400 over 4 h 15 min; ``faults`` about 4,000 over 3 h 15 min.
+3,900 over 4 h 15 min; ``faults`` about 3,550 over 3 h 15 min.
 """

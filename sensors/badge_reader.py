@@ -1,8 +1,8 @@
 """A badge reader at a staff station: doctors, nurses and security going on and off duty.
 
-It publishes only when a badge is scanned (SPEC 3); its liveness is its availability
-topic. Scans made while the broker is away are kept and sent in order, each with the
-time it was made, when the connection returns.
+It publishes only when a badge is scanned (docs/protocol.md, Badge reader); its
+liveness is its availability topic. Scans made while the broker is away are kept and
+sent in order, each with the time it was made, when the connection returns.
 
 As a library::
 
@@ -110,11 +110,11 @@ def _handle(device: Device, line: str) -> None:
     device.scan(*parse_line(line))
 
 
-SPEC = DeviceSpec(
+COMMAND = DeviceSpec(
     prog="python -m sensors.badge_reader",
     kind="station",
     description="A staff badge reader: reads 'BADGE ROLE on|off' lines from stdin "
-    "(e.g. 'RN-0042 nurse on') and publishes each scan (SPEC 3).",
+    "(e.g. 'RN-0042 nurse on') and publishes each scan (docs/protocol.md, Badge reader).",
     periodic=False,
     make=lambda ev, sid, **kw: BadgeReader(ev, sid, **kw),
     handle=_handle,
@@ -122,7 +122,7 @@ SPEC = DeviceSpec(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_device_cli(SPEC, argv)
+    return run_device_cli(COMMAND, argv)
 
 
 if __name__ == "__main__":

@@ -217,7 +217,7 @@ class Device(ABC):
     calling ``super().__init__``, which restores the state file over them.
 
     Args:
-        event_id: the event's id (the ``kent/{event_id}`` topic prefix).
+        event_id: the event's id; its topics are built by :class:`~kent_ops.core.wire.Topics`.
         sensor_id: this sensor's id as listed in the permit.
         clock: the time to stamp on payloads; simulated time in the simulator.
         tz: show ``ts`` in this zone (the event's); default: the clock's own zone.

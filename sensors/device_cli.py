@@ -20,7 +20,12 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from kent_ops.broker.client import DEFAULT_BROKER_URL, BrokerUrlError, parse_broker_url
+from kent_ops.broker.client import (
+    DEFAULT_BROKER_URL,
+    BrokerAddress,
+    BrokerUrlError,
+    parse_broker_url,
+)
 from kent_ops.core.permit import PermitError, load_permit
 from kent_ops.core.wire import load_keys
 from sensors.device import Device
@@ -83,50 +88,14 @@ def _parser(spec: DeviceSpec) -> argparse.ArgumentParser:
     return p
 
 
-def _fail(prog: str, message: str) -> int:
-    sys.stderr.write(f"{prog}: {message}\n")
-    return EXIT_USAGE
-
-
 def run_device_cli(spec: DeviceSpec, argv: Sequence[str] | None = None) -> int:
     """Parse ``argv``, connect the device, feed it stdin until the end, and close it."""
     args = _parser(spec).parse_args(argv)
-    event_id: str = args.event or ""
-    tz: tzinfo | None = None
-    keys_file: Path | None = None
-    if args.permit:
-        try:
-            permit = load_permit(args.permit)
-        except PermitError as exc:
-            return _fail(spec.prog, str(exc))
-        event_id, tz, keys_file = permit.event_id, permit.timezone, permit.signing_keys_file
-        listed = permit.sensors.get(args.id)
-        if listed != spec.kind:
-            what = f"is a {listed}" if listed else "is not listed"
-            return _fail(spec.prog, f"{args.id!r} {what} in {args.permit}, not a {spec.kind}.")
-    try:
-        address = parse_broker_url(args.broker)
-    except BrokerUrlError as exc:
-        return _fail(spec.prog, f"{exc}.")
-    key: bytes | None = None
-    keys_file = Path(args.keys) if args.keys else keys_file
-    if keys_file is not None:
-        try:
-            key = load_keys(keys_file).get(args.id)
-        except ValueError as exc:
-            return _fail(spec.prog, f"{exc}.")
-        if key is None:
-            return _fail(spec.prog, f"{keys_file} holds no signing key for {args.id!r}.")
-    kwargs: dict[str, Any] = {"tz": tz, "key": key, "state_file": args.state}
-    if spec.periodic:
-        if args.heartbeat <= 0:
-            return _fail(spec.prog, "--heartbeat must be more than 0 seconds.")
-        kwargs["heartbeat_s"] = args.heartbeat
-    try:
-        device = spec.make(event_id, args.id, **kwargs)
-    except (ValueError, OSError) as exc:
-        return _fail(spec.prog, f"{exc}.")
-
+    opened = _open(spec, args)
+    if isinstance(opened, str):
+        sys.stderr.write(f"{spec.prog}: {opened}\n")
+        return EXIT_USAGE
+    device, address = opened
     link = device.connect(address, ca_file=args.ca_file)
     signal.signal(signal.SIGTERM, _interrupt)
     stop = threading.Event()
@@ -134,13 +103,7 @@ def run_device_cli(spec: DeviceSpec, argv: Sequence[str] | None = None) -> int:
     beat.start()
     status = EXIT_OK
     try:
-        for number, line in enumerate(sys.stdin, start=1):
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            try:
-                spec.handle(device, line)
-            except ValueError as exc:
-                sys.stderr.write(f"{spec.prog}: line {number} ignored: {exc}\n")
+        _feed(spec, device)
         # End of input: give a broker that is still coming up the chance to hear the end.
         if not link.wait_online(FINAL_WAIT_S):
             sys.stderr.write(
@@ -154,6 +117,63 @@ def run_device_cli(spec: DeviceSpec, argv: Sequence[str] | None = None) -> int:
         beat.join(timeout=5)
         device.close()
     return status
+
+
+def _open(spec: DeviceSpec, args: argparse.Namespace) -> tuple[Device, BrokerAddress] | str:
+    """The device the arguments describe and its broker, or why there is none."""
+    event_id: str = args.event or ""
+    tz: tzinfo | None = None
+    keys_file: Path | None = None
+    if args.permit:
+        try:
+            permit = load_permit(args.permit)
+        except PermitError as exc:
+            return str(exc)
+        event_id, tz, keys_file = permit.event_id, permit.timezone, permit.signing_keys_file
+        listed = permit.sensors.get(args.id)
+        if listed != spec.kind:
+            what = f"is a {listed}" if listed else "is not listed"
+            return f"{args.id!r} {what} in {args.permit}, not a {spec.kind}."
+    try:
+        address = parse_broker_url(args.broker)
+    except BrokerUrlError as exc:
+        return f"{exc}."
+    key = _key(args.id, Path(args.keys) if args.keys else keys_file)
+    if isinstance(key, str):
+        return key
+    kwargs: dict[str, Any] = {"tz": tz, "key": key, "state_file": args.state}
+    if spec.periodic:
+        if args.heartbeat <= 0:
+            return "--heartbeat must be more than 0 seconds."
+        kwargs["heartbeat_s"] = args.heartbeat
+    try:
+        return spec.make(event_id, args.id, **kwargs), address
+    except (ValueError, OSError) as exc:
+        return f"{exc}."
+
+
+def _key(sensor_id: str, keys_file: Path | None) -> bytes | str | None:
+    """This sensor's signing key from the keys file (None: unsigned), or why not."""
+    if keys_file is None:
+        return None
+    try:
+        key = load_keys(keys_file).get(sensor_id)
+    except ValueError as exc:
+        return f"{exc}."
+    if key is None:
+        return f"{keys_file} holds no signing key for {sensor_id!r}."
+    return key
+
+
+def _feed(spec: DeviceSpec, device: Device) -> None:
+    """One event per stdin line; a bad line is reported and skipped, never fatal."""
+    for number, line in enumerate(sys.stdin, start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            spec.handle(device, line)
+        except ValueError as exc:
+            sys.stderr.write(f"{spec.prog}: line {number} ignored: {exc}\n")
 
 
 def _interrupt(signum: int, frame: object) -> None:

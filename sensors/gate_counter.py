@@ -1,4 +1,6 @@
-"""A gate counter: cumulative persons in and out since the device started (SPEC 3).
+"""A gate counter: cumulative persons in and out since the device started.
+
+The payload and its rules are in docs/protocol.md (Gate counter, Counting).
 
 As a library (a Raspberry Pi's GPIO callback, or the simulator)::
 
@@ -122,11 +124,11 @@ def _handle(device: Device, line: str) -> None:
     device.count(entered, exited)
 
 
-SPEC = DeviceSpec(
+COMMAND = DeviceSpec(
     prog="python -m sensors.gate_counter",
     kind="gate",
     description="A gate counter: reads 'in', 'out', 'in 3', 'out 2' lines from stdin and "
-    "publishes cumulative totals (SPEC 3).",
+    "publishes cumulative totals (docs/protocol.md, Gate counter).",
     periodic=True,
     make=lambda ev, sid, **kw: GateCounter(ev, sid, **kw),
     handle=_handle,
@@ -134,7 +136,7 @@ SPEC = DeviceSpec(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_device_cli(SPEC, argv)
+    return run_device_cli(COMMAND, argv)
 
 
 if __name__ == "__main__":

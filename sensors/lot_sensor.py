@@ -1,4 +1,6 @@
-"""A parking-lot sensor: how many cars are in the lot now (SPEC 3).
+"""A parking-lot sensor: how many cars are in the lot now.
+
+The payload and its rules are in docs/protocol.md (Parking lot sensor).
 
 As a library::
 
@@ -113,11 +115,11 @@ def _handle(device: Device, line: str) -> None:
         device.leave(-n)
 
 
-SPEC = DeviceSpec(
+COMMAND = DeviceSpec(
     prog="python -m sensors.lot_sensor",
     kind="lot",
     description="A parking-lot sensor: reads 'occupied N', '+N', '-N' lines from stdin and "
-    "publishes the cars in the lot (SPEC 3).",
+    "publishes the cars in the lot (docs/protocol.md, Parking lot sensor).",
     periodic=True,
     make=lambda ev, sid, **kw: LotSensor(ev, sid, **kw),
     handle=_handle,
@@ -125,7 +127,7 @@ SPEC = DeviceSpec(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_device_cli(SPEC, argv)
+    return run_device_cli(COMMAND, argv)
 
 
 if __name__ == "__main__":

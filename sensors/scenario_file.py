@@ -19,16 +19,27 @@ Loading validates everything and reports every problem at once, like the permit.
 
 from __future__ import annotations
 
-import math
-import re
 import tomllib
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kent_ops.core.permit import Permit
 from kent_ops.core.wire import ROLES
+from sensors.scenario_model import (
+    BUILTIN_SCENARIOS,
+    FAULT_KINDS,
+    MALFORMED_KINDS,
+    PERMIT_COUNT,
+    UNITS,
+    Fault,
+    Parking,
+    Phase,
+    Scenario,
+    ScenarioError,
+    Shift,
+    Surge,
+    TimeExpr,
+)
 
 __all__ = [
     "BUILTIN_SCENARIOS",
@@ -45,187 +56,6 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
 ]
-
-BUILTIN_SCENARIOS = ("festival", "quiet", "faults")
-UNITS = ("max_at_one_time", "persons")
-FAULT_KINDS = ("restart", "offline", "duplicates", "malformed")
-MALFORMED_KINDS = ("bad-json", "negative-count", "wrong-type", "unknown-sensor", "oversize")
-
-_TERM = re.compile(
-    r"\s*([+-])?\s*(?:(\d+(?:\.\d+)?)%|(\d+):(\d{1,2})(?::(\d{1,2}))?|(end|pending|clear|stale))\s*"
-)
-_COUNT = re.compile(r"^permit\s*(?:([+-])\s*(\d+))?$")
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot be used; ``problems`` lists every reason."""
-
-    def __init__(self, problems: list[str], source: str = "scenario") -> None:
-        self.problems = problems
-        self.source = source
-        super().__init__(f"{source} is invalid: " + "; ".join(problems))
-
-
-@dataclass(frozen=True, slots=True)
-class TimeExpr:
-    """A time in the scenario's schedule: a sum of terms (see the module docstring)."""
-
-    text: str
-    terms: tuple[tuple[int, str, float], ...]  # (sign, "share"|"seconds"|name, value)
-
-    @classmethod
-    def parse(cls, text: str) -> TimeExpr:
-        """Parse ``"37% + 0:20 + pending"``; raise ValueError naming what is wrong."""
-        terms: list[tuple[int, str, float]] = []
-        pos = 0
-        while pos < len(text):
-            m = _TERM.match(text, pos)
-            if m is None or m.end() == pos:
-                raise ValueError(f"cannot read {text!r} as a time (e.g. '2:30', '40%', 'end')")
-            sign_text, share, hours, minutes, seconds, name = m.groups()
-            if terms and sign_text is None:
-                raise ValueError(f"{text!r}: join terms with + or -")
-            sign = -1 if sign_text == "-" else 1
-            if share is not None:
-                terms.append((sign, "share", float(share) / 100))
-            elif hours is not None:
-                if int(minutes) >= 60 or (seconds is not None and int(seconds) >= 60):
-                    raise ValueError(f"{text!r}: minutes and seconds must be under 60")
-                total = int(hours) * 3600 + int(minutes) * 60 + int(seconds or 0)
-                terms.append((sign, "seconds", float(total)))
-            else:
-                terms.append((sign, name, 1.0))
-            pos = m.end()
-        if not terms:
-            raise ValueError("a time must not be empty")
-        return cls(text, tuple(terms))
-
-    def seconds(self, span_s: float, permit: Permit) -> float:
-        """Seconds after the scenario's 0:00, for a span of ``span_s`` and this permit."""
-        al = permit.alerting
-        named = {"pending": al.pending_s, "clear": al.clear_s, "stale": al.stale_after_s}
-        total = 0.0
-        for sign, kind, value in self.terms:
-            if kind == "share":
-                total += sign * value * span_s
-            elif kind == "seconds":
-                total += sign * value
-            elif kind == "end":
-                total += sign * span_s
-            else:
-                total += sign * named[kind]
-        return total
-
-
-@dataclass(frozen=True, slots=True)
-class Phase:
-    """A stretch of the day: how many arrive during it and how fast those present leave.
-
-    ``arrive`` is the number arriving over the whole phase, spread evenly (Poisson), in
-    the scenario's units. ``leave_per_hour`` is the share of those present who leave
-    per hour. ``empty`` drains everyone present, evenly, by the phase's end.
-    """
-
-    name: str
-    start: TimeExpr
-    end: TimeExpr
-    arrive: float
-    leave_per_hour: float
-    empty: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Surge:
-    """A sold-out rush: attendance driven to ``peak`` over ``ramp`` and held for ``hold``."""
-
-    at: TimeExpr
-    ramp: TimeExpr
-    hold: TimeExpr
-    peak: float
-
-
-@dataclass(frozen=True, slots=True)
-class Parking:
-    """Cars park ``lead`` ahead of their passengers and leave ``exit_lag`` after them."""
-
-    persons_per_car: float = 3.0
-    lead: TimeExpr = TimeExpr("0:06", ((1, "seconds", 360.0),))
-    exit_lag: TimeExpr = TimeExpr("0:04", ((1, "seconds", 240.0),))
-
-
-@dataclass(frozen=True, slots=True)
-class Shift:
-    """Staff of one role badging on (and maybe off) at a station.
-
-    ``count`` is a number or ``"permit"`` (``"permit+1"``, ``"permit-2"``): as many as
-    the permit asks at its maximum attendance (nurses for max_at_one_time at its ratio,
-    doctors_min doctors, the declared security guards). Each scans within ``spread``
-    after ``on`` (and ``off``, if given; without it they stay to the end).
-    """
-
-    role: str
-    count: int | str
-    on: TimeExpr
-    off: TimeExpr | None
-    spread: TimeExpr
-    station: str | int | None
-
-    def headcount(self, permit: Permit) -> int:
-        """The number of staff in this shift for ``permit``."""
-        if isinstance(self.count, int):
-            return self.count
-        m = _COUNT.match(self.count.strip())
-        assert m is not None  # checked when loaded
-        if self.role == "nurse":
-            base = math.ceil(permit.max_at_one_time / permit.persons_per_nurse)
-        elif self.role == "doctor":
-            base = permit.doctors_min
-        else:
-            base = permit.security_guards
-        delta = int(m.group(2) or 0) * (-1 if m.group(1) == "-" else 1)
-        return max(0, base + delta)
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    """One injected fault: a counter restart, an outage, duplicates or malformed messages.
-
-    ``gate`` is a gate id, or a 1-based index into the permit's automatic (not manual)
-    gates, wrapping around. ``duration`` is the outage's length; ``copies`` how many
-    duplicates; ``what`` which malformed messages (see ``MALFORMED_KINDS``).
-    """
-
-    kind: str
-    at: TimeExpr
-    gate: str | int = 1
-    duration: TimeExpr | None = None
-    copies: int = 5
-    what: tuple[str, ...] = MALFORMED_KINDS
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    """One scenario, validated."""
-
-    name: str
-    description: str
-    span: TimeExpr | None  # None: the permit's first window
-    setup: TimeExpr
-    step_s: float
-    heartbeat_s: float
-    units: str
-    manual_share: float
-    gate_weights: dict[str, float]
-    phases: tuple[Phase, ...]
-    surge: Surge | None
-    parking: Parking
-    shifts: tuple[Shift, ...]
-    faults: tuple[Fault, ...]
-    source: str = ""
-
-    def unit(self, permit: Permit) -> float:
-        """Persons per unit of ``arrive`` and ``peak``."""
-        return float(permit.max_at_one_time) if self.units == "max_at_one_time" else 1.0
 
 
 def load_scenario(name_or_path: str | Path) -> Scenario:
@@ -303,6 +133,16 @@ class _Reader:
             self.problems.append(f"{path}: {exc}")
             return None
 
+    def choice(
+        self, table: dict[str, Any], path: str, choices: tuple[str, ...], default: Any = ...
+    ) -> str | None:
+        """A string that must be one of ``choices``."""
+        value = self.get(table, path, (str,), default)
+        if value is not None and value not in choices:
+            self.problems.append(f"{path}: must be one of {', '.join(choices)}, not {value!r}")
+            return None
+        return value
+
     def table(self, data: dict[str, Any], path: str) -> dict[str, Any]:
         value = data.get(path.rsplit(".", 1)[-1], {})
         if not isinstance(value, dict):
@@ -325,8 +165,36 @@ def parse_scenario(text: str, source: str = "scenario") -> Scenario:
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError([f"TOML syntax: {exc}"], source) from None
     r = _Reader()
-    head = r.table(data, "scenario")
-    name = r.get(head, "scenario.name", (str,), Path(source).stem)
+    head = _read_head(r, r.table(data, "scenario"), Path(source).stem)
+    crowd = r.table(data, "crowd")
+    # crowd.manual_share, from older files, is accepted and ignored: manual tally gates
+    # are the deputies' and no scenario sends persons through them.
+    gate_weights = _read_gate_weights(r, r.table(crowd, "crowd.gate_weights"))
+    phases = [_read_phase(r, t, i) for i, t in enumerate(r.tables(crowd, "crowd.phases"))]
+    surge = _read_surge(r, r.table(crowd, "crowd.surge")) if "surge" in crowd else None
+    parking = _read_parking(r, r.table(data, "parking"))
+    shifts = [_read_shift(r, t, f"shifts[{i}]") for i, t in enumerate(r.tables(data, "shifts"))]
+    faults = [_read_fault(r, t, f"faults[{i}]") for i, t in enumerate(r.tables(data, "faults"))]
+    if r.problems:
+        raise ScenarioError(r.problems, source)
+    return Scenario(
+        **head,
+        gate_weights=gate_weights,
+        phases=tuple(p for p in phases if p is not None),
+        surge=surge,
+        parking=parking,
+        shifts=tuple(s for s in shifts if s is not None),
+        faults=tuple(f for f in faults if f is not None),
+        source=source,
+    )
+
+
+# -- one reader per table: each adds its problems to the reader and returns None if any --
+
+
+def _read_head(r: _Reader, head: dict[str, Any], stem: str) -> dict[str, Any]:
+    """``[scenario]``: its name, span, set-up time, step, heartbeat and units."""
+    name = r.get(head, "scenario.name", (str,), stem)
     description = r.get(head, "scenario.description", (str,), "")
     span_text = r.get(head, "scenario.span", (str,), "window")
     span = None
@@ -337,110 +205,102 @@ def parse_scenario(text: str, source: str = "scenario") -> Scenario:
     heartbeat_s = r.number(head, "scenario.heartbeat_s", 30, positive=True)
     if step_s is not None and heartbeat_s is not None and heartbeat_s < step_s:
         r.problems.append("scenario.heartbeat_s: must not be shorter than step_s")
-    units = r.get(head, "scenario.units", (str,), "max_at_one_time")
-    if units is not None and units not in UNITS:
-        r.problems.append(f"scenario.units: must be one of {', '.join(UNITS)}, not {units!r}")
+    units = r.choice(head, "scenario.units", UNITS, "max_at_one_time")
+    return {
+        "name": name,
+        "description": description,
+        "span": span,
+        "setup": setup,
+        "step_s": step_s,
+        "heartbeat_s": heartbeat_s,
+        "units": units,
+    }
 
-    crowd = r.table(data, "crowd")
-    manual_share = r.number(crowd, "crowd.manual_share", 0.05)
-    if manual_share is not None and manual_share >= 0.5:
-        r.problems.append("crowd.manual_share: must be under 0.5")
-    weights_raw = r.table(crowd, "crowd.gate_weights")
-    gate_weights: dict[str, float] = {}
-    for gate in weights_raw:
-        w = r.number(weights_raw, f"crowd.gate_weights.{gate}")
-        if w is not None:
-            gate_weights[gate] = w
-    phases: list[Phase] = []
-    for i, ph in enumerate(r.tables(crowd, "crowd.phases")):
-        p = f"crowd.phases[{i}]"
-        start = r.time(ph, f"{p}.from")
-        end = r.time(ph, f"{p}.to")
-        arrive = r.number(ph, f"{p}.arrive", 0)
-        leave = r.number(ph, f"{p}.leave_per_hour", 0)
-        empty = r.get(ph, f"{p}.empty", (bool,), False)
-        pname = r.get(ph, f"{p}.name", (str,), f"phase {i + 1}")
-        if None not in (start, end, arrive, leave, empty, pname):
-            phases.append(Phase(pname, start, end, arrive, leave, empty))  # type: ignore[arg-type]
-    surge: Surge | None = None
-    if "surge" in crowd:
-        sg = r.table(crowd, "crowd.surge")
-        at = r.time(sg, "crowd.surge.at")
-        ramp = r.time(sg, "crowd.surge.ramp", "0:10")
-        hold = r.time(sg, "crowd.surge.hold", "0:10")
-        peak = r.number(sg, "crowd.surge.peak", positive=True)
-        if None not in (at, ramp, hold, peak):
-            surge = Surge(at, ramp, hold, peak)  # type: ignore[arg-type]
 
-    pk = r.table(data, "parking")
-    ppc = r.number(pk, "parking.persons_per_car", 3.0, positive=True)
-    lead = r.time(pk, "parking.lead", "0:06")
-    lag = r.time(pk, "parking.exit_lag", "0:04")
-    parking = Parking(ppc or 3.0, lead or Parking().lead, lag or Parking().exit_lag)
+def _read_gate_weights(r: _Reader, weights: dict[str, Any]) -> dict[str, float]:
+    """``[crowd.gate_weights]``: a weight per gate id; gates not named weigh 1.
 
-    shifts: list[Shift] = []
-    for i, sh in enumerate(r.tables(data, "shifts")):
-        p = f"shifts[{i}]"
-        role = r.get(sh, f"{p}.role", (str,))
-        if role is not None and role not in ROLES:
-            r.problems.append(f"{p}.role: must be one of {', '.join(ROLES)}, not {role!r}")
-            role = None
-        count = r.get(sh, f"{p}.count", (int, str))
-        if isinstance(count, int) and count < 0:
-            r.problems.append(f"{p}.count: must be at least 0")
-            count = None
-        elif isinstance(count, str) and not _COUNT.match(count.strip()):
-            r.problems.append(f"{p}.count: must be a number or 'permit', 'permit+N', 'permit-N'")
-            count = None
-        on = r.time(sh, f"{p}.on")
-        off = r.time(sh, f"{p}.off", None)
-        spread = r.time(sh, f"{p}.spread", "0:01")
-        station = r.get(sh, f"{p}.station", (str, int), None)
-        if None not in (role, count, on, spread):
-            shifts.append(Shift(role, count, on, off, spread, station))  # type: ignore[arg-type]
+    A weight for a manual tally gate, or a gate the permit does not list, is accepted
+    (a scenario fits any permit) and changes nothing.
+    """
+    read = {gate: r.number(weights, f"crowd.gate_weights.{gate}") for gate in weights}
+    return {gate: w for gate, w in read.items() if w is not None}
 
-    faults: list[Fault] = []
-    for i, ft in enumerate(r.tables(data, "faults")):
-        p = f"faults[{i}]"
-        kind = r.get(ft, f"{p}.kind", (str,))
-        if kind is not None and kind not in FAULT_KINDS:
-            r.problems.append(f"{p}.kind: must be one of {', '.join(FAULT_KINDS)}, not {kind!r}")
-            kind = None
-        at = r.time(ft, f"{p}.at")
-        gate = r.get(ft, f"{p}.gate", (str, int), 1)
-        if isinstance(gate, int) and gate < 1:
-            r.problems.append(f"{p}.gate: a gate number counts from 1")
-            gate = None
-        duration = r.time(ft, f"{p}.duration", "0:10" if kind == "offline" else None)
-        copies = r.get(ft, f"{p}.copies", (int,), 5)
-        if isinstance(copies, int) and copies < 1:
-            r.problems.append(f"{p}.copies: must be at least 1")
-            copies = None
-        what = r.get(ft, f"{p}.what", (list,), list(MALFORMED_KINDS))
-        if what is not None:
-            bad = [w for w in what if w not in MALFORMED_KINDS]
-            if bad:
-                r.problems.append(f"{p}.what: {bad!r} not among {', '.join(MALFORMED_KINDS)}")
-                what = None
-        if None not in (kind, at, gate, copies, what):
-            faults.append(Fault(kind, at, gate, duration, copies, tuple(what)))  # type: ignore[arg-type]
 
-    if r.problems:
-        raise ScenarioError(r.problems, source)
-    return Scenario(
-        name=name,
-        description=description,
-        span=span,
-        setup=setup,  # type: ignore[arg-type]
-        step_s=step_s,  # type: ignore[arg-type]
-        heartbeat_s=heartbeat_s,  # type: ignore[arg-type]
-        units=units,
-        manual_share=manual_share,  # type: ignore[arg-type]
-        gate_weights=gate_weights,
-        phases=tuple(phases),
-        surge=surge,
-        parking=parking,
-        shifts=tuple(shifts),
-        faults=tuple(faults),
-        source=source,
+def _read_phase(r: _Reader, phase: dict[str, Any], i: int) -> Phase | None:
+    """``[[crowd.phases]]``: a stretch of the day, its arrivals and its departures."""
+    p = f"crowd.phases[{i}]"
+    start = r.time(phase, f"{p}.from")
+    end = r.time(phase, f"{p}.to")
+    arrive = r.number(phase, f"{p}.arrive", 0)
+    leave = r.number(phase, f"{p}.leave_per_hour", 0)
+    empty = r.get(phase, f"{p}.empty", (bool,), False)
+    name = r.get(phase, f"{p}.name", (str,), f"phase {i + 1}")
+    if None in (start, end, arrive, leave, empty, name):
+        return None
+    return Phase(name, start, end, arrive, leave, empty)  # type: ignore[arg-type]
+
+
+def _read_surge(r: _Reader, surge: dict[str, Any]) -> Surge | None:
+    """``[crowd.surge]``: a rush to ``peak`` over ``ramp``, held for ``hold``."""
+    at = r.time(surge, "crowd.surge.at")
+    ramp = r.time(surge, "crowd.surge.ramp", "0:10")
+    hold = r.time(surge, "crowd.surge.hold", "0:10")
+    peak = r.number(surge, "crowd.surge.peak", positive=True)
+    if None in (at, ramp, hold, peak):
+        return None
+    return Surge(at, ramp, hold, peak)  # type: ignore[arg-type]
+
+
+def _read_parking(r: _Reader, parking: dict[str, Any]) -> Parking:
+    """``[parking]``: persons per car, and how far cars run ahead of and behind them."""
+    per_car = r.number(parking, "parking.persons_per_car", 3.0, positive=True)
+    lead = r.time(parking, "parking.lead", "0:06")
+    lag = r.time(parking, "parking.exit_lag", "0:04")
+    default = Parking()
+    return Parking(
+        per_car or default.persons_per_car, lead or default.lead, lag or default.exit_lag
     )
+
+
+def _read_shift(r: _Reader, shift: dict[str, Any], p: str) -> Shift | None:
+    """``[[shifts]]``: staff of one role badging on (and maybe off) at a station."""
+    role = r.choice(shift, f"{p}.role", ROLES)
+    count = r.get(shift, f"{p}.count", (int, str))
+    if isinstance(count, int) and count < 0:
+        r.problems.append(f"{p}.count: must be at least 0")
+        count = None
+    elif isinstance(count, str) and not PERMIT_COUNT.match(count.strip()):
+        r.problems.append(f"{p}.count: must be a number or 'permit', 'permit+N', 'permit-N'")
+        count = None
+    on = r.time(shift, f"{p}.on")
+    off = r.time(shift, f"{p}.off", None)
+    spread = r.time(shift, f"{p}.spread", "0:01")
+    station = r.get(shift, f"{p}.station", (str, int), None)
+    if None in (role, count, on, spread):
+        return None
+    return Shift(role, count, on, off, spread, station)  # type: ignore[arg-type]
+
+
+def _read_fault(r: _Reader, fault: dict[str, Any], p: str) -> Fault | None:
+    """``[[faults]]``: one injected fault on one automatic gate."""
+    kind = r.choice(fault, f"{p}.kind", FAULT_KINDS)
+    at = r.time(fault, f"{p}.at")
+    gate = r.get(fault, f"{p}.gate", (str, int), 1)
+    if isinstance(gate, int) and gate < 1:
+        r.problems.append(f"{p}.gate: a gate number counts from 1")
+        gate = None
+    duration = r.time(fault, f"{p}.duration", "0:10" if kind == "offline" else None)
+    copies = r.get(fault, f"{p}.copies", (int,), 5)
+    if isinstance(copies, int) and copies < 1:
+        r.problems.append(f"{p}.copies: must be at least 1")
+        copies = None
+    what = r.get(fault, f"{p}.what", (list,), list(MALFORMED_KINDS))
+    if what is not None:
+        bad = [w for w in what if w not in MALFORMED_KINDS]
+        if bad:
+            r.problems.append(f"{p}.what: {bad!r} not among {', '.join(MALFORMED_KINDS)}")
+            what = None
+    if None in (kind, at, gate, copies, what):
+        return None
+    return Fault(kind, at, gate, duration, copies, tuple(what))  # type: ignore[arg-type]

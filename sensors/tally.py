@@ -1,9 +1,9 @@
 """What a correct aggregator should conclude from sensor traffic: an independent tally.
 
 Tests of the engine, the demo and the reports need the right answers for a simulated
-day without trusting the engine to compute them. :class:`Tally` applies SPEC 3's
-counting rules to raw messages, written separately from ``kent_ops.core.counting`` so the
-two can check each other:
+day without trusting the engine to compute them. :class:`Tally` applies the counting
+rules of docs/protocol.md (Counting; What is rejected) to raw messages, written
+separately from ``kent_ops.core.counting`` so the two can check each other:
 
 - a message for a sensor the permit does not list, bad JSON, a field of the wrong type,
   a negative count or a payload over 64 KiB is rejected and changes nothing;
@@ -26,11 +26,12 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kent_ops.core.permit import Permit
-from kent_ops.core.wire import ROLES
+from kent_ops.core.wire import MAX_PAYLOAD_BYTES, ROLES, TopicRef, Topics
 
 __all__ = ["GateTally", "Tally", "expected_totals"]
 
-MAX_PAYLOAD_BYTES = 64 * 1024
+_LISTED_AS = {"gate": "gate", "lot": "lot", "badge": "station"}
+"""A sensor topic's kind -> the kind of sensor the permit must list its id as."""
 
 
 class _Message(Protocol):
@@ -93,7 +94,7 @@ class GateTally:
 
 @dataclass
 class Tally:
-    """Feeds on raw messages and keeps the figures SPEC 3 says they imply."""
+    """Feeds on raw messages and keeps the figures docs/protocol.md says they imply."""
 
     permit: Permit
     gates: dict[str, GateTally] = field(default_factory=dict)
@@ -106,6 +107,10 @@ class Tally:
     _station_seq: dict[str, int] = field(default_factory=dict)
     _first: dict[str, set[bytes]] = field(default_factory=dict)
     """Per lot or station, the payloads with seq 0 or 1 that started its current run."""
+    _topics: Topics = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._topics = Topics(self.permit.event_id)
 
     @property
     def attendance(self) -> int:
@@ -133,55 +138,66 @@ class Tally:
 
     def feed(self, topic: str, payload: bytes) -> str:
         """Apply one message; returns what it did (``counted``, ``rejected``, …)."""
-        prefix = self.permit.topic_prefix + "/"
-        if len(payload) > MAX_PAYLOAD_BYTES or not topic.startswith(prefix):
+        if len(payload) > MAX_PAYLOAD_BYTES:
             return self._reject()
-        parts = topic[len(prefix) :].split("/")
-        if len(parts) != 3:
+        ref = self._topics.parse(topic)
+        if not isinstance(ref, TopicRef):
             return self._reject()
-        area, source, leaf = parts
-        kinds = self.permit.sensors
-        if area == "sensor" and leaf == "availability":
-            if source not in kinds or payload.strip() not in (b"online", b"offline"):
-                return self._reject()
-            self.online[source] = payload.strip() == b"online"
-            return "counted"
-        expected = {
-            ("gate", "count"): "gate",
-            ("parking", "occupancy"): "lot",
-            ("staff", "badge"): "station",
-        }.get((area, leaf))
-        if expected is None or kinds.get(source) != expected:
+        kind, source = ref
+        if kind == "availability":
+            return self._availability(source, payload)
+        listed_as = _LISTED_AS.get(kind)
+        if listed_as is None or self.permit.sensors.get(source) != listed_as:
             return self._reject()
         fields = _fields(payload)
         if fields is None:
             return self._reject()
+        if kind == "gate":
+            return self._gate(source, fields)
+        if kind == "lot":
+            return self._lot(source, fields, payload)
+        return self._badge(source, fields, payload)
+
+    def _availability(self, source: str, payload: bytes) -> str:
+        text = payload.strip()
+        if source not in self.permit.sensors or text not in (b"online", b"offline"):
+            return self._reject()
+        self.online[source] = text == b"online"
+        return "counted"
+
+    def _gate(self, source: str, fields: dict[str, Any]) -> str:
+        if not (_count(fields, "in_total") and _count(fields, "out_total")):
+            return self._reject()
+        outcome = self.gates.setdefault(source, GateTally()).apply(
+            fields["seq"],
+            fields["in_total"],
+            fields["out_total"],
+            datetime.fromisoformat(fields["ts"]),
+        )
+        if outcome == "rejected":
+            self.rejected += 1
+        elif outcome == "duplicate":
+            self.duplicates += 1
+        return outcome
+
+    def _lot(self, source: str, fields: dict[str, Any], payload: bytes) -> str:
+        if not _count(fields, "occupied"):
+            return self._reject()
         seq = fields["seq"]
-        if expected == "gate":
-            if not (_count(fields, "in_total") and _count(fields, "out_total")):
-                return self._reject()
-            outcome = self.gates.setdefault(source, GateTally()).apply(
-                seq, fields["in_total"], fields["out_total"], datetime.fromisoformat(fields["ts"])
-            )
-            if outcome == "rejected":
-                self.rejected += 1
-            elif outcome == "duplicate":
-                self.duplicates += 1
-            return outcome
-        if expected == "lot":
-            if not _count(fields, "occupied"):
-                return self._reject()
-            if not self._newer(source, self._lot_seq.get(source), seq, payload):
-                self.duplicates += 1
-                return "duplicate"
-            self._lot_seq[source] = seq
-            self.lots[source] = fields["occupied"]
-            return "counted"
+        if not self._newer(source, self._lot_seq.get(source), seq, payload):
+            self.duplicates += 1
+            return "duplicate"
+        self._lot_seq[source] = seq
+        self.lots[source] = fields["occupied"]
+        return "counted"
+
+    def _badge(self, source: str, fields: dict[str, Any], payload: bytes) -> str:
         badge, role, action = fields.get("badge"), fields.get("role"), fields.get("action")
         if not isinstance(badge, str) or not badge.strip() or role not in ROLES:
             return self._reject()
         if action not in ("on", "off"):
             return self._reject()
+        seq = fields["seq"]
         if not self._newer(source, self._station_seq.get(source), seq, payload):
             self.duplicates += 1
             return "duplicate"

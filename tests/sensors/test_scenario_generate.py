@@ -18,9 +18,9 @@ import pytest
 
 from kent_ops.core.ordinance import car_spaces_required, nurses_required
 from kent_ops.core.permit import Permit, load_permit, parse_permit
-from kent_ops.core.wire import unsign
+from kent_ops.core.wire import Topics, unsign
 from sensors.scenario import SimMessage, generate, timeline
-from sensors.scenario_file import load_scenario
+from sensors.scenario_file import BUILTIN_SCENARIOS, load_scenario, parse_scenario
 from sensors.tally import Tally, expected_totals
 
 EXAMPLE_PERMIT = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"
@@ -111,7 +111,8 @@ def test_gate_counters_and_lot_sensors_speak_at_least_every_30_s(
             if m.topic in last:
                 gaps[m.topic] = max(gaps[m.topic], (m.at - last[m.topic]).total_seconds())
             last[m.topic] = m.at
-    assert len(gaps) == len(permit.gates) + len(permit.lots)
+    automatic = set(permit.gates) - permit.manual_gates
+    assert len(gaps) == len(automatic) + len(permit.lots)
     assert max(gaps.values()) <= 30.0
 
 
@@ -256,7 +257,7 @@ def test_expected_totals_stitch_restarts_and_ignore_repeats(permit: Permit) -> N
             {"seq": seq, "ts": "2027-07-04T12:00:00-04:00", "in_total": in_total,
              "out_total": out_total}
         ).encode()  # fmt: skip
-        return SimMessage(permit.windows[0].start, f"kent/{permit.event_id}/gate/{gate}/count",
+        return SimMessage(permit.windows[0].start, Topics(permit.event_id).gate_count(gate),
                           payload, False)  # fmt: skip
 
     messages = [
@@ -289,7 +290,7 @@ def test_payloads_are_signed_when_keys_are_given(permit: Permit) -> None:
     keys = {sensor: bytes([i + 1]) * 16 for i, sensor in enumerate(permit.sensors)}
     messages = list(generate(permit, "quiet", seed=1, duration=900, keys=keys))
     readings = [m for m in messages if not m.topic.endswith("/availability")]
-    assert {m.topic.split("/")[3] for m in readings} == set(permit.sensors)
+    assert {m.topic.split("/")[3] for m in readings} == set(permit.sensors) - permit.manual_gates
     for m in readings:
         assert isinstance(unsign(m.payload, keys[m.topic.split("/")[3]]), bytes)
     unsigned = next(generate(permit, "quiet", seed=1, duration=900, keys={}))
@@ -300,7 +301,8 @@ def test_scenarios_fit_a_smaller_permit() -> None:
     small = small_permit()
     festival = list(generate(small, "festival", seed=1))
     gates = {m.topic.split("/")[3] for m in festival if m.topic.endswith("/count")}
-    assert gates == set(small.gates) == {"north", "north-manual"}
+    assert set(small.gates) == {"north", "north-manual"}
+    assert gates == {"north"}  # the manual tally is the deputy's
     over = longest_run(small, festival, lambda t: t.attendance > small.max_at_one_time)
     assert over >= timedelta(minutes=10)
     quiet = list(generate(small, "quiet", seed=1))
@@ -317,3 +319,58 @@ def test_a_town_scenario_file_generates(permit: Permit) -> None:
     assert totals["attendance"] == 0
     assert totals["entries"] > 1000
     assert any(m.fault == "offline" for m in messages)
+
+
+def sensors_heard(messages: Iterable[SimMessage], permit: Permit) -> set[str]:
+    """Every sensor id a message is about, read back through the wire contract."""
+    topics = Topics(permit.event_id)
+    return {ref.id for m in messages if (ref := topics.parse(m.topic)) is not None}
+
+
+@pytest.mark.parametrize("scenario", [*BUILTIN_SCENARIOS, "example"])
+def test_no_scenario_publishes_on_a_manual_tally_gate(permit: Permit, scenario: str) -> None:
+    """The deputy's tally is theirs: a simulator on it would collide with them in the demo."""
+    name = EXAMPLE_PERMIT.parent / "scenario.toml" if scenario == "example" else scenario
+    messages = list(generate(permit, name, seed=1))
+    heard = sensors_heard(messages, permit)
+    assert permit.manual_gates == {"north-manual"}
+    assert "north-manual" not in heard
+    assert {"north", "south"} <= heard
+
+
+def test_a_gate_declared_manual_is_left_to_its_deputy_too() -> None:
+    text = EXAMPLE_PERMIT.read_text().replace('id = "south"\n', 'id = "south"\nmanual = true\n')
+    permit = parse_permit(text)
+    assert permit.manual_gates == {"south", "north-manual"}
+    faults = list(generate(permit, "faults", seed=1))
+    assert sensors_heard(faults, permit) & permit.manual_gates == set()
+    # The outage the scenario puts on gate 2 falls on the second automatic gate, north
+    # wrapping around: the manual gates are not counted among them.
+    [gone] = [m for m in faults if m.fault == "offline"]
+    assert gone.topic == Topics(permit.event_id).availability("north")
+
+
+def test_old_scenario_files_with_a_manual_share_still_load_and_it_changes_nothing(
+    permit: Permit,
+) -> None:
+    text = (EXAMPLE_PERMIT.parent / "scenario.toml").read_text()
+    old = text.replace("[crowd]\n", "[crowd]\nmanual_share = 0.3\n", 1)
+    weighted = old.replace(
+        "{ north = 2, south = 1 }", '{ north = 2, south = 1, "north-manual" = 9 }'
+    )
+    assert old != text
+    assert weighted != old
+    now = list(generate(permit, parse_scenario(text, "scenario.toml"), seed=1))
+    assert list(generate(permit, parse_scenario(old, "scenario.toml"), seed=1)) == now
+    assert list(generate(permit, parse_scenario(weighted, "scenario.toml"), seed=1)) == now
+
+
+def test_a_fault_aimed_at_a_manual_gate_is_left_out(permit: Permit) -> None:
+    faults = load_scenario("faults")
+    aimed = dataclasses.replace(
+        faults, faults=tuple(dataclasses.replace(f, gate="north-manual") for f in faults.faults)
+    )
+    messages = list(generate(permit, aimed, seed=1))
+    assert {m.fault for m in messages} == {None}
+    clean = dataclasses.replace(faults, faults=())
+    assert messages == list(generate(permit, clean, seed=1))
