@@ -58,7 +58,7 @@ Publishing:
   ``stop`` (a ``threading.Event``) ends it early; ``on_progress(published, sim_time)``
   is called a few times a second. Raises ``kent_ops.core.errors.UsageError`` for a bad
   scenario or an unreachable broker.
-- ``sensors.simulator.cli_simulate(args)``: ``kent-ops simulate``.
+- ``sensors.simulator.run_simulation(...)``: what ``kent-ops simulate`` runs.
 
 Only the permit's automatic gates are simulated: a manual tally gate (``-manual``, or
 ``manual = true``) is its deputy's, and no scenario publishes on it.

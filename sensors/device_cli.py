@@ -20,12 +20,9 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from kent_ops.broker.client import (
-    DEFAULT_BROKER_URL,
-    BrokerAddress,
-    BrokerUrlError,
-    parse_broker_url,
-)
+from kent_ops.broker.client import BrokerAddress
+from kent_ops.broker.credentials import add_broker_arguments, broker_from_args
+from kent_ops.core.errors import KentOpsError
 from kent_ops.core.permit import PermitError, load_permit
 from kent_ops.core.wire import load_keys
 from sensors.device import Device
@@ -64,13 +61,7 @@ def _parser(spec: DeviceSpec) -> argparse.ArgumentParser:
     who.add_argument("--permit", metavar="P", help="the permit file: gives the event id")
     who.add_argument("--event", metavar="ID", help="the event id, when no permit file is at hand")
     p.add_argument("--id", required=True, metavar="ID", help="this sensor's id in the permit")
-    p.add_argument(
-        "--broker",
-        default=DEFAULT_BROKER_URL,
-        metavar="URL",
-        help="mqtt://[user:pass@]host:port or mqtts://… (default %(default)s)",
-    )
-    p.add_argument("--ca-file", metavar="PEM", help="CA certificate for mqtts:// brokers")
+    add_broker_arguments(p)
     p.add_argument("--state", metavar="FILE", help="keep seq (and totals) here across reboots")
     p.add_argument(
         "--keys",
@@ -135,8 +126,8 @@ def _open(spec: DeviceSpec, args: argparse.Namespace) -> tuple[Device, BrokerAdd
             what = f"is a {listed}" if listed else "is not listed"
             return f"{args.id!r} {what} in {args.permit}, not a {spec.kind}."
     try:
-        address = parse_broker_url(args.broker)
-    except BrokerUrlError as exc:
+        address = broker_from_args(args)
+    except KentOpsError as exc:
         return f"{exc}."
     key = _key(args.id, Path(args.keys) if args.keys else keys_file)
     if isinstance(key, str):

@@ -10,25 +10,22 @@ acknowledged, and still prints the summary line.
 
 from __future__ import annotations
 
-import argparse
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
-from types import FrameType
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
+from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.core.errors import UsageError
-from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.permit import Permit
 from sensors.scenario import generate
 from sensors.scenario_file import Scenario, ScenarioError, load_scenario
 
-__all__ = ["cli_simulate", "run_simulation"]
+__all__ = ["run_simulation"]
 
 CONNECT_TIMEOUT_S = 10.0
 FINAL_ACK_TIMEOUT_S = 30.0
@@ -182,66 +179,3 @@ def run_simulation(
     if on_progress is not None and now is not None:
         on_progress(acked, now)
     return acked
-
-
-def cli_simulate(args: argparse.Namespace) -> int:
-    """``kent-ops simulate``: run a scenario against a broker and print one summary line."""
-    permit = load_permit(args.permit)
-    address = parse_broker_url(args.broker)
-    start = _parse_start(args.start, permit) if args.start else None
-    try:
-        scenario = load_scenario(args.scenario)
-    except ScenarioError as exc:
-        raise UsageError(str(exc)) from None
-
-    stop = threading.Event()
-    reached: list[datetime] = []
-
-    def progress(published: int, at: datetime) -> None:
-        reached[:] = [at]
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
-    wall0 = time.monotonic()
-    try:
-        published = run_simulation(
-            permit,
-            scenario,
-            address,
-            speed=args.speed,
-            seed=args.seed,
-            start=start,
-            duration=args.duration,
-            stop=stop,
-            ca_file=args.ca_file,
-            on_progress=progress,
-        )
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-    wall = time.monotonic() - wall0
-    upto = ""
-    if reached:
-        upto = f", simulated up to {reached[0].astimezone(permit.timezone).isoformat()}"
-    verb = "stopped" if stop.is_set() else "done"
-    print(
-        f"{verb}: scenario {scenario.name} (seed {args.seed}): {published:,} messages "
-        f"published to {address.url} in {wall:.1f} s{upto}",
-        flush=True,
-    )
-    return 0
-
-
-def _parse_start(text: str, permit: Permit) -> datetime:
-    """``now``, or an ISO 8601 time; without an offset it is in the event's time zone."""
-    if text == "now":
-        return datetime.now(UTC)
-    try:
-        t = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(
-            f"--start {text!r} is not an ISO 8601 time such as 2027-07-04T10:00:00-04:00"
-        ) from None
-    return t if t.tzinfo is not None else t.replace(tzinfo=permit.timezone)
