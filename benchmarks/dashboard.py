@@ -1,4 +1,4 @@
-"""How much CPU the inspector dashboard spends per status update (issue 5).
+"""How much CPU the inspector dashboard spends per status update.
 
 A status with 200 gates and 20 lots, every gate and lot changing, arrives 10 times a
 second for a while; the dashboard runs headless at 120×40, with an hour of attendance
@@ -33,7 +33,7 @@ TARGET_MS = 20.0
 
 
 def make_status(step: int, moment: datetime) -> dict[str, Any]:
-    """A status in SPEC 3's shape where every gate and lot moves at every step."""
+    """A status in the wire's shape where every gate and lot moves at every step."""
     gates = {}
     total_in = total_out = 0
     for g in range(GATES):

@@ -235,7 +235,7 @@ class Publisher:
         )
 
     def mark(self, who: str, item: str, result: str, at: float, note: str = "") -> None:
-        """An inspector's checklist marking (SPEC 4a)."""
+        """An inspector's checklist marking (permit:C, D, F)."""
         body: dict[str, Any] = {"ts": ts(at), "item": item, "result": result}
         if note:
             body["note"] = note

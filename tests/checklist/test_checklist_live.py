@@ -1,4 +1,4 @@
-"""The facilities checklist through a real aggregator and a real Mosquitto (SPEC 4a).
+"""The facilities checklist through a real aggregator and a real Mosquitto (permit:C, D, F).
 
 An inspector's mark goes in on ``kent/{e}/inspector/{who}/inspection``; the aggregator
 records it, shows it in the status, holds ``facility-deficient`` for a deficient item

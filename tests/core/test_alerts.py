@@ -1,4 +1,4 @@
-"""The alert lifecycle (SPEC 3) with real delays: pending_s = 10, clear_s = 30.
+"""The alert lifecycle (docs/protocol.md, alerts) with real delays: pending_s = 10, clear_s = 30.
 
 One condition is driven on and off (lot-a full or not) at instants the test writes down,
 and every time on the alert is checked to the microsecond: ``since`` when the condition

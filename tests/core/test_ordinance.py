@@ -1,4 +1,4 @@
-"""The ordinance as data (SPEC 1): its numbers, their rounding, and the rule table."""
+"""The ordinance as data: its numbers, their rounding, and the rule table."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Property tests (hypothesis) of the core, as issue 2 asks.
+"""Property tests (hypothesis) of the core, where the counters and the alert lifecycle are concerned.
 
 - Any interleaving of several gates' messages (each gate's own in seq order), and any
   duplication or redelivery of a message after its original, gives the same attendance.
 - Required nurses and car spaces never fall as attendance rises.
 - No alert is raised before its condition has held ``pending_s``: random on/off
-  histories of one condition are checked against a small model of SPEC 3's lifecycle.
+  histories of one condition are checked against a small model of the alert lifecycle.
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ class Expected:
 def model(
     events: list[tuple[datetime, bool]], start: datetime, end: datetime, p: timedelta, c: timedelta
 ) -> list[Expected]:
-    """SPEC 3's lifecycle for one condition, written as plainly as possible."""
+    """The alert lifecycle for one condition, written as plainly as possible."""
     intervals: list[tuple[datetime, datetime | None]] = []
     on_since: datetime | None = None
     for t, on in events:
@@ -329,7 +329,7 @@ def check_invariants(d: Driver, p: timedelta) -> None:
 
 
 def test_the_model_itself_on_a_written_example() -> None:
-    """A check on the checker: the model agrees with SPEC 3 on a history worked by hand."""
+    """A check on the checker: the model agrees with docs/protocol.md on a history worked by hand."""
     t0 = local(12)
 
     def at(s: float) -> datetime:

@@ -1,4 +1,4 @@
-"""Every live rule of SPEC 4 (and 4a) at its boundary, through the engine.
+"""Every live rule (docs/law.md) at its boundary, through the engine.
 
 The permits here raise and clear alerts at once (pending_s = clear_s = 0) and never let a
 sensor go stale, unless a test is about exactly that, so each assertion is about one
@@ -513,7 +513,7 @@ def test_clock_skew_is_not_judged_on_the_sensor_clock() -> None:
     assert not d.holds("clock-skew")
 
 
-# -- facility-deficient (SPEC 4a) --------------------------------------------------------------
+# -- facility-deficient (permit:C, D, F) -----------------------------------------------------------
 
 
 def test_a_deficient_item_is_a_breach_at_once_until_marked_ok() -> None:

@@ -1,7 +1,7 @@
 """The inspector dashboard driven with Pilot against a real Mosquitto.
 
 A fixture publishes retained status and alerts with a paho client (no aggregator);
-the dashboard must show them, publish exactly SPEC 3's payloads for its actions, show
+the dashboard must show them, publish exactly the payloads of docs/protocol.md for its actions, show
 "recorded" when the published alert or status reflects them, and raise the banner
 when the broker goes away, keeping the figures on screen.
 """

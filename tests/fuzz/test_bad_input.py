@@ -1,4 +1,4 @@
-"""Bad input (issue 7): arbitrary topics and payloads never crash the engine, and a
+"""Bad input: arbitrary topics and payloads never crash the engine, and a
 rejected message changes no figure."""
 
 from __future__ import annotations

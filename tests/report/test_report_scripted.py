@@ -240,7 +240,7 @@ def test_the_page_escapes_what_came_from_the_log_and_embeds_its_charts(
     assert "<b>no water</b>" not in page
     assert "&lt;b&gt;no water&lt;/b&gt; at the east field" in page
     assert page.count("data:image/png;base64,") == 3
-    assert "SPEC" not in page  # the page cites the law, never the project's contract
+    assert "SPEC" not in page  # the page cites the law, never a contract's section
     assert 'src="http' not in page
     assert "<link" not in page
     verdict_at = page.index('class="verdict breached"')
