@@ -1,4 +1,4 @@
-"""Payload decoding (docs/protocol.md): every rejection reason, and that a rejection changes nothing.
+"""Payload decoding (docs/protocol.md): every rejection reason; a rejection changes nothing.
 
 The decoder is tested directly for its reasons; then every bad payload is fed through the
 engine to prove it is counted in ``status["rejected"]`` and moves no other figure.

@@ -1,4 +1,4 @@
-"""The permit file (docs/law.md, the permit file): loaded into frozen objects, every problem listed at once."""
+"""The permit file: loaded into frozen objects, every problem listed at once."""
 
 from __future__ import annotations
 

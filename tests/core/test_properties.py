@@ -1,4 +1,4 @@
-"""Property tests (hypothesis) of the core, where the counters and the alert lifecycle are concerned.
+"""Property tests (hypothesis) of the core: the counters and the alert lifecycle.
 
 - Any interleaving of several gates' messages (each gate's own in seq order), and any
   duplication or redelivery of a message after its original, gives the same attendance.
@@ -329,7 +329,7 @@ def check_invariants(d: Driver, p: timedelta) -> None:
 
 
 def test_the_model_itself_on_a_written_example() -> None:
-    """A check on the checker: the model agrees with docs/protocol.md on a history worked by hand."""
+    """A check on the checker: the model agrees with the protocol on a history worked by hand."""
     t0 = local(12)
 
     def at(s: float) -> datetime:
