@@ -60,10 +60,13 @@ class Alert:
     def state(self) -> str:
         return "cleared" if self.cleared_at is not None else "active"
 
-    def observe(self, cond: Condition) -> None:
+    def observe(self, cond: Condition) -> bool:
+        """Take the figures seen now; True if they differ from the ones it showed."""
+        moved = cond.observed != self.observed or cond.required != self.required
         self.observed = cond.observed
         self.required = cond.required
         self.offer_worst(cond)
+        return moved
 
     def offer_worst(self, cond: Condition) -> None:
         rank = worst_rank(cond)
@@ -130,6 +133,8 @@ class AlertBook:
         self.live: dict[Key, Alert] = {}
         self.alerts: dict[str, Alert] = {}
         self.changed: set[str] = set()
+        self.just_ended: list[Alert] = []
+        """Alerts the last :meth:`update` ended: their ending figures are the caller's to set."""
         self._next_number = 1
 
     def _delay(self, rule: str) -> int:
@@ -172,6 +177,7 @@ class AlertBook:
         self, t: int, held: dict[Key, Condition], *, uncertain: bool, record: int | None
     ) -> None:
         """Bring every condition and alert to instant ``t`` given what holds now."""
+        self.just_ended = []
         live = self.live
         pending = self.pending
         for key, cond in held.items():
@@ -180,7 +186,8 @@ class AlertBook:
                 if alert.ended_at is not None:
                     alert.ended_at = None
                     self.changed.add(alert.id)
-                alert.observe(cond)
+                if alert.observe(cond):
+                    self.changed.add(alert.id)  # its live figures are what it shows
                 continue
             waiting = pending.get(key)
             if waiting is None:
@@ -201,17 +208,23 @@ class AlertBook:
             for key in [k for k in pending if k not in held]:
                 del pending[key]
         if len(live) != len(held) or any(k not in held for k in live):
-            for key, alert in list(live.items()):
-                if key in held:
-                    continue
-                if alert.ended_at is None:
-                    alert.ended_at = t
-                    self.changed.add(alert.id)
-                    self._schedule(t + self.clear_us)
-                elif t >= alert.ended_at + self.clear_us:
-                    alert.cleared_at = alert.ended_at + self.clear_us
-                    del live[key]
-                    self.changed.add(alert.id)
+            self._end_missing(t, held)
+
+    def _end_missing(self, t: int, held: dict[Key, Condition]) -> None:
+        """Alerts whose condition no longer holds end now, and clear ``clear_s`` later."""
+        live = self.live
+        for key, alert in list(live.items()):
+            if key in held:
+                continue
+            if alert.ended_at is None:
+                alert.ended_at = t
+                self.changed.add(alert.id)
+                self.just_ended.append(alert)
+                self._schedule(t + self.clear_us)
+            elif t >= alert.ended_at + self.clear_us:
+                alert.cleared_at = alert.ended_at + self.clear_us
+                del live[key]
+                self.changed.add(alert.id)
 
     def observe_worst(self, held: dict[Key, Condition]) -> None:
         """Offer figures seen between evaluations; only an alert's worst figure can change."""

@@ -34,7 +34,16 @@ from kent_ops.core.gate_orders import GateOrders
 from kent_ops.core.inspectors import InspectorRecords, Refused
 from kent_ops.core.permit import Permit
 from kent_ops.core.permit_status import PermitStatus
-from kent_ops.core.rules import CLOCK_SKEW_S, Condition, Terms, attendance_band, evaluate
+from kent_ops.core.rules import (
+    CLOCK_SKEW_S,
+    RULES,
+    Condition,
+    Situation,
+    Terms,
+    attendance_band,
+    evaluate,
+    held_in,
+)
 from kent_ops.core.status_view import Snapshot, build_status
 from kent_ops.core.timeutil import SECOND, from_us, seconds, to_us
 from kent_ops.core.wire import Decoded, Rejection, decode
@@ -367,16 +376,24 @@ class Engine:
         midnight = self.assembly.update(assembly_on(attendance, self.terms.inside_window(t)), t)
         if midnight is not None:
             self._deadlines.evaluate_at(midnight)
-        held = evaluate(
+        s = Situation(
             self.terms,
             counts,
             t,
-            issued=issued,
-            overnight_from=self.assembly.overnight_from,
-            deficient=self.inspectors.deficient,
-            skewed=self._skewed,
+            attendance,
+            self.terms.inside_window(t),
+            issued,
+            self.assembly.overnight_from,
+            self.inspectors.deficient,
+            self._skewed,
         )
-        self.alert_book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
+        held = held_in(s)
+        book = self.alert_book
+        book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
+        for alert in book.just_ended:  # the figures that ended it, not the last breaching ones
+            ending = RULES[alert.rule].measure(s, alert.subject)
+            if ending is not None:
+                alert.observed, alert.required = ending.observed, ending.required
         orders = self.orders
         orders.update(attendance, permit_hold=("permit-required", None) in held, issued=issued)
         self._band = attendance_band(

@@ -386,3 +386,33 @@ def test_pending_zero_raises_at_once(pending_s: int) -> None:
         assert lot_alerts(d) == []
     else:
         assert when(the_alert(d)["raised_at"]) == s(0)
+
+
+# -- figures that agree with the screen ------------------------------------------------------
+
+
+def test_an_active_alert_is_republished_with_its_live_figures() -> None:
+    d = Driver(permit_variant({**LIFE, "alerting.pending_s": 0}))
+    d.staff(s(0), doctors=1, nurses=2, security=20)
+    d.present(2648, s(1))
+    d.engine.collect_changes()
+    (alert,) = d.alerts("nurse-ratio")
+    assert alert["observed"] == {"nurses_on_duty": 2, "attendance": 2648}
+    d.staff(s(2), nurses=0)  # the staffing panel now says 0 nurses
+    changed = d.engine.collect_changes().alerts
+    assert [a.id for a in changed] == [alert["id"]]
+    assert changed[0].observed == {"nurses_on_duty": 0, "attendance": 2648}
+    assert changed[0].message.startswith("0 nurses on duty; 2,648 persons need 6")
+    assert changed[0].worst.observed == {"nurses_on_duty": 0, "attendance": 2648}
+
+
+def test_an_alert_that_ended_quotes_the_figures_that_ended_it() -> None:
+    d = Driver(permit_variant({**LIFE, "alerting.pending_s": 0}))
+    d.staff(s(0), doctors=1, nurses=10, security=20)
+    d.present(4003, s(1))
+    d.present(3998, s(2))
+    (alert,) = d.alerts("max-at-one-time")
+    assert when(alert["ended_at"]) == s(2)
+    assert alert["observed"] == {"attendance": 3998}
+    assert alert["message"].startswith("3,998 persons present; the permit allows 4,000")
+    assert alert["worst"]["observed"] == {"attendance": 4003}  # the breach stays on record

@@ -424,7 +424,7 @@ def test_the_scripted_day_exercises_many_rules(baseline: Driver) -> None:
     south = [
         a
         for a in baseline.alerts("sensor-offline", "south")
-        if a["observed"]["stale"] and when(a["since"]) < local(11)  # type: ignore[operator]
+        if a["worst"]["observed"]["stale"] and when(a["since"]) < local(11)  # type: ignore[operator]
     ]
     assert len(south) == 1
     assert when(south[0]["since"]) >= local(10, 50)  # type: ignore[operator]

@@ -83,8 +83,9 @@ def test_permit_required_outside_the_window_ends_at_its_first_instant() -> None:
     alert = only_alert(d, "permit-required")
     assert when(alert["since"]) == before
     assert when(alert["ended_at"]) == WINDOW_START
-    assert alert["observed"]["inside_window"] is False
-    assert "outside the permitted hours" in alert["message"]
+    assert alert["worst"]["observed"]["inside_window"] is False  # what the breach was
+    assert alert["observed"]["inside_window"] is True  # what ended it
+    assert "inside the permitted hours" in alert["message"]  # the figures that ended it
 
 
 def test_permit_required_returns_at_the_window_end_instant() -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "Terms",
     "attendance_band",
     "evaluate",
+    "held_in",
     "message_for",
 ]
 
@@ -123,6 +124,11 @@ def evaluate(
         deficient,
         skewed,
     )
+    return held_in(s)
+
+
+def held_in(s: Situation) -> dict[Key, Condition]:
+    """Every condition that holds in ``s``, in the order alerts raised together are numbered."""
     return {
         (rule.name, subject): cond for rule in _EVALUATED for subject, cond in rule.conditions(s)
     }

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kent_ops.core import ordinance as law
-from kent_ops.core.rules.base import Condition, Held, Rule, Situation
+from kent_ops.core.rules.base import Condition, Rule, Situation
 from kent_ops.core.rules.base import figure as _n
 
 
@@ -18,28 +18,27 @@ class PermitRequired(Rule):
     summary = "More than 500 persons without an issued permit, or outside the permitted hours."
     counts_attendance = True
 
-    def conditions(self, s: Situation) -> Held:
-        issued = s.issued
-        if s.attendance > law.PERMIT_THRESHOLD and (not issued or not s.inside):
-            yield (
-                None,
-                Condition(
-                    {
-                        "attendance": s.attendance,
-                        "permit_issued": issued,
-                        "inside_window": s.inside,
-                    },
-                    {"attendance_at_most": law.PERMIT_THRESHOLD},
-                    s.attendance,
-                ),
-            )
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return s.attendance > law.PERMIT_THRESHOLD and not (s.issued and s.inside)
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
+        return Condition(
+            {"attendance": s.attendance, "permit_issued": s.issued, "inside_window": s.inside},
+            {"attendance_at_most": law.PERMIT_THRESHOLD},
+            s.attendance,
+        )
 
     def edges(self, s: Situation) -> Iterable[int]:
         return () if s.issued and s.inside else (law.PERMIT_THRESHOLD,)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
-        issued = o["permit_issued"]
-        why = "outside the permitted hours" if issued else "no permit has been issued"
+        if o["attendance"] <= r["attendance_at_most"]:
+            return f"{_n(o['attendance'])} persons present: not more than 500 ({self.cite})"
+        if o.get("permit_issued") and o.get("inside_window"):
+            return (
+                f"{_n(o['attendance'])} persons present, inside the permitted hours ({self.cite})"
+            )
+        why = "outside the permitted hours" if o["permit_issued"] else "no permit has been issued"
         return f"{_n(o['attendance'])} persons present and {why} ({self.cite})"
 
 
@@ -51,15 +50,14 @@ class MaxAtOneTime(Rule):
     summary = "Attendance above the permitted maximum at one time."
     counts_attendance = True
 
-    def conditions(self, s: Situation) -> Held:
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return s.attendance > s.terms.max_at_one_time
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
         most = s.terms.max_at_one_time
-        if s.attendance > most:
-            yield (
-                None,
-                Condition(
-                    {"attendance": s.attendance}, {"attendance_at_most": most}, s.attendance - most
-                ),
-            )
+        return Condition(
+            {"attendance": s.attendance}, {"attendance_at_most": most}, s.attendance - most
+        )
 
     def edges(self, s: Situation) -> Iterable[int]:
         return (s.terms.max_at_one_time,)
@@ -79,10 +77,12 @@ class MaxCollective(Rule):
     summary = "Entries above the permitted maximum collectively."
     counts_attendance = True
 
-    def conditions(self, s: Situation) -> Held:
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return s.counts.entries > s.terms.max_collective
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
         entries, most = s.counts.entries, s.terms.max_collective
-        if entries > most:
-            yield None, Condition({"entries": entries}, {"entries_at_most": most}, entries - most)
+        return Condition({"entries": entries}, {"entries_at_most": most}, entries - most)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (

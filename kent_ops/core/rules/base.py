@@ -143,9 +143,29 @@ class Rule:
     waits: ClassVar[bool] = True
     """It must hold for the permit's ``pending_s`` before it is raised."""
 
+    def subjects(self, s: Situation) -> Iterable[str | None]:
+        """What it is checked for: None for an event-wide rule, else each lot, sensor…"""
+        return (None,)
+
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        """Whether the rule is breached for ``subject`` in ``s``."""
+        return False
+
+    def measure(self, s: Situation, subject: str | None) -> Condition | None:
+        """The figures observed and required for ``subject`` now, breached or not.
+
+        None when the rule has no figures to give once it no longer holds (a checklist
+        mark, a clock that is right again): an ended alert then keeps its last ones.
+        """
+        return None
+
     def conditions(self, s: Situation) -> Held:
         """Each (subject, condition) of this rule that holds in ``s``."""
-        return iter(())
+        for subject in self.subjects(s):
+            if self.holds(s, subject):
+                cond = self.measure(s, subject)
+                if cond is not None:
+                    yield subject, cond
 
     def edges(self, s: Situation) -> Iterable[int]:
         """Attendance figures ``x`` at which it flips: it holds iff attendance > x."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kent_ops.core.rules.base import CLOCK_SKEW_S, Condition, Held, Rule, Situation
+from kent_ops.core.rules.base import CLOCK_SKEW_S, Condition, Rule, Situation
 
 
 class SensorOffline(Rule):
@@ -16,19 +16,24 @@ class SensorOffline(Rule):
     summary = "A listed sensor is offline or has been silent too long."
     per_subject = True
 
-    def conditions(self, s: Situation) -> Held:
-        for sensor in sorted(s.counts.offline):
-            live = s.counts.sensors[sensor]
-            yield (
-                sensor,
-                Condition(
-                    {"kind": live.kind, "available": live.available, "stale": live.stale},
-                    {"online": True},
-                    1,
-                ),
-            )
+    def subjects(self, s: Situation) -> Iterable[str | None]:
+        return sorted(s.counts.offline)
+
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return subject in s.counts.offline
+
+    def measure(self, s: Situation, subject: str | None) -> Condition | None:
+        live = s.counts.sensors.get(subject or "")
+        if live is None:
+            return None
+        observed = {"kind": live.kind, "available": live.available, "stale": live.stale}
+        if live.online:
+            observed["online"] = True
+        return Condition(observed, {"online": True}, 1)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        if o.get("online"):
+            return f"{o['kind']} sensor {subject} is reporting again"
         how = "offline (its availability says so)" if o["available"] is False else "silent"
         return f"{o['kind']} sensor {subject} is {how}; its figures may be behind"
 
@@ -60,12 +65,17 @@ class ClockSkew(Rule):
     per_subject = True
     waits = False
 
-    def conditions(self, s: Situation) -> Held:
-        for sensor, skew in s.skewed.items():
-            yield (
-                sensor,
-                Condition({"skew_s": round(skew, 3)}, {"skew_s_at_most": CLOCK_SKEW_S}, abs(skew)),
-            )
+    def subjects(self, s: Situation) -> Iterable[str | None]:
+        return s.skewed
+
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return subject in s.skewed
+
+    def measure(self, s: Situation, subject: str | None) -> Condition | None:
+        skew = s.skewed.get(subject or "")
+        if skew is None:
+            return None  # right again: the skew that was seen stays on the record
+        return Condition({"skew_s": round(skew, 3)}, {"skew_s_at_most": CLOCK_SKEW_S}, abs(skew))
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (

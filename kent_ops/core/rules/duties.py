@@ -6,8 +6,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kent_ops.core import ordinance as law
-from kent_ops.core.rules.base import Condition, Held, Rule, Situation
+from kent_ops.core.rules.base import Condition, Rule, Situation
 from kent_ops.core.rules.base import figure as _n
+
+
+def _over(observed: dict[str, Any], s: Situation) -> dict[str, Any]:
+    """Figures of a duty, saying so when the assembly is off (the duty then ended)."""
+    return observed if s.assembly_on else {**observed, "assembly_on": False}
+
+
+def _ended(o: Mapping[str, Any]) -> str:
+    return "; the assembly is over" if o.get("assembly_on") is False else ""
 
 
 class DoctorOnDuty(Rule):
@@ -18,17 +27,13 @@ class DoctorOnDuty(Rule):
     summary = "During the assembly, fewer doctors on duty than required (at least 1)."
     counts_attendance = True
 
-    def conditions(self, s: Situation) -> Held:
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return s.counts.roster.counts["doctor"] < s.terms.doctors_min and s.assembly_on
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
         doctors, needed = s.counts.roster.counts["doctor"], s.terms.doctors_min
-        if doctors < needed and s.assembly_on:
-            yield (
-                None,
-                Condition(
-                    {"doctors_on_duty": doctors, "attendance": s.attendance},
-                    {"doctors": needed},
-                    needed - doctors,
-                ),
-            )
+        observed = _over({"doctors_on_duty": doctors, "attendance": s.attendance}, s)
+        return Condition(observed, {"doctors": needed}, needed - doctors)
 
     def edges(self, s: Situation) -> Iterable[int]:
         return (s.assembly_edge,)
@@ -36,7 +41,7 @@ class DoctorOnDuty(Rule):
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
             f"{_n(o['doctors_on_duty'])} doctors on duty with {_n(o['attendance'])} persons "
-            f"present; at least {_n(r['doctors'])} required at all times ({self.cite})"
+            f"present; at least {_n(r['doctors'])} required at all times{_ended(o)} ({self.cite})"
         )
 
 
@@ -51,18 +56,16 @@ class NurseRatio(Rule):
     )
     counts_attendance = True
 
-    def conditions(self, s: Situation) -> Held:
-        nurses = s.counts.roster.counts["nurse"]
-        needed = law.nurses_required(s.present, s.terms.persons_per_nurse)
-        if nurses < needed and s.assembly_on:
-            yield (
-                None,
-                Condition(
-                    {"nurses_on_duty": nurses, "attendance": s.attendance},
-                    {"nurses": needed},
-                    needed - nurses,
-                ),
-            )
+    def _needed(self, s: Situation) -> int:
+        return law.nurses_required(s.present, s.terms.persons_per_nurse)
+
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return s.counts.roster.counts["nurse"] < self._needed(s) and s.assembly_on
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
+        nurses, needed = s.counts.roster.counts["nurse"], self._needed(s)
+        observed = _over({"nurses_on_duty": nurses, "attendance": s.attendance}, s)
+        return Condition(observed, {"nurses": needed}, needed - nurses)
 
     def edges(self, s: Situation) -> Iterable[int]:
         return (s.counts.roster.counts["nurse"] * s.terms.persons_per_nurse, s.assembly_edge)
@@ -70,7 +73,7 @@ class NurseRatio(Rule):
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
             f"{_n(o['nurses_on_duty'])} nurses on duty; {_n(o['attendance'])} persons need "
-            f"{_n(r['nurses'])} ({self.cite})"
+            f"{_n(r['nurses'])}{_ended(o)} ({self.cite})"
         )
 
 
@@ -82,17 +85,14 @@ class ParkingRatio(Rule):
     summary = "During the assembly, fewer car spaces than one per four persons in attendance."
     counts_attendance = True
 
-    def conditions(self, s: Situation) -> Held:
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        needed = law.car_spaces_required(s.present)
+        return s.terms.spaces_provided < needed and s.assembly_on
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
         provided, needed = s.terms.spaces_provided, law.car_spaces_required(s.present)
-        if provided < needed and s.assembly_on:
-            yield (
-                None,
-                Condition(
-                    {"spaces_provided": provided, "attendance": s.attendance},
-                    {"spaces": needed},
-                    needed - provided,
-                ),
-            )
+        observed = _over({"spaces_provided": provided, "attendance": s.attendance}, s)
+        return Condition(observed, {"spaces": needed}, needed - provided)
 
     def edges(self, s: Situation) -> Iterable[int]:
         return (s.terms.spaces_provided * law.PERSONS_PER_CAR_SPACE, s.assembly_edge)
@@ -100,7 +100,7 @@ class ParkingRatio(Rule):
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
             f"{_n(o['spaces_provided'])} car spaces provided; {_n(o['attendance'])} persons "
-            f"need {_n(r['spaces'])} ({self.cite})"
+            f"need {_n(r['spaces'])}{_ended(o)} ({self.cite})"
         )
 
 
@@ -112,20 +112,20 @@ class OvernightHousing(Rule):
     summary = "The assembly on across a local midnight and no housing declared."
     counts_attendance = True
 
-    def conditions(self, s: Situation) -> Held:
+    def holds(self, s: Situation, subject: str | None) -> bool:
         since = s.overnight_from
         late = since is not None and s.t >= since and s.assembly_on
-        if late and not s.terms.housing_declared:
-            yield (
-                None,
-                Condition({"attendance": s.attendance}, {"housing_declared": True}, s.attendance),
-            )
+        return late and not s.terms.housing_declared
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
+        observed = _over({"attendance": s.attendance}, s)
+        return Condition(observed, {"housing_declared": True}, s.attendance)
 
     def edges(self, s: Situation) -> Iterable[int]:
         return (s.assembly_edge,)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
-            f"{_n(o['attendance'])} persons present past midnight and no housing declared "
-            f"({self.cite})"
+            f"{_n(o['attendance'])} persons present past midnight and no housing declared"
+            f"{_ended(o)} ({self.cite})"
         )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kent_ops.core import ordinance as law
-from kent_ops.core.rules.base import LOT_FULL_SHARE, Condition, Held, Rule, Situation
+from kent_ops.core.rules.base import LOT_FULL_SHARE, Condition, Rule, Situation
 from kent_ops.core.rules.base import figure as _n
 
 
@@ -19,9 +19,17 @@ class FacilityDeficient(Rule):
     per_subject = True
     waits = False
 
-    def conditions(self, s: Situation) -> Held:
-        for item, note in s.deficient.items():
-            yield item, Condition({"result": "deficient", "note": note}, {"result": "ok"}, 1)
+    def subjects(self, s: Situation) -> Iterable[str | None]:
+        return s.deficient
+
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return subject in s.deficient
+
+    def measure(self, s: Situation, subject: str | None) -> Condition | None:
+        note = s.deficient.get(subject or "")
+        if note is None:
+            return None  # marked ok or n/a: the deficiency's own words stay on the record
+        return Condition({"result": "deficient", "note": note}, {"result": "ok"}, 1)
 
     def cite_for(self, subject: str | None) -> str:
         return f"permit:{subject}, {self.cite}" if subject else self.cite
@@ -38,13 +46,12 @@ class VehiclesAtOneTime(Rule):
     title = "More cars than expected"
     summary = "More cars in the lots than the permit expects at one time."
 
-    def conditions(self, s: Situation) -> Held:
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return s.counts.occupied_total > s.terms.vehicles_at_one_time
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
         vehicles, most = s.counts.occupied_total, s.terms.vehicles_at_one_time
-        if vehicles > most:
-            yield (
-                None,
-                Condition({"vehicles": vehicles}, {"vehicles_at_most": most}, vehicles - most),
-            )
+        return Condition({"vehicles": vehicles}, {"vehicles_at_most": most}, vehicles - most)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
@@ -61,21 +68,24 @@ class LotFull(Rule):
     summary = f"A parking lot at {LOT_FULL_SHARE:.0%} of its capacity or more."
     per_subject = True
 
-    def conditions(self, s: Situation) -> Held:
-        for lot, sensor in s.counts.lots.items():
-            occupied = sensor.occupied
-            if occupied is not None and sensor.capacity > 0:
-                share = occupied / sensor.capacity
-                if share >= LOT_FULL_SHARE:
-                    observed = {"occupied": occupied, "capacity": sensor.capacity}
-                    yield (
-                        lot,
-                        Condition(
-                            {**observed, "share": round(share, 3)},
-                            {"share_below": LOT_FULL_SHARE},
-                            share,
-                        ),
-                    )
+    def subjects(self, s: Situation) -> Iterable[str | None]:
+        return s.counts.lots
+
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        sensor = s.counts.lots[subject or ""]
+        occupied, capacity = sensor.occupied, sensor.capacity
+        return occupied is not None and capacity > 0 and occupied / capacity >= LOT_FULL_SHARE
+
+    def measure(self, s: Situation, subject: str | None) -> Condition | None:
+        sensor = s.counts.lots.get(subject or "")
+        if sensor is None or sensor.occupied is None or sensor.capacity <= 0:
+            return None
+        share = sensor.occupied / sensor.capacity
+        return Condition(
+            {"occupied": sensor.occupied, "capacity": sensor.capacity, "share": round(share, 3)},
+            {"share_below": LOT_FULL_SHARE},
+            share,
+        )
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
@@ -91,15 +101,14 @@ class SecurityStaffing(Rule):
     title = "Security guards on duty"
     summary = "Fewer security guards on duty than declared, inside the permitted hours."
 
-    def conditions(self, s: Situation) -> Held:
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return s.inside and s.counts.roster.counts["security"] < s.terms.security_guards
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
         security, declared = s.counts.roster.counts["security"], s.terms.security_guards
-        if s.inside and security < declared:
-            yield (
-                None,
-                Condition(
-                    {"security_on_duty": security}, {"security": declared}, declared - security
-                ),
-            )
+        return Condition(
+            {"security_on_duty": security}, {"security": declared}, declared - security
+        )
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
