@@ -19,6 +19,7 @@ import msgspec
 
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.core.permit import Permit, parse_permit
+from kent_ops.core.wire import Topics
 
 EXAMPLE_PATH = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"
 EXAMPLE_TEXT = EXAMPLE_PATH.read_text(encoding="utf-8")
@@ -137,7 +138,8 @@ class Driver:
             payload = json.dumps(payload)
         if isinstance(payload, str):
             payload = payload.encode()
-        return self.engine.feed(f"{PREFIX}/{tail}", payload, received or t, record_id)
+        prefix = Topics(self.permit.event_id).prefix
+        return self.engine.feed(f"{prefix}/{tail}", payload, received or t, record_id)
 
     def next_seq(self, sensor: str, seq: int | None = None) -> int:
         value = self.seq.get(sensor, 0) + 1 if seq is None else seq
