@@ -180,6 +180,7 @@ def utc(*args: int) -> datetime:
 def page_text(html: str) -> str:
     """What a reader sees of the page: tags dropped, entities decoded, spaces collapsed."""
     text = re.sub(r"<(style|script)\b.*?</\1>", " ", html, flags=re.S)
+    text = re.sub(r"</?(span|b|i|em|strong|code|a)\b[^>]*>", "", text)  # inline: no gap
     text = re.sub(r"<[^>]+>", " ", text)
     return re.sub(r"\s+", " ", unescape(text))
 

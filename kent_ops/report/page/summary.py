@@ -36,18 +36,16 @@ CHART_CAPTIONS = {
 
 def _verdict_items(data: ReportData, fmt: Fmt) -> list[str]:
     v = data.verdict
-    items = [f"<li>{escape(v.reason)}.</li>"]
+    items = [f"<li>{escape(v.reason[:1].upper() + v.reason[1:])}.</li>"]
     breaches = [f for f in data.findings if f.is_breach]
     if data.findings:
         unsure = sum(1 for f in breaches if f.uncertain)
+        warnings = sum(1 for f in data.findings if f.severity == "warning")
+        notes = sum(1 for f in data.findings if f.severity == "data")
         items.append(
             f"<li>Findings: {count(len(breaches), 'breach finding')}"
             + (f" (of which {unsure} indeterminate)" if unsure else "")
-            + ", "
-            f"{count(sum(1 for f in data.findings if f.severity == 'warning'), 'warning')}, "
-            f"{count(sum(1 for f in data.findings if f.severity == 'warning'), 'warning')}, "
-            f"{count(sum(1 for f in data.findings if f.severity == 'data'), 'data finding')}."
-            "</li>"
+            + f", {count(warnings, 'warning')}, {count(notes, 'data finding')}.</li>"
         )
     before = sum(1 for p in data.pre_event if p.severity == "breach")
     checks = len(data.pre_event_checks)
