@@ -125,11 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--permit", required=True, metavar="P")
     p.add_argument("--evidence", required=True, metavar="E")
     p.add_argument("--out", required=True, metavar="DIR")
-    p.add_argument(
-        "--pdf",
-        action="store_true",
-        help="also print the page to DIR/report.pdf for the Board packet (needs chromium)",
-    )
+    p.add_argument("--pdf", action="store_true", help="also write DIR/report.pdf (chromium)")
     p.set_defaults(func=_command("kent_ops.commands.report:cli_report"))
 
     p = sub.add_parser("verify", help="recompute the evidence log's hash chain")

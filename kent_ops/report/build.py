@@ -215,13 +215,20 @@ def _report_data(
         alerts, collector.live_alerts, clock=result.clock, log_end=result.end
     )
     last_on = engine.assembly.last_on
+    spans = [
+        (from_us(a), from_us(b) if b is not None else None)
+        for a, b in engine.assembly.spans
+        if a is not None
+    ]
     clean_up = clean_up_status(
         tz,
         from_us(last_on) if last_on is not None else None,
         still_on=engine.assembly.on,
+        scheduled_end=permit.last_end,
         inspections=collector.inspections,
         notes=collector.notes,
         log_end=result.end,
+        spans=spans,
     )
     frame = minute_table(collector.samples, permit, result.end)
     pre_event = pre_event_findings(permit)
@@ -250,11 +257,7 @@ def _report_data(
         pre_event_checks=pre_event_checks(permit),
         properties=property_facts(permit, collector.property_peaks, status.properties),
         permit_history=permit_history(permit, engine),
-        assembly_spans=[
-            (from_us(a), from_us(b) if b is not None else None)
-            for a, b in engine.assembly.spans
-            if a is not None
-        ],
+        assembly_spans=spans,
         incomplete=incomplete_reasons(permit, findings, result.end),
         generated_at=generated_at,
         version=__version__,

@@ -31,11 +31,10 @@ __all__ = ["CLEAN_UP_PREFIX", "CleanUp", "CleanUpMark", "clean_up_deadline", "cl
 CLEAN_UP_PREFIX = "CLEAN-UP OK"
 
 MEANING = {
-    "done": "done: recorded after the assembly ended and by the deadline",
+    "done": "done in time: recorded after the assembly ended and by the deadline",
     "open": "open: the log ends before the deadline and no clean-up is recorded yet",
     "late": "late: recorded only after the deadline",
     "not done": "not done: the deadline passed with no clean-up recorded",
-    "not due": "not due: the log shows no assembly, so no clean-up period began",
 }
 """Each status in words, as the page states it."""
 STILL_ON = "open: the assembly was still on when the log ends, so the period had not begun"
@@ -60,18 +59,22 @@ class CleanUp:
 
     ``status`` is ``done`` (the last mark in the period is ok), ``open`` (the log ends
     before the deadline, or while the assembly is still on: ``still_on``), ``late`` (the
-    ok came after the deadline), ``not done`` (the deadline passed with none) or ``not
-    due`` (the assembly never was on). ``assembly_end`` is when it was last on;
-    ``deadline`` the local midnight ending the fifth day after ``ended_on``.
+    ok came after the deadline) or ``not done`` (the deadline passed with none).
+    ``assembly_end`` is when the assembly was last on, or, when the log shows no one at
+    it at all (``from_schedule``), the scheduled end of its last window; ``deadline`` the
+    local midnight ending the fifth day after ``ended_on``.
     """
 
     status: str
     still_on: bool
+    from_schedule: bool
     assembly_end: datetime | None
     ended_on: date | None
     deadline: datetime | None
     satisfied_by: CleanUpMark | None
     marks: list[CleanUpMark]
+    spans: tuple[tuple[datetime, datetime | None], ...] = ()
+    """When the assembly was on (the last end None while it still is)."""
 
     @property
     def is_breach(self) -> bool:
@@ -83,16 +86,16 @@ class CleanUp:
 
     def counts(self, mark: CleanUpMark | InspectionMark) -> str:
         """Whether one mark counts for clean-up, in words."""
-        if self.assembly_end is None or self.deadline is None:
-            if self.still_on:
-                return "made while the assembly was on: does not count for clean-up"
-            return "no clean-up period began: the log shows no assembly"
-        if mark.at < self.assembly_end:
+        if any(a <= mark.at and (b is None or mark.at < b) for a, b in self.spans):
+            return "made while the assembly was on: does not count for clean-up"
+        if self.assembly_end is None or self.deadline is None or mark.at < self.assembly_end:
+            if self.from_schedule:
+                return "made before the last permitted window ended: does not count for clean-up"
             return "made before the assembly ended: does not count for clean-up"
         if mark.at >= self.deadline:
             return "after the clean-up deadline (permit:F)"
         if mark.result == "ok":
-            return "after the assembly ended and by the deadline: counts for clean-up (permit:F)"
+            return "after the assembly ended and by the deadline: satisfies clean-up (permit:F)"
         return "within the clean-up period of permit:F, not ok"
 
 
@@ -124,9 +127,11 @@ def clean_up_status(
     assembly_end: datetime | None,
     *,
     still_on: bool,
+    scheduled_end: datetime,
     inspections: Sequence[InspectionMark],
     notes: Sequence[InspectorNote],
     log_end: datetime | None,
+    spans: Sequence[tuple[datetime, datetime | None]] = (),
 ) -> CleanUp:
     """Clean-up (permit:F) from when the assembly was last on and the inspectors' marks.
 
@@ -134,21 +139,27 @@ def clean_up_status(
         tz: the event's zone (the local date the assembly ended is counted in it).
         assembly_end: when the assembly was last on (the engine's ``assembly.last_on``);
             None if it never was, or is still on.
-        still_on: the assembly was on when the log ends.
+        still_on: the assembly was on when the log ends (the period has not begun).
+        scheduled_end: the end of the last permitted window: the period runs from it
+            only when the log shows no one at the assembly at all.
         inspections, notes: the accepted inspection marks and inspector notes.
         log_end: the log's end (a deadline after it leaves clean-up open).
+        spans: when the assembly was on (to say why a mark does not count).
     """
     marks = _marks(inspections, notes)
-    if still_on or assembly_end is None:
-        status = "open" if still_on else "not due"
-        return CleanUp(status, still_on, None, None, None, None, marks)
-    ended_on = assembly_end.astimezone(tz).date()
+    if still_on:
+        return CleanUp("open", True, False, None, None, None, None, marks, tuple(spans))
+    from_schedule = assembly_end is None
+    end = scheduled_end if assembly_end is None else assembly_end
+    ended_on = end.astimezone(tz).date()
     deadline = clean_up_deadline(ended_on, tz)
 
     def result(status: str, by: CleanUpMark | None = None) -> CleanUp:
-        return CleanUp(status, False, assembly_end, ended_on, deadline, by, marks)
+        return CleanUp(
+            status, False, from_schedule, end, ended_on, deadline, by, marks, tuple(spans)
+        )
 
-    in_time = [m for m in marks if assembly_end <= m.at < deadline]
+    in_time = [m for m in marks if end <= m.at < deadline]
     if in_time and in_time[-1].result == "ok":
         return result("done", in_time[-1])
     if log_end is None or log_end < deadline:

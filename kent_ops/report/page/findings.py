@@ -19,7 +19,7 @@ from kent_ops.report.page.fmt import Fmt, cites, duration, figures, table
 __all__ = ["clean_up", "findings", "inspectors"]
 
 _SEVERITY_ORDER = {"breach": 0, "warning": 1, "data": 2}
-_CLEAN_UP_TAG = {"done": "ok", "open": "warning", "not due": "data"}
+_CLEAN_UP_TAG = {"done": "ok", "open": "warning"}
 
 
 def _row_class(f: Finding) -> str:
@@ -106,7 +106,13 @@ def clean_up(data: ReportData, fmt: Fmt) -> str:
         f'<p><span class="tag {_CLEAN_UP_TAG.get(cu.status, "breach")}">{escape(cu.status)}'
         f"</span> {escape(cu.meaning)}.</p>"
     ]
-    if cu.assembly_end is not None and cu.ended_on is not None and cu.deadline is not None:
+    if cu.from_schedule and cu.ended_on is not None and cu.deadline is not None:
+        out.append(
+            "<p>The log shows no one counted at the assembly, so the period is counted from "
+            f"the end of its last permitted window, {escape(fmt.day(data.permit.last_end))}: "
+            f"by <b>{escape(fmt.midnight_ending(cu.deadline))}</b>.</p>"
+        )
+    elif cu.assembly_end is not None and cu.ended_on is not None and cu.deadline is not None:
         out.append(
             f"<p>The assembly was last on at {escape(fmt.when(cu.assembly_end))}, so it ended "
             f"on {escape(fmt.date(cu.ended_on))} (its last permitted window was to end "
