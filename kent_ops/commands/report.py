@@ -1,10 +1,11 @@
-"""``kent-ops report --permit P --evidence E --out DIR``: the post-event report's command.
+"""``kent-ops report --permit P --evidence E --out DIR [--pdf]``: the post-event report's command.
 
 The report itself is :func:`kent_ops.report.build.build_report`; this module is the
 terminal around it: a progress bar while a long log is read (only on a terminal), the
-warnings a clerk must see on stderr, and a three-line summary on stdout. Exit codes: 0
-no breach found, 1 breach findings (or a log that fails verification: then no report),
-2 bad input.
+warnings a clerk must see on stderr, and a short summary on stdout. ``--pdf`` also prints
+the page to ``report.pdf`` with headless Chromium. Exit codes: 0 no breach found, 1
+breach findings (or a log that fails verification: then no report), 2 bad input (or
+``--pdf`` with no ``chromium`` on PATH).
 """
 
 from __future__ import annotations
@@ -83,14 +84,21 @@ def cli_report(args: argparse.Namespace) -> int:
     evidence = Path(args.evidence)
     total = _record_total(evidence) if sys.stderr.isatty() else 0
     with _progress_bar(total) as progress:
-        outcome = build_report(args.permit, evidence, args.out, progress=progress)
+        outcome = build_report(
+            args.permit, evidence, args.out, progress=progress, pdf=getattr(args, "pdf", False)
+        )
     _warn(outcome, args.permit)
     data = outcome.data
     breaches = sum(1 for f in data.findings if f.is_breach)
+    written = f"{outcome.out_dir}/index.html"
+    if "report.pdf" in outcome.manifest["files"]:
+        written += f" and {outcome.out_dir}/report.pdf"
+    incomplete = "; the record is incomplete" if data.incomplete else ""
     sys.stdout.write(
         f"{data.verdict.word.upper()}: {data.verdict.reason}\n"
         f"{len(data.findings)} findings ({breaches} breaches), clean-up {data.clean_up.status}; "
-        f"{data.replay.records:,} records verified, head {data.replay.head_hash[:16]}…\n"
-        f"report written to {outcome.out_dir}/index.html\n"
+        f"{data.replay.records:,} records verified, head {data.replay.head_hash[:16]}…"
+        f"{incomplete}\n"
+        f"report written to {written}\n"
     )
     return outcome.exit_code

@@ -8,17 +8,18 @@ engine's alerts as its findings, checks them against the alerts the live service
 and writes to DIR:
 
 ``index.html`` (the page), ``findings.csv``, ``timeline.csv``, ``attendance.png``,
-``staffing.png``, ``parking.png`` and ``manifest.json`` (every file's SHA-256).
+``staffing.png``, ``parking.png``, with ``--pdf`` ``report.pdf`` (the page printed by
+headless Chromium, :mod:`kent_ops.report.pdf`), and ``manifest.json`` (every file's
+SHA-256).
 
 ``kent-ops report`` (:mod:`kent_ops.commands.report`) runs it. Exit codes: 0 when no
 breach was found, 1 when the report holds breach findings (or the log fails
 verification: then no report), 2 for bad input (a missing or foreign log, an invalid
-permit).
+permit, ``--pdf`` without Chromium).
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import os
@@ -30,45 +31,37 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
+
+import msgspec
 
 from kent_ops import __version__
 from kent_ops.core.errors import KentOpsError, UsageError
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.precheck import pre_event_findings
+from kent_ops.core.timeutil import from_us
 from kent_ops.evidence.log import ChainBroken, EvidenceError, read_meta
 from kent_ops.evidence.replay import ReplayResult, last_record_id, record_hashes, replay
+from kent_ops.report.cleanup import clean_up_status
 from kent_ops.report.collect import Checkpoint, Collector
-from kent_ops.report.findings import (
-    Finding,
-    clean_up_status,
-    compact_json,
-    compare_with_live,
-    findings_from_alerts,
-    penalty_exposure,
-    verdict,
+from kent_ops.report.compare import compare_with_live
+from kent_ops.report.csvs import FINDINGS_COLUMNS, write_findings_csv
+from kent_ops.report.facts import (
+    incomplete_reasons,
+    permit_history,
+    pre_event_checks,
+    property_facts,
 )
+from kent_ops.report.findings import distinct_breaches, findings_from_alerts, verdict
 from kent_ops.report.model import CheckpointResult, ReportData
-from kent_ops.report.timeline import breach_minutes, local_iso, minute_table, write_timeline_csv
+from kent_ops.report.pdf import find_chromium, print_pdf
+from kent_ops.report.text import clean
+from kent_ops.report.timeline import breach_minutes, minute_table, write_timeline_csv
 
-__all__ = ["FILES", "FINDINGS_COLUMNS", "ReportOutcome", "build_report", "write_report"]
+__all__ = ["FILES", "FINDINGS_COLUMNS", "PDF", "ReportOutcome", "build_report", "write_report"]
 
 PARALLEL_VERIFY_FROM = 200_000
 """From this many records the chain is verified by a second process, side by side."""
 
-FINDINGS_COLUMNS = (
-    "id",
-    "rule",
-    "cite",
-    "severity",
-    "start",
-    "end",
-    "duration_s",
-    "worst_observed",
-    "required",
-    "uncertain",
-    "acknowledged",
-)
 FILES = (
     "index.html",
     "findings.csv",
@@ -78,6 +71,8 @@ FILES = (
     "parking.png",
 )
 """Every file the manifest lists (the manifest itself is written last)."""
+PDF = "report.pdf"
+"""Written, and listed in the manifest, with ``--pdf``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +87,11 @@ class ReportOutcome:
     def exit_code(self) -> int:
         """1 when the report holds breach findings (proven or uncertain), else 0."""
         d = self.data
-        has_breach = any(f.is_breach for f in d.findings) or d.clean_up.is_breach
+        has_breach = (
+            any(f.is_breach for f in d.findings)
+            or d.clean_up.is_breach
+            or any(p.severity == "breach" for p in d.pre_event)
+        )
         return 1 if has_breach else 0
 
 
@@ -119,6 +118,7 @@ def build_report(
     progress: Callable[[int], None] | None = None,
     now: datetime | None = None,
     parallel_verify: bool | None = None,
+    pdf: bool = False,
 ) -> ReportOutcome:
     """Verify and replay the log, then write every file of the report to ``out_dir``.
 
@@ -128,14 +128,19 @@ def build_report(
     ``kent-ops verify`` in a second process while this one replays; either way a log
     that fails is refused and no file is written.
 
+    With ``pdf``, the page is also printed to ``report.pdf`` by headless Chromium, which
+    must be on PATH (checked first, before the log is read).
+
     Raises:
-        UsageError: an invalid permit, a missing or foreign evidence log, a bad ``out_dir``.
+        UsageError: an invalid permit, a missing or foreign evidence log, a bad ``out_dir``,
+            ``pdf`` without Chromium.
         ChainBroken: the log does not verify; the message names the first bad record and
             nothing has been written.
     """
     permit_path = Path(permit_path)
     evidence_path = Path(evidence_path)
     out = Path(out_dir)
+    chromium = find_chromium() if pdf else None
     permit = load_permit(permit_path)
     meta = read_meta(evidence_path)
     if meta.get("event_id") != permit.event_id:
@@ -144,11 +149,11 @@ def build_report(
             f"but the permit {permit_path} is for {permit.event_id!r}"
         )
     _check_out_dir(out)
-    collector = Collector()
+    collector = Collector([p.id for p in permit.properties])
     result = _replay_verified(permit, evidence_path, collector, parallel_verify, progress)
     generated_at = now or datetime.now(UTC)
     data = _report_data(permit, permit_path, meta, evidence_path, result, collector, generated_at)
-    manifest = write_report(data, out)
+    manifest = write_report(data, out, chromium=chromium)
     return ReportOutcome(data, out, manifest)
 
 
@@ -201,6 +206,7 @@ def _report_data(
     """Everything the report states, worked out from the replay and what it collected."""
     engine = result.engine
     alerts = engine.alerts
+    tz = permit.timezone
     # The hashes findings cite and checkpoints claim, read from the log just verified.
     cited = [a.evidence.record for a in alerts.values() if a.evidence.record is not None]
     stored = record_hashes(evidence_path, [*cited, *(c.record for c in collector.checkpoints)])
@@ -208,8 +214,25 @@ def _report_data(
     comparison = compare_with_live(
         alerts, collector.live_alerts, clock=result.clock, log_end=result.end
     )
-    clean_up = clean_up_status(permit, collector.inspections, collector.notes, result.end)
+    last_on = engine.assembly.last_on
+    spans = [
+        (from_us(a), from_us(b) if b is not None else None)
+        for a, b in engine.assembly.spans
+        if a is not None
+    ]
+    clean_up = clean_up_status(
+        tz,
+        from_us(last_on) if last_on is not None else None,
+        still_on=engine.assembly.on,
+        scheduled_end=permit.last_end,
+        inspections=collector.inspections,
+        notes=collector.notes,
+        log_end=result.end,
+        spans=spans,
+    )
     frame = minute_table(collector.samples, permit, result.end)
+    pre_event = pre_event_findings(permit)
+    status = engine.status()
     return ReportData(
         permit=permit,
         permit_path=permit_path,
@@ -221,13 +244,21 @@ def _report_data(
         findings=findings,
         comparison=comparison,
         clean_up=clean_up,
-        penalty=penalty_exposure(findings, clean_up),
-        verdict=verdict(findings, clean_up, messages=result.messages),
+        distinct=distinct_breaches(findings, tz, result.end),
+        verdict=verdict(findings, clean_up, pre_event, messages=result.messages),
         frame=frame,
         breach_minutes=breach_minutes(findings, frame, result.end),
-        adjustments=list(engine.status().adjustments),
+        adjustments=[
+            msgspec.structs.replace(a, by=clean(a.by), reason=clean(a.reason))
+            for a in status.adjustments
+        ],
         checkpoints=[_check_point(c, stored, result.records) for c in collector.checkpoints],
-        pre_event=pre_event_findings(permit),
+        pre_event=pre_event,
+        pre_event_checks=pre_event_checks(permit),
+        properties=property_facts(permit, collector.property_peaks, status.properties),
+        permit_history=permit_history(permit, engine),
+        assembly_spans=spans,
+        incomplete=incomplete_reasons(permit, findings, result.end),
         generated_at=generated_at,
         version=__version__,
     )
@@ -301,8 +332,8 @@ def _check_point(c: Checkpoint, stored: dict[int, str], count: int) -> Checkpoin
     return CheckpointResult(c, True)
 
 
-def write_report(data: ReportData, out: Path) -> dict[str, Any]:
-    """Write every file, then the manifest of their SHA-256; return the manifest."""
+def write_report(data: ReportData, out: Path, *, chromium: str | None = None) -> dict[str, Any]:
+    """Write every file (and, given ``chromium``, the PDF), then the manifest of their SHA-256."""
     from kent_ops.report.charts import attendance_chart, parking_chart, staffing_chart
     from kent_ops.report.page import render_page
 
@@ -318,12 +349,16 @@ def write_report(data: ReportData, out: Path) -> dict[str, Any]:
         draw(data.frame, data.permit, data.findings, data.log_end, out / name)
         data.charts[name] = (out / name).read_bytes()
     (out / "index.html").write_text(render_page(data), encoding="utf-8")
+    files = list(FILES)
+    if chromium is not None:
+        print_pdf(chromium, out / "index.html", out / PDF)
+        files.append(PDF)
     manifest = {
         "program": "kent-ops",
         "version": data.version,
         "generated_at": data.generated_at.isoformat(),
         "verdict": data.verdict.word,
-        "files": {name: _sha256(out / name) for name in FILES},
+        "files": {name: _sha256(out / name) for name in files},
         "evidence": {
             "file": data.evidence_path.name,
             "records": data.replay.records,
@@ -337,39 +372,3 @@ def write_report(data: ReportData, out: Path) -> dict[str, Any]:
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
-
-
-def _seconds(value: float) -> str:
-    text = f"{value:.3f}".rstrip("0").rstrip(".")
-    return text or "0"
-
-
-def write_findings_csv(findings: list[Finding], tz: ZoneInfo, path: Path) -> None:
-    """``findings.csv``: a row per alert (:data:`FINDINGS_COLUMNS`), times in the event's zone."""
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(FINDINGS_COLUMNS)
-        for x in findings:
-            acks = [
-                {
-                    "by": a.by,
-                    "at": local_iso(a.at, tz) if a.at else None,
-                    "comment": a.comment,
-                }
-                for a in x.acknowledged
-            ]
-            writer.writerow(
-                [
-                    x.id,
-                    x.rule,
-                    x.cite,
-                    x.severity,
-                    local_iso(x.start, tz),
-                    local_iso(x.end, tz) if x.end else "",
-                    _seconds(x.duration_s),
-                    compact_json(x.worst_observed),
-                    compact_json(x.required),
-                    "true" if x.uncertain else "false",
-                    compact_json(acks) if acks else "",
-                ]
-            )

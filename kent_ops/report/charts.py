@@ -35,6 +35,10 @@ DPI = 110
 MARK_SHARE = 0.004
 BREACH_COLOUR = "#d62728"
 UNCERTAIN_COLOUR = "#ff7f0e"
+REQUIRED_COLOUR = "#222222"
+"""What the law or the permit requires: black, dashed, on every chart that has it."""
+NURSE_COLOUR = "#1f77b4"
+DOCTOR_COLOUR = "#9467bd"
 
 ATTENDANCE_RULES = ("max-at-one-time", "permit-required")
 NURSE_RULES = ("nurse-ratio",)
@@ -107,7 +111,7 @@ def _shade(
         ax.axvspan(f.start, stop, color=colour, alpha=0.15, linewidth=0)  # type: ignore[arg-type]
         mark_stop = max(stop, f.start + least) if least is not None else stop
         ax.axvspan(f.start, mark_stop, ymin=0.965, ymax=1.0, color=colour, linewidth=0)  # type: ignore[arg-type]
-        label = "breach (counts uncertain)" if f.uncertain else "breach held"
+        label = "breach in progress, counts uncertain" if f.uncertain else "breach in progress"
         handles.setdefault(label, Patch(color=colour, alpha=0.5, label=label))
     return list(handles.values())
 
@@ -169,7 +173,7 @@ def attendance_chart(
     _step(ax, frame, "attendance_max", color="#1f77b4", linewidth=1.4, label="attendance")
     ax.axhline(
         permit.max_at_one_time,
-        color=BREACH_COLOUR,
+        color=REQUIRED_COLOUR,
         linestyle="--",
         linewidth=1.1,
         label=f"permitted at one time ({permit.max_at_one_time:,}, permit:B(2))",
@@ -215,22 +219,22 @@ def staffing_chart(
             ax.spines[side].set_visible(False)
         ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True, nbins=5))
     _step(
-        nurses, frame, "nurses_required", color="#98df8a", linewidth=3.5, zorder=1,
-        label=f"nurses required (1 per {permit.persons_per_nurse:,})",
+        nurses, frame, "nurses_required", color=REQUIRED_COLOUR, linestyle="--",
+        linewidth=1.6, zorder=3, label=f"nurses required (1 per {permit.persons_per_nurse:,})",
     )  # fmt: skip
     _step(
-        nurses, frame, "nurses_on_duty", color="#2ca02c", linewidth=1.3, zorder=3,
+        nurses, frame, "nurses_on_duty", color=NURSE_COLOUR, linewidth=2.2, zorder=2,
         label="nurses on duty",
     )  # fmt: skip
     nurses.set_ylabel("nurses")
     top = max(float(frame[["nurses_on_duty", "nurses_required"]].max().max()), 1.0)
     nurses.set_ylim(0, top * 1.15 + 0.5)
     doctors.axhline(
-        permit.doctors_min, color="#c5b0d5", linewidth=3.5, zorder=1,
+        permit.doctors_min, color=REQUIRED_COLOUR, linestyle="--", linewidth=1.6, zorder=3,
         label=f"doctors required ({permit.doctors_min})",
     )  # fmt: skip
     _step(
-        doctors, frame, "doctors_on_duty", color="#9467bd", linewidth=1.3, zorder=3,
+        doctors, frame, "doctors_on_duty", color=DOCTOR_COLOUR, linewidth=2.2, zorder=2,
         label="doctors on duty",
     )  # fmt: skip
     doctors.set_ylabel("doctors")
@@ -265,7 +269,7 @@ def parking_chart(
         ax,
         frame,
         "spaces_required",
-        color=BREACH_COLOUR,
+        color=REQUIRED_COLOUR,
         linestyle="--",
         linewidth=1.1,
         label="spaces required (1 per 4 persons)",

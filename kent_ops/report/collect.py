@@ -15,6 +15,7 @@ import json
 import re
 from array import array
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -23,6 +24,7 @@ import msgspec
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.evidence.replay import Replayed
+from kent_ops.report.text import clean
 
 __all__ = [
     "ATTENDANCE_AT_START",
@@ -155,10 +157,17 @@ def normalise_reason(reason: str) -> str:
 
 
 class Collector:
-    """The replay's ``on_record``: samples figures and keeps the rare records whole."""
+    """The replay's ``on_record``: samples figures and keeps the rare records whole.
 
-    def __init__(self) -> None:
+    ``properties`` names the permit's properties: the highest number of persons the
+    status showed on each (and when) is kept in :attr:`property_peaks`.
+    """
+
+    def __init__(self, properties: Sequence[str] = ()) -> None:
         self.samples = Samples()
+        self.property_peaks: dict[str, tuple[int, datetime]] = {}
+        self._single = properties[0] if len(properties) == 1 else None
+        self._several = len(properties) > 1
         self.notes: list[InspectorNote] = []
         self.inspections: list[InspectionMark] = []
         self.rejected: dict[str, Reasons] = {}
@@ -207,6 +216,12 @@ class Collector:
             counts = engine.counts
             self._att = counts.counter_attendance + counts.offset
             self._entries = counts.entries
+            if self._single is not None:
+                peak = self.property_peaks.get(self._single)
+                if peak is None or counts.counter_attendance > peak[0]:
+                    self.property_peaks[self._single] = (counts.counter_attendance, t)
+            elif self._several:
+                self._property_peaks(counts.by_property(), t)
             return result.reason is not None
         if kind == "lot":
             if t != self._t_veh:
@@ -225,6 +240,14 @@ class Collector:
             self._attendance_held(t)
         self._att = engine.counts.attendance
         return True
+
+    def _property_peaks(self, persons: dict[str, int], t: datetime) -> None:
+        """Persons on each property now, as the status shows them: keep each one's highest."""
+        peaks = self.property_peaks
+        for prop, n in persons.items():
+            peak = peaks.get(prop)
+            if peak is None or n > peak[0]:
+                peaks[prop] = (n, t)
 
     def _attendance_held(self, t: datetime) -> None:
         """Attendance changes at ``t``, later than it last did: its old value held until now."""
@@ -322,26 +345,31 @@ class Collector:
 
     @staticmethod
     def _tally(groups: dict[str, Reasons], reason: str, rec: Replayed) -> None:
-        key = normalise_reason(reason)
+        key = clean(normalise_reason(reason))
         group = groups.get(key)
         at = rec.received_at
         if group is None:
-            group = groups[key] = Reasons(example=reason, topic=rec.topic or "", first_at=at)
+            group = groups[key] = Reasons(
+                example=clean(reason), topic=clean(rec.topic), first_at=at
+            )
         group.count += 1
         group.last_at = at
 
     def _inspector(self, rec: Replayed, kind: str, at: datetime) -> None:
         """Keep a note or a checklist mark, decoded as the engine decoded it."""
         topic = rec.topic or ""
-        who = topic.split("/")[3] if topic.count("/") >= 4 else ""
+        who = clean(topic.split("/")[3]) if topic.count("/") >= 4 else ""
         try:
             if kind == "note":
                 note = wire.decode_json(wire.Note, rec.payload)
-                self.notes.append(InspectorNote(who, at, note.text, note.alert, rec.id))
+                alert = clean(note.alert) if note.alert is not None else None
+                self.notes.append(InspectorNote(who, at, clean(note.text), alert, rec.id))
             elif kind == "inspection":
                 mark = wire.decode_json(wire.Inspection, rec.payload)
                 self.inspections.append(
-                    InspectionMark(who, at, mark.item, mark.result, mark.note, rec.id)
+                    InspectionMark(
+                        who, at, clean(mark.item), clean(mark.result), clean(mark.note), rec.id
+                    )
                 )
         except msgspec.DecodeError:  # pragma: no cover - the engine accepted it
             return

@@ -16,8 +16,11 @@ from kent_ops.core import wire
 from kent_ops.core.permit import Permit
 from kent_ops.core.precheck import PreEventFinding
 from kent_ops.evidence.replay import ReplayResult
+from kent_ops.report.cleanup import CleanUp
 from kent_ops.report.collect import Checkpoint, Collector
-from kent_ops.report.findings import CleanUp, Comparison, Finding, Penalty, Verdict
+from kent_ops.report.compare import Comparison
+from kent_ops.report.facts import PreEventCheck, PropertyFacts, StatusEntry
+from kent_ops.report.findings import DistinctBreach, Finding, Verdict
 
 __all__ = ["CheckpointResult", "ReportData"]
 
@@ -45,13 +48,19 @@ class ReportData:
     findings: list[Finding]
     comparison: Comparison
     clean_up: CleanUp
-    penalty: Penalty
+    distinct: list[DistinctBreach]
     verdict: Verdict
     frame: pd.DataFrame
     breach_minutes: dict[str, int]
     adjustments: list[wire.Adjustment]
     checkpoints: list[CheckpointResult]
     pre_event: list[PreEventFinding]
+    pre_event_checks: list[PreEventCheck]
+    properties: list[PropertyFacts]
+    permit_history: list[StatusEntry]
+    assembly_spans: list[tuple[datetime, datetime | None]]
+    incomplete: list[str]
+    """Why the record may not show the whole assembly (empty when it does)."""
     generated_at: datetime
     version: str
     charts: dict[str, bytes] = field(default_factory=dict)

@@ -119,13 +119,6 @@ def minute_table(samples: Samples, permit: Permit, end: datetime | None) -> pd.D
     return frame
 
 
-def local_iso(t: pd.Timestamp | datetime, tz: ZoneInfo) -> str:
-    """A time in the event's zone with its offset, to the second (milliseconds if any)."""
-    local = pd.Timestamp(t).tz_convert(tz).to_pydatetime()
-    spec = "seconds" if local.microsecond == 0 else "milliseconds"
-    return local.isoformat(timespec=spec)
-
-
 def write_timeline_csv(frame: pd.DataFrame, tz: ZoneInfo, path: Path) -> None:
     """``timeline.csv``: :data:`COLUMNS`, minutes in the event's zone with their offset."""
     local = frame.index.tz_convert(tz)

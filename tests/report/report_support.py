@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,18 @@ class ScriptedLog:
 
 def utc(*args: int) -> datetime:
     return datetime(*args, tzinfo=UTC)
+
+
+def page_text(html: str) -> str:
+    """What a reader sees of the page: tags dropped, entities decoded, spaces collapsed."""
+    text = re.sub(r"<(style|script)\b.*?</\1>", " ", html, flags=re.S)
+    text = re.sub(r"</?(span|b|i|em|strong|code|a)\b[^>]*>", "", text)  # inline: no gap
+    text = re.sub(r"<[^>]+>", " ", text)
+    return re.sub(r"\s+", " ", unescape(text))
+
+
+def figures_of(cell: str) -> dict[str, str]:
+    """A ``key=value; key=value`` cell of findings.csv as a dict of texts."""
+    if not cell:
+        return {}
+    return dict(part.split("=", 1) for part in cell.split("; "))

@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import sys
 from collections import Counter
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,8 +18,8 @@ from report_support import ROOT, ScriptedLog, sha256_file, utc, write_permit
 from kent_ops.core.permit import load_permit
 from kent_ops.evidence.log import ChainBroken, EvidenceLog, record_hash
 from kent_ops.report.build import FILES, build_report
+from kent_ops.report.cleanup import CleanUp, clean_up_status
 from kent_ops.report.collect import InspectionMark, InspectorNote
-from kent_ops.report.findings import clean_up_status
 
 T0 = utc(2027, 7, 4, 14, 0)  # 10:00 EDT
 
@@ -229,7 +229,10 @@ def test_bad_input_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
 
 def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
     permit = load_permit(write_permit(tmp_path))
-    end = permit.last_end  # 2027-07-04 23:30 EDT; deadline five days later
+    tz = permit.timezone
+    end = datetime(2027, 7, 4, 20, 15, tzinfo=tz)  # last on; the window was to run to 23:30
+    deadline = datetime(2027, 7, 10, tzinfo=tz)  # the end of the fifth day after 4 July
+    log_end = end + timedelta(days=10)
 
     def at(days: float) -> datetime:
         return end + timedelta(days=days)
@@ -240,25 +243,50 @@ def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
     def note(days: float, text: str) -> InspectorNote:
         return InspectorNote("insp-2", at(days), text, None, 200)
 
-    log_end = end + timedelta(days=10)
-    assert clean_up_status(permit, [mark(2)], [], log_end).status == "done"
-    assert clean_up_status(permit, [], [note(4.9, "CLEAN-UP OK, site clear")], log_end).status == (
-        "done"
-    )
-    assert clean_up_status(permit, [mark(-0.5)], [], log_end).status == "not done"
-    assert clean_up_status(permit, [mark(6)], [], log_end).status == "late"
-    assert clean_up_status(permit, [], [note(3, "clean-up not ok yet")], log_end).status == (
-        "not done"
-    )
+    def clean_up(
+        marks: list[InspectionMark],
+        notes: list[InspectorNote] = [],  # noqa: B006 - never changed
+        last_on: datetime | None = end,
+        *,
+        still_on: bool = False,
+        until: datetime = log_end,
+    ) -> CleanUp:
+        return clean_up_status(
+            tz, last_on, still_on=still_on, scheduled_end=permit.last_end,
+            inspections=marks, notes=notes, log_end=until,
+        )  # fmt: skip
+
+    def status(marks: list[InspectionMark], notes: list[InspectorNote] = []) -> str:  # noqa: B006
+        cu = clean_up(marks, notes)
+        assert cu.deadline == deadline
+        return cu.status
+
+    assert status([mark(2)]) == "done"
+    assert status([], [note(4.9, "CLEAN-UP OK, site clear")]) == "done"
+    assert status([mark(-0.5)]) == "not done"  # while the assembly was on
+    assert status([mark(6)]) == "late"
+    assert status([], [note(3, "clean-up not ok yet")]) == "not done"
     # Found dirty again after an ok, within the five days: the last mark decides.
-    assert clean_up_status(permit, [mark(1), mark(2, "deficient")], [], log_end).status == (
-        "not done"
-    )
-    assert clean_up_status(permit, [], [], end + timedelta(days=1)).status == "open"
-    done = clean_up_status(permit, [mark(2)], [], log_end)
-    assert done.deadline == end + timedelta(days=5)
+    assert status([mark(1), mark(2, "deficient")]) == "not done"
+    assert clean_up([], until=end + timedelta(days=1)).status == "open"
+    # 23:59:59 on the fifth day is in time; midnight is not (not 120 h after 20:15).
+    last_second = InspectionMark("insp-1", deadline - timedelta(seconds=1), "F", "ok", "", 1)
+    assert status([last_second]) == "done"
+    at_midnight = InspectionMark("insp-1", deadline, "F", "ok", "", 1)
+    assert status([at_midnight]) == "late"
+    done = clean_up([mark(2)])
     assert done.satisfied_by is not None
     assert done.satisfied_by.at == at(2)
+    assert done.ended_on == date(2027, 7, 4)
+    assert not done.from_schedule
+    # Still on when the log ends: the period has not begun, so clean-up is open.
+    still = clean_up([mark(2)], last_on=None, still_on=True)
+    assert (still.status, still.deadline, still.is_breach) == ("open", None, False)
+    # No one ever counted: the period runs from the last window's scheduled end.
+    never = clean_up([], last_on=None)
+    assert never.from_schedule
+    assert never.assembly_end == permit.last_end
+    assert (never.status, never.is_breach) == ("not done", True)
 
 
 def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None:
@@ -285,7 +313,11 @@ def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None
     assert outcome.exit_code == 0
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "CLEAN-UP OK: trash gone, bins collected" in page
-    assert "Friday 9 July 2027, 10:30 EDT" in page
+    # Everyone left at 10:25: the assembly ended on 4 July, so the deadline is the end
+    # of 9 July, whatever hour it ended at and whenever the window was to close.
+    assert cu.assembly_end == utc(2027, 7, 4, 14, 25)
+    assert cu.deadline == datetime(2027, 7, 10, 0, 0, tzinfo=cu.deadline.tzinfo)
+    assert "the end of Friday 9 July 2027 (midnight)" in page
 
 
 # -- the live record disagrees --------------------------------------------------------------

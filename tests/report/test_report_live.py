@@ -24,7 +24,7 @@ from kent_ops.core import wire
 from kent_ops.core.permit import load_permit
 from kent_ops.evidence.log import read_records
 from kent_ops.report.build import build_report
-from kent_ops.report.findings import COMPARED_FIELDS
+from kent_ops.report.compare import COMPARED_FIELDS
 from kent_ops.service.aggregator import Aggregator, Timing
 
 pytestmark = pytest.mark.integration

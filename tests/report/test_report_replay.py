@@ -13,7 +13,7 @@ from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.evidence.log import ChainBroken
 from kent_ops.evidence.replay import Replayed, last_record_id, replay
 from kent_ops.report.collect import Collector, normalise_reason
-from kent_ops.report.findings import compare_with_live
+from kent_ops.report.compare import compare_with_live
 
 T0 = utc(2027, 7, 4, 14, 0)
 

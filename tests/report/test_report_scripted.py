@@ -10,12 +10,13 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from report_support import ROOT, ScriptedLog, utc, write_permit
+from report_support import ROOT, ScriptedLog, figures_of, page_text, utc, write_permit
 
 from kent_ops.report.build import FILES, FINDINGS_COLUMNS, ReportOutcome, build_report
 from kent_ops.report.timeline import COLUMNS
@@ -139,25 +140,36 @@ def test_findings_are_exactly_the_scripted_breaches_to_the_second(
     got = [
         (
             r["id"], r["rule"], r["cite"], r["severity"], r["start"], r["end"], r["duration_s"],
-            json.loads(r["worst_observed"]), json.loads(r["required"]),
+            figures_of(r["worst_observed"]), figures_of(r["required"]),
         )
         for r in rows
     ]  # fmt: skip
+
+    def texts(figures: dict[str, object]) -> dict[str, str]:
+        return {k: str(v) for k, v in figures.items()}
+
     want = [
-        (i, rule, cite, sev, f"2027-07-04T{s}-04:00", f"2027-07-04T{e}-04:00", d, w, req)
+        (i, rule, cite, sev, f"2027-07-04T{s}-04:00", f"2027-07-04T{e}-04:00", d,
+         texts(w), texts(req))
         for i, rule, cite, sev, s, e, d, w, req in EXPECTED
-    ]
+    ]  # fmt: skip
     assert got == want
+    # The figures are plain text a spreadsheet reads, never JSON.
+    assert not any("{" in r["worst_observed"] + r["required"] for r in rows)
+    assert rows[0]["worst_observed"] == "attendance=2200; nurses_on_duty=4"
+    assert rows[0]["name"] == "Registered nurses per persons present"
+    assert rows[3]["name"] == "Attendance above the permitted maximum"
     assert all(r["uncertain"] == "false" for r in rows)
-    ack = json.loads(rows[0]["acknowledged"])
-    assert ack == [
-        {"by": "insp-1", "at": "2027-07-04T10:11:40-04:00", "comment": "called the organiser"}
-    ]
+    assert rows[0]["acknowledged"] == (
+        "by=insp-1; at=2027-07-04T10:11:40-04:00; comment=called the organiser"
+    )
     assert all(r["acknowledged"] == "" for r in rows[1:])
     data = outcome.data
     assert data.verdict.word == "breached"
-    assert (data.penalty.proven, data.penalty.low, data.penalty.high) == (7, 700, 3500)
+    # The log ends at 11:00 with the assembly still on: clean-up has not begun.
     assert data.clean_up.status == "open"
+    assert data.clean_up.still_on
+    assert data.clean_up.deadline is None
     assert data.comparison.equal, data.comparison.problems
     assert outcome.exit_code == 1
 
@@ -245,8 +257,24 @@ def test_the_page_escapes_what_came_from_the_log_and_embeds_its_charts(
     assert "<link" not in page
     verdict_at = page.index('class="verdict breached"')
     assert verdict_at < page.index('id="permit"')  # the verdict comes first
+    # No fine total anywhere: the law's range per violation, and nothing multiplied.
+    assert "$700" not in page
+    assert "$3,500" not in page
+    assert "$100 to $500" in page
+    assert "Minutes touched" not in page
+    # Local times to the second, the zone stated once: no milliseconds, no offsets on lines.
+    assert "All times are local time in America/New_York: EDT (UTC−04:00)." in page
+    assert not re.search(r"\d\d:\d\d:\d\d\.\d", page)
+    assert not re.search(r"\d\d:\d\d(:\d\d)?[+-]\d\d:\d\d", page)
+    text = page_text(page)
+    assert "Findings: 7 breach findings, 1 warning, 1 data finding." in text
+    assert "Before the assembly: 0 breaches shown by the permit file (16 checks)." in text
+    assert "2027-07-04 10:02:00" in text
+    # Plain rule names beside their ids.
+    assert "Registered nurses per persons present (nurse-ratio)" in text
+    # The log ends at 11:00, long before the window's 23:30 end.
+    assert "RECORD INCOMPLETE" in page
     for text in (
-        "$700 to $3,500",
         "permit:C(9)",
         "common cup at water station 2",
         "sweep count of the grounds",

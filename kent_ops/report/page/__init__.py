@@ -14,16 +14,20 @@ mailed, archived and printed as one file.
 
 from __future__ import annotations
 
+from datetime import datetime
 from html import escape
 from importlib import resources
 from string import Template
 
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.checklist import checklist_section
-from kent_ops.report.page.findings import clean_up, findings, inspectors, penalties
+from kent_ops.report.page.findings import clean_up, findings, inspectors
 from kent_ops.report.page.fmt import Fmt
+from kent_ops.report.page.law import legend, what_the_law_provides
+from kent_ops.report.page.permit import permit_history, pre_event, properties
 from kent_ops.report.page.quality import data_quality, evidence
 from kent_ops.report.page.summary import charts, permit_facts, verdict
+from kent_ops.report.text import clean
 
 __all__ = ["render_page"]
 
@@ -33,8 +37,18 @@ def _template() -> Template:
     return Template(text)
 
 
+def _zone_span(data: ReportData) -> tuple[datetime, datetime]:
+    """The first and last instants the page shows: the zone line covers them all."""
+    pm = data.permit
+    r = data.replay
+    instants = [pm.first_start, pm.last_end]
+    instants += [t for t in (r.end, data.clean_up.deadline) if t is not None]
+    instants += [f.start for f in data.findings]
+    return min(instants), max(instants)
+
+
 def render_page(data: ReportData) -> str:
-    """The whole page as one HTML text."""
+    """The whole page as one HTML text, with no control character in it."""
     fmt = Fmt(data.permit.timezone)
     pm = data.permit
     subtitle = (
@@ -50,20 +64,30 @@ def render_page(data: ReportData) -> str:
         "<code>manifest.json</code>. Minute figures: the highest attendance and the fewest "
         "staff at any moment of the minute."
     )
-    return _template().substitute(
+    sections = {
+        "verdict": verdict(data, fmt),
+        "permit_facts": permit_facts(data, fmt),
+        "properties": properties(data, fmt),
+        "permit_history": permit_history(data, fmt),
+        "pre_event": pre_event(data),
+        "charts": charts(data),
+        "findings": findings(data, fmt),
+        "the_law": what_the_law_provides(data, fmt),
+        "clean_up": clean_up(data, fmt),
+        "inspectors": inspectors(data, fmt),
+        "checklist": checklist_section(pm, data.collector.inspections, data.findings, fmt,
+                                       data.clean_up),
+        "data_quality": data_quality(data, fmt),
+        "evidence": evidence(data, fmt),
+    }  # fmt: skip
+    page = _template().substitute(
         version=escape(data.version),
         title=escape(f"{pm.event_name}: compliance report ({data.verdict.word})"),
         event_name=escape(pm.event_name),
         subtitle=escape(subtitle),
-        verdict=verdict(data, fmt),
-        permit_facts=permit_facts(data, fmt),
-        charts=charts(data),
-        findings=findings(data, fmt),
-        penalties=penalties(data),
-        clean_up=clean_up(data, fmt),
-        inspectors=inspectors(data, fmt),
-        checklist=checklist_section(pm, data.collector.inspections, data.findings, fmt),
-        data_quality=data_quality(data, fmt),
-        evidence=evidence(data, fmt),
+        zone=escape(fmt.zone_line(*_zone_span(data))),
+        legend=legend(subtitle + "".join(sections.values())),
         footer=footer,
+        **sections,
     )
+    return "\n".join(clean(line) for line in page.split("\n"))

@@ -1,4 +1,4 @@
-"""The facilities checklist section of the report (permit:C, D, F): the evidence for permit:G.
+"""The facilities checklist (permit:C, permit:D, permit:F): the evidence for permit:G.
 
 permit:G lets the Town Board revoke a permit when the applicant "has failed to provide
 the facilities as specified". Counters cannot see that; inspectors walking the grounds
@@ -6,19 +6,18 @@ can, and each of their marks (``kent/{e}/inspector/{who}/inspection``) is a reco
 the evidence log. This section states them so a hearing can rely on them: first each
 deficiency (a ``facility-deficient`` finding) with its start, end and duration, who
 observed it and what they wrote, and who found it put right; then every applicable
-item with every mark it received. Item F (clean-up) is also shown against the five
-days of permit:F, which the clean-up finding decides.
+item with every mark it received. Item F (clean-up) is also shown against the
+clean-up period of permit:F, which the clean-up finding decides.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 from html import escape
 
-from kent_ops.core import ordinance as law
 from kent_ops.core.checklist import BY_ITEM, ChecklistItem, applicable_items
 from kent_ops.core.permit import Permit
+from kent_ops.report.cleanup import CleanUp
 from kent_ops.report.collect import InspectionMark
 from kent_ops.report.findings import Finding
 from kent_ops.report.page.fmt import Fmt, duration
@@ -101,7 +100,8 @@ def _deficiency_row(f: Finding, inspections: Sequence[InspectionMark], fmt: Fmt)
     if f.uncertain:
         tags += ' <span class="tag uncertain">uncertain</span>'
     return (
-        f'<tr class="breach"><td>{escape(f.id)}<br>{tags}</td><td>{requirement}</td>'
+        f'<tr class="breach"><td><span class="id">{escape(f.id)}</span><br>{tags}</td>'
+        f"<td>{requirement}</td>"
         f"<td>{escape(fmt.when(f.start))}</td><td>{until}</td>"
         f"<td class='num'>{lasted}</td><td>{_observed(f, observed, fmt)}</td>"
         f"<td>{put_right}</td>"
@@ -134,24 +134,11 @@ def _deficiencies(
     return out
 
 
-def _clean_up_word(mark: InspectionMark, permit: Permit) -> str:
-    """Whether one item-F mark counts for clean-up: after the assembly, within the 5 days."""
-    end = permit.last_end
-    deadline = end + timedelta(days=law.CLEAN_UP_DAYS)
-    if mark.at < end:
-        return "made while the assembly was on: does not count for clean-up"
-    if mark.at > deadline:
-        return "after the clean-up deadline (permit:F)"
-    if mark.result == "ok":
-        return "within 5 days of the last window: satisfies clean-up (permit:F)"
-    return "within the 5 days of permit:F, not ok"
-
-
 def _item_rows(
     items: Sequence[ChecklistItem],
     by_item: dict[str, list[InspectionMark]],
     deficient_items: set[str | None],
-    permit: Permit,
+    clean_up: CleanUp,
     fmt: Fmt,
 ) -> list[str]:
     """A row per applicable item: its requirement, its last result and every mark."""
@@ -162,7 +149,7 @@ def _item_rows(
         for m in marks:
             line = _mark_line(m, fmt, bold=True)
             if it.item == "F":
-                line += f' <span class="muted">— {escape(_clean_up_word(m, permit))}</span>'
+                line += f' <span class="muted">— {escape(clean_up.counts(m))}</span>'
             lines.append(line)
         cls = ' class="breach"' if it.item in deficient_items else ""
         rows.append(
@@ -179,6 +166,7 @@ def checklist_section(
     inspections: list[InspectionMark],
     findings: list[Finding],
     fmt: Fmt,
+    clean_up: CleanUp,
 ) -> str:
     """HTML for the checklist: the deficiencies as permit:G evidence, then every item's marks.
 
@@ -187,6 +175,7 @@ def checklist_section(
         inspections: accepted inspection marks in log order.
         findings: the report's findings (``facility-deficient`` ones are listed here).
         fmt: writes times in the event's zone.
+        clean_up: the clean-up finding (whether an item-F mark counts for it).
     """
     by_item: dict[str, list[InspectionMark]] = {}
     for mark in inspections:
@@ -203,11 +192,11 @@ def checklist_section(
         "<h3>Every item and its marks</h3>",
         "<table><thead><tr><th>Item</th><th>Requirement</th><th>Last result</th>"
         "<th>Marks (when, who, result, what was found)</th></tr></thead><tbody>"
-        + "".join(_item_rows(items, by_item, deficient_items, permit, fmt))
+        + "".join(_item_rows(items, by_item, deficient_items, clean_up, fmt))
         + "</tbody></table>",
-        '<p class="muted">Item F (clean-up) counts when marked ok within '
-        f"{law.CLEAN_UP_DAYS} days after the last window ends; section 5 gives the "
-        "clean-up status.</p>",
+        '<p class="muted">Item F (clean-up) counts when marked ok after the assembly ended '
+        "and by the end of the fifth day after the date it ended; the clean-up section "
+        "gives the status.</p>",
     ]
     unknown = sorted(set(by_item) - {it.item for it in items})
     if unknown:

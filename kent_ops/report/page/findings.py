@@ -1,8 +1,9 @@
-"""The findings and what follows from them (sections 3 to 6).
+"""The findings, clean-up, and what inspectors acknowledged and wrote.
 
-Every alert the replay raised with its citation, start, end, duration, worst figure,
-acknowledgements and evidence record; the fine range (penalties:B); clean-up
-(permit:F); and what inspectors acknowledged and wrote.
+Every alert the replay raised with its plain name, citation, start, end, duration, worst
+figure, acknowledgements and evidence record; then, for each breached rule, how long it
+was in breach in all; clean-up against the deadline of permit:F; and the inspectors'
+words.
 """
 
 from __future__ import annotations
@@ -13,19 +14,12 @@ from kent_ops.core import ordinance as law
 from kent_ops.core import wire
 from kent_ops.report.findings import Finding
 from kent_ops.report.model import ReportData
-from kent_ops.report.page.fmt import Fmt, duration, figures, table
-from kent_ops.report.page.summary import penalty_line
+from kent_ops.report.page.fmt import Fmt, cites, duration, figures, table
 
-__all__ = ["clean_up", "findings", "inspectors", "penalties"]
+__all__ = ["clean_up", "findings", "inspectors"]
 
 _SEVERITY_ORDER = {"breach": 0, "warning": 1, "data": 2}
-
-_CLEAN_UP_MEANING = {
-    "done": "done in time",
-    "open": "open: the deadline has not passed when the log ends and no clean-up is recorded yet",
-    "late": "late: recorded only after the deadline",
-    "not done": "not done: the deadline passed with no clean-up recorded",
-}
+_CLEAN_UP_TAG = {"done": "ok", "open": "warning"}
 
 
 def _row_class(f: Finding) -> str:
@@ -37,11 +31,12 @@ def _row_class(f: Finding) -> str:
 def _finding_row(f: Finding, fmt: Fmt) -> str:
     tag = f'<span class="tag {escape(f.severity)}">{escape(f.severity)}</span>'
     if f.uncertain:
-        tag += ' <span class="tag uncertain">uncertain</span>'
+        tag += ' <span class="tag uncertain">uncertain: indeterminate</span>'
     acks = "<br>".join(
         f"{escape(a.by)} at {escape(fmt.when(a.at))}: {escape(a.comment)}" for a in f.acknowledged
     )
-    end = fmt.when(f.end) if f.end else "still held when the log ends"
+    end = fmt.cell(f.end) if f.end else "still in progress when the log ends"
+    lasted = duration(f.duration_s) + ("" if f.end else " (to the log's end)")
     subject = f"<br><span class='muted'>{escape(f.subject)}</span>" if f.subject else ""
     evidence = (
         f"record {f.evidence_record}<br><span class='hash'>{escape((f.evidence_hash or '')[:16])}"
@@ -50,17 +45,18 @@ def _finding_row(f: Finding, fmt: Fmt) -> str:
         else "—"
     )
     return (
-        f'<tr class="{_row_class(f)}"><td>{escape(f.id)}</td><td><b>{escape(f.rule)}</b>{subject}'
-        f"<br>{tag}</td><td>{escape(f.cite)}</td>"
-        f"<td>{escape(fmt.when(f.start))}</td><td>{escape(end)}</td>"
-        f'<td class="num">{escape(duration(f.duration_s))}</td>'
+        f'<tr class="{_row_class(f)}"><td class="id">{escape(f.id)}</td><td><b>{escape(f.name)}</b>'
+        f" <span class='muted'>({escape(f.rule)})</span>{subject}<br>{tag}</td>"
+        f"<td>{cites(f.cite)}</td>"
+        f"<td>{fmt.cell(f.start)}</td><td>{end}</td>"
+        f'<td class="num">{escape(lasted)}</td>'
         f"<td>{figures(f.worst_observed)}</td><td>{figures(f.required)}</td>"
         f"<td>{acks or '—'}</td><td>{evidence}</td></tr>"
     )
 
 
 def _by_rule(data: ReportData) -> list[str]:
-    """Each breached rule: how many findings, how long in all, how many minutes touched."""
+    """Each breached rule: how many findings, how long in all, in how many clock minutes."""
     if not data.breach_minutes:
         return []
     rows = []
@@ -68,18 +64,20 @@ def _by_rule(data: ReportData) -> list[str]:
         these = [f for f in data.findings if f.rule == rule]
         total = sum(f.duration_s for f in these)
         rows.append(
-            f"<tr><td>{escape(rule)}</td><td class='num'>{len(these)}</td>"
+            f"<tr><td><b>{escape(these[0].name)}</b> <span class='muted'>({escape(rule)})"
+            f"</span></td><td class='num'>{len(these)}</td>"
             f"<td class='num'>{escape(duration(total))}</td>"
             f"<td class='num'>{minutes:,}</td></tr>"
         )
-    return [
-        "<h3>Breaches by rule</h3>",
-        table(["Rule", "Findings", "Total duration", "Minutes touched"], rows, {1, 2, 3}),
-    ]
+    head = [
+        "Rule", "Findings", "Total time in breach",
+        "Clock minutes in which it was in breach, even briefly",
+    ]  # fmt: skip
+    return ["<h3>Breaches by rule</h3>", table(head, rows, {1, 2, 3})]
 
 
 def findings(data: ReportData, fmt: Fmt) -> str:
-    """Section 3: every finding, breaches first, then the breaches summed by rule."""
+    """Every finding, breaches first, then the breaches summed by rule."""
     if not data.findings:
         return (
             "<p>No alert was raised: no live rule's condition held for its pending time "
@@ -93,45 +91,40 @@ def findings(data: ReportData, fmt: Fmt) -> str:
     out = [
         f"<p>{len(data.findings)} finding{'s' if len(data.findings) != 1 else ''}: every alert "
         "the engine raised when the evidence log was replayed. Start is when the condition "
-        "first held; end when it stopped holding. Times in "
-        f"{escape(data.permit.timezone.key)}.</p>",
+        "first held; end when it stopped holding. A breach marked uncertain arose while a "
+        "gate counter was offline or stale: it is indeterminate, not proven.</p>",
         table(head, [_finding_row(f, fmt) for f in ordered], {5}),
         *_by_rule(data),
     ]
     return "\n".join(out)
 
 
-def penalties(data: ReportData) -> str:
-    """Section 4: what each violation may cost (penalties:B), and how many there are."""
-    lines = [
-        f"<p>Each violation is punishable by a fine of ${law.FINE_MIN_USD:,} to "
-        f"${law.FINE_MAX_USD:,}, or imprisonment of up to one year, or both "
-        "(penalties:B). Each breach finding is counted as one violation"
-        + (", and so is the failed clean-up" if data.clean_up.is_breach else "")
-        + ".</p>",
-        f"<p><b>{escape(penalty_line(data))}.</b></p>",
-    ]
-    if data.penalty.uncertain:
-        lines.append(
-            '<p class="note">Findings marked uncertain arose while a gate counter was offline '
-            "or stale: the attendance behind them may be wrong, so they are not counted as "
-            "proven.</p>"
-        )
-    return "\n".join(lines)
-
-
 def clean_up(data: ReportData, fmt: Fmt) -> str:
-    """Section 5: clean-up within five days of the last window (permit:F), and its marks."""
+    """Clean-up by the end of the fifth day after the assembly ended (permit:F), and its marks."""
     cu = data.clean_up
-    tag = "ok" if cu.status == "done" else "warning" if cu.status == "open" else "breach"
     out = [
-        f'<p><span class="tag {tag}">{escape(cu.status)}</span> '
-        f"{escape(_CLEAN_UP_MEANING[cu.status])}.</p>",
-        f"<p>The assembly's last window ended {escape(fmt.day(cu.assembly_end))}; trash and "
-        f"waste must be removed within {law.CLEAN_UP_DAYS} days, by "
-        f"<b>{escape(fmt.day(cu.deadline))}</b>. It is recorded by an inspector marking "
-        "checklist item F ok, or by an inspector's note starting “CLEAN-UP OK”.</p>",
+        f'<p><span class="tag {_CLEAN_UP_TAG.get(cu.status, "breach")}">{escape(cu.status)}'
+        f"</span> {escape(cu.meaning)}.</p>"
     ]
+    if cu.from_schedule and cu.ended_on is not None and cu.deadline is not None:
+        out.append(
+            "<p>The log shows no one counted at the assembly, so the period is counted from "
+            f"the end of its last permitted window, {escape(fmt.day(data.permit.last_end))}: "
+            f"by <b>{escape(fmt.midnight_ending(cu.deadline))}</b>.</p>"
+        )
+    elif cu.assembly_end is not None and cu.ended_on is not None and cu.deadline is not None:
+        out.append(
+            f"<p>The assembly was last on at {escape(fmt.when(cu.assembly_end))}, so it ended "
+            f"on {escape(fmt.date(cu.ended_on))} (its last permitted window was to end "
+            f"{escape(fmt.day(data.permit.last_end))}). Trash and waste must be removed "
+            f"within {law.CLEAN_UP_DAYS} days from that date: by "
+            f"<b>{escape(fmt.midnight_ending(cu.deadline))}</b>.</p>"
+        )
+    out.append(
+        "<p>Clean-up is recorded by an inspector marking checklist item F ok, or by an "
+        "inspector's note starting “CLEAN-UP OK”, after the assembly ended and by the "
+        "deadline; if several fall in that time, the last decides.</p>"
+    )
     if cu.satisfied_by:
         m = cu.satisfied_by
         out.append(
@@ -142,10 +135,10 @@ def clean_up(data: ReportData, fmt: Fmt) -> str:
         rows = [
             f"<tr><td>{escape(fmt.when(m.at))}</td><td>{escape(m.by)}</td>"
             f"<td>{escape(m.source)}</td><td>{escape(m.result)}</td>"
-            f"<td>{escape(m.text)}</td></tr>"
+            f"<td>{escape(m.text)}</td><td>{escape(cu.counts(m))}</td></tr>"
             for m in cu.marks
         ]
-        out.append(table(["At", "By", "From", "Result", "Text"], rows))
+        out.append(table(["At", "By", "From", "Result", "Text", "Counts?"], rows))
     return "\n".join(out)
 
 
@@ -155,13 +148,14 @@ def _ack_order(a: wire.Acknowledgement) -> tuple[bool, float]:
 
 
 def inspectors(data: ReportData, fmt: Fmt) -> str:
-    """Section 6: every acknowledgement of an alert, then every inspector note."""
+    """Every acknowledgement of an alert, then every inspector note."""
     acks = [(f, a) for f in data.findings for a in f.acknowledged]
     out = ["<h3>Acknowledgements</h3>"]
     if acks:
         rows = [
             f"<tr><td>{escape(fmt.when(a.at))}</td><td>{escape(a.by)}</td>"
-            f"<td>{escape(f.id)} {escape(f.rule)}</td>"
+            f"<td><span class='id'>{escape(f.id)}</span> {escape(f.name)} "
+            f"<span class='muted'>({escape(f.rule)})</span></td>"
             f"<td>{escape(a.comment)}</td></tr>"
             for f, a in sorted(acks, key=lambda fa: _ack_order(fa[1]))
         ]

@@ -1,17 +1,30 @@
 """How the page writes times, durations, figures and tables, the same way in every section.
 
-Times are shown in the event's zone with their offset (the log keeps UTC); every text
-that came from the log is HTML-escaped here or by the section that shows it.
+Times are local, in the event's zone, to the second; the zone is stated once at the top
+of the page (:meth:`Fmt.zone_line`), so a line carries no offset, except a time in the
+hour a daylight-saving change repeats, which names its abbreviation (01:30:00 EDT,
+01:30:00 EST). Every text that came from the log is HTML-escaped here or by the section
+that shows it.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, date, datetime, timedelta
 from html import escape
 from typing import Any
 from zoneinfo import ZoneInfo
 
-__all__ = ["Fmt", "count", "duration", "figures", "table"]
+__all__ = ["Fmt", "cites", "count", "duration", "figures", "table"]
+
+_HOUR = timedelta(hours=1)
+_LONGEST_SPAN = timedelta(days=400)
+
+
+def _offset(value: timedelta | None) -> str:
+    minutes = int((value or timedelta()).total_seconds() // 60)
+    sign = "+" if minutes >= 0 else "−"
+    hours, rest = divmod(abs(minutes), 60)
+    return f"UTC{sign}{hours:02d}:{rest:02d}"
 
 
 class Fmt:
@@ -20,28 +33,90 @@ class Fmt:
     def __init__(self, tz: ZoneInfo) -> None:
         self.tz = tz
 
+    def _local(self, value: datetime) -> tuple[datetime, str]:
+        """The local time, and its zone abbreviation if the wall time alone is ambiguous."""
+        local = value.astimezone(self.tz)
+        other = local.replace(fold=1 - local.fold)
+        suffix = f" {local.tzname()}" if other.utcoffset() != local.utcoffset() else ""
+        return local, suffix
+
     def when(self, value: datetime | None) -> str:
-        """``2027-07-04 10:02:00-04:00`` (milliseconds only when there are any)."""
+        """``2027-07-04 10:02:00``: local, to the second."""
         if value is None:
             return "—"
-        local = value.astimezone(self.tz)
-        spec = "seconds" if local.microsecond == 0 else "milliseconds"
-        return local.isoformat(sep=" ", timespec=spec)
+        local, suffix = self._local(value)
+        return f"{local:%Y-%m-%d %H:%M:%S}{suffix}"
+
+    def cell(self, value: datetime | None) -> str:
+        """:meth:`when` for a narrow table cell, escaped: the date and time each unbroken."""
+        text = self.when(value)
+        day, sep, rest = text.partition(" ")
+        if not sep:
+            return escape(text)
+        return f"<span class='nobr'>{escape(day)}</span> <span class='nobr'>{escape(rest)}</span>"
+
+    def clock(self, value: datetime) -> str:
+        """``10:02:00``: the local time of day, for a line that already names the day."""
+        local, suffix = self._local(value)
+        return f"{local:%H:%M:%S}{suffix}"
 
     def day(self, value: datetime) -> str:
-        """``Sunday 4 July 2027, 10:00 EDT``: a deadline or a window, as a person reads it."""
+        """``Sunday 4 July 2027, 10:00``: a window or an instant, as a person reads it."""
+        local, suffix = self._local(value)
+        return f"{local:%A %-d %B %Y, %H:%M}{suffix}"
+
+    @staticmethod
+    def date(value: date) -> str:
+        """``Sunday 4 July 2027``."""
+        return f"{value:%A %-d %B %Y}"
+
+    def midnight_ending(self, value: datetime) -> str:
+        """A deadline at local midnight: ``the end of Friday 9 July 2027 (midnight)``."""
         local = value.astimezone(self.tz)
-        return f"{local:%A %-d %B %Y, %H:%M} {local.tzname()}"
+        before = (local - timedelta(days=1)).date()
+        if local.hour == 0 and local.minute == 0 and local.second == 0:
+            return f"the end of {self.date(before)} (midnight)"
+        return self.day(value)
+
+    def zone_line(self, start: datetime | None, end: datetime | None) -> str:
+        """The zone, stated once, with any daylight-saving change between the two instants."""
+        if start is None or end is None:
+            return f"All times are local time in {self.tz.key}."
+        start, end = min(start, end), max(start, end)
+        end = min(end, start + _LONGEST_SPAN)
+        first = start.astimezone(self.tz)
+        offset = first.utcoffset()
+        names = [first.tzname() or ""]
+        repeated = False
+        parts = [f"{first.tzname()} ({_offset(offset)})"]
+        at = start.astimezone(UTC).replace(minute=0, second=0, microsecond=0) + _HOUR
+        while at <= end:
+            local = at.astimezone(self.tz)
+            if local.utcoffset() != offset:
+                before = (at - _HOUR).astimezone(self.tz)
+                was = before.replace(tzinfo=None) + _HOUR  # the old wall clock at the change
+                if offset is not None and (local.utcoffset() or offset) < offset:
+                    repeated = True
+                offset = local.utcoffset()
+                names.append(local.tzname() or "")
+                parts.append(
+                    f"then {local.tzname()} ({_offset(offset)}) from {was:%H:%M} "
+                    f"{before.tzname()} on {was:%A %-d %B %Y}, when the clocks changed to "
+                    f"{local:%H:%M}"
+                )
+            at += _HOUR
+        line = f"All times are local time in {self.tz.key}: {', '.join(parts)}."
+        if repeated:
+            zones = " or ".join(dict.fromkeys(names))
+            line += f" A time in an hour that the change repeats names its zone ({zones})."
+        return line
 
 
 def duration(seconds: float) -> str:
-    """``2 h 05 min 03 s``: a duration a board member reads at a glance."""
+    """``2 h 05 min 03 s``: a duration a board member reads at a glance, to the second."""
+    if 0 < seconds < 0.5:
+        return "under 1 s"
     whole = round(seconds)
-    if abs(seconds - whole) > 0.0005:
-        frac = f"{seconds - int(seconds):.3f}"[1:]
-        whole = int(seconds)
-    else:
-        frac = ""
     days, rest = divmod(whole, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
@@ -52,8 +127,15 @@ def duration(seconds: float) -> str:
         parts.append(f"{hours} h")
     if days or hours or minutes:
         parts.append(f"{minutes:02d} min" if (days or hours) else f"{minutes} min")
-    parts.append(f"{secs:02d}{frac} s" if parts else f"{secs}{frac} s")
+    parts.append(f"{secs:02d} s" if parts else f"{secs} s")
     return " ".join(parts)
+
+
+def cites(cite: str) -> str:
+    """A finding's citations, escaped, each kept on one line (``permit:C(1)(h)`` never
+    breaks inside); ``—`` for none."""
+    parts = [p.strip() for p in cite.split(",") if p.strip()]
+    return ", ".join(f"<span class='nobr'>{escape(p)}</span>" for p in parts) or "—"
 
 
 def count(n: int, noun: str) -> str:

@@ -158,7 +158,7 @@ def _replay_against_live(data: ReportData) -> list[str]:
 
 
 def data_quality(data: ReportData, fmt: Fmt) -> str:
-    """Section 8: everything that bears on how far the figures can be trusted."""
+    """The data quality section: everything that bears on how far the figures can be trusted."""
     out = [
         *_outages(data, fmt),
         *_rejected(data, fmt),
@@ -171,7 +171,7 @@ def data_quality(data: ReportData, fmt: Fmt) -> str:
 
 
 def evidence(data: ReportData, fmt: Fmt) -> str:
-    """Section 9: the evidence log, its verification and the checkpoints published from it."""
+    """The evidence log section: the log, its verification and the checkpoints published from it."""
     r = data.replay
     cps = data.checkpoints
     matched = sum(1 for c in cps if c.matched)

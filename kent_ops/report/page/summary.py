@@ -1,4 +1,5 @@
-"""The top of the page: the verdict, the permit's facts and the charts (sections 1 and 2)."""
+"""The top of the page: the verdict (and a notice if the record is incomplete), the permit's
+facts and the charts."""
 
 from __future__ import annotations
 
@@ -9,77 +10,83 @@ from kent_ops.core import ordinance as law
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, count
 
-__all__ = ["CHART_CAPTIONS", "charts", "penalty_line", "permit_facts", "verdict"]
+__all__ = ["CHART_CAPTIONS", "charts", "permit_facts", "verdict"]
 
 CHART_CAPTIONS = {
     "attendance.png": (
         "Attendance: the highest figure in each minute, against the permitted maximum at one "
-        "time and the 500 persons above which a permit is needed. Shaded: periods a "
-        "max-at-one-time or permit-required breach held. A figure can cross a line without a "
-        "finding: a breach is found once it has held for the permit's pending time."
+        "time and the 500 persons above which a permit is needed. Shaded: while an "
+        "“Attendance above the permitted maximum” (max-at-one-time) or an “Assembly without a "
+        "permit” (permit-required) breach was in progress. A figure can cross a line without "
+        "a finding: a breach is found once it has held for the permit's pending time."
     ),
     "staffing.png": (
-        "Registered nurses (above) and doctors (below) on duty, the fewest in each minute, "
-        "against those the attendance required. Shaded: periods a nurse-ratio or "
-        "doctor-on-duty breach held."
+        "Registered nurses (above) and doctors (below): on duty, the fewest in each minute "
+        "(solid blue and purple), against those the attendance required (dashed black). "
+        "Shaded: while a “Registered nurses per persons present” (nurse-ratio) or “Doctor on "
+        "duty” (doctor-on-duty) breach was in progress."
     ),
     "parking.png": (
         "Car spaces provided by the permit's lots against the spaces the attendance required "
-        "(one per four persons), and the cars counted in the lots. Shaded: parking-ratio "
-        "breaches."
+        "(one per four persons), and the cars counted in the lots. Shaded: while a “Car "
+        "spaces per persons present” (parking-ratio) breach was in progress."
     ),
 }
 
 
-def verdict(data: ReportData, fmt: Fmt) -> str:
-    """The boxed verdict the page opens with, and why, with the fine range and clean-up."""
+def _verdict_items(data: ReportData, fmt: Fmt) -> list[str]:
     v = data.verdict
-    items = [f"<li>{escape(v.reason)}.</li>"]
+    items = [f"<li>{escape(v.reason[:1].upper() + v.reason[1:])}.</li>"]
     breaches = [f for f in data.findings if f.is_breach]
-    if breaches:
+    if data.findings:
+        unsure = sum(1 for f in breaches if f.uncertain)
+        warnings = sum(1 for f in data.findings if f.severity == "warning")
+        notes = sum(1 for f in data.findings if f.severity == "data")
         items.append(
-            f"<li>{len(breaches)} breach finding{'s' if len(breaches) != 1 else ''}, "
-            f"{count(sum(1 for f in data.findings if f.severity == 'warning'), 'warning')}, "
-            f"{count(sum(1 for f in data.findings if f.severity == 'data'), 'data finding')}."
-            "</li>"
+            f"<li>Findings: {count(len(breaches), 'breach finding')}"
+            + (f" (of which {unsure} indeterminate)" if unsure else "")
+            + f", {count(warnings, 'warning')}, {count(notes, 'data finding')}.</li>"
         )
-    p = data.penalty
-    if p.proven or p.uncertain:
-        items.append(f"<li>Fine exposure: {escape(penalty_line(data))}.</li>")
-    cu = data.clean_up
+    before = sum(1 for p in data.pre_event if p.severity == "breach")
+    checks = len(data.pre_event_checks)
     items.append(
-        f"<li>Clean-up (permit:F): <b>{escape(cu.status)}</b>; deadline "
-        f"{escape(fmt.day(cu.deadline))}.</li>"
+        f"<li>Before the assembly: {before} breach{'es' if before != 1 else ''} shown by the "
+        f"permit file ({checks} checks).</li>"
     )
-    warning = ""
+    cu = data.clean_up
+    deadline = f"; deadline {fmt.midnight_ending(cu.deadline)}" if cu.deadline else ""
+    items.append(
+        f"<li>Clean-up (permit:F): <b>{escape(cu.status)}</b>{escape(deadline)} "
+        f"({escape(cu.meaning.split(': ', 1)[-1])}).</li>"
+    )
+    return items
+
+
+def verdict(data: ReportData, fmt: Fmt) -> str:
+    """The boxed verdict the page opens with and why; then any notice the Board must not miss."""
+    v = data.verdict
+    out = [
+        f'<div class="verdict {escape(v.word)}"><div class="word">{escape(v.word.upper())}</div>'
+        f"<ul>{''.join(_verdict_items(data, fmt))}</ul></div>"
+    ]
+    if data.incomplete:
+        ends = f"at {fmt.when(data.log_end)}" if data.log_end else "with no messages"
+        out.append(
+            '<div class="incomplete"><div class="word">RECORD INCOMPLETE</div>'
+            f"<p>The evidence log ends {escape(ends)}, so it may not show the whole "
+            "assembly:</p><ul>"
+            + "".join(f"<li>{escape(why)}</li>" for why in data.incomplete)
+            + "</ul><p>Nothing after the log's end is in this report: a breach still in "
+            "progress lasted at least as long as shown, and the verdict holds only for the "
+            "time the log covers.</p></div>"
+        )
     if not data.comparison.equal:
-        warning = (
+        out.append(
             '<div class="warning"><b>Warning:</b> the replayed findings differ from the alerts '
             "the live service published (see Data quality); the figures below are the "
             "replay's.</div>"
         )
-    return (
-        f'<div class="verdict {escape(v.word)}"><div class="word">{escape(v.word.upper())}</div>'
-        f"<ul>{''.join(items)}</ul></div>{warning}"
-    )
-
-
-def penalty_line(data: ReportData) -> str:
-    """``7 violations: $700 to $3,500 in fines`` (penalties:B), uncertain ones apart."""
-    p = data.penalty
-    if p.proven:
-        text = (
-            f"{p.proven} violation{'s' if p.proven != 1 else ''}: "
-            f"${p.low:,} to ${p.high:,} in fines"
-        )
-    else:
-        text = "no proven violation"
-    if p.uncertain:
-        text += (
-            f", and {p.uncertain} more while counts were uncertain "
-            f"(up to ${p.high_with_uncertain:,} if proven)"
-        )
-    return text
+    return "".join(out)
 
 
 def _facts(data: ReportData, fmt: Fmt) -> list[tuple[str, str]]:
@@ -100,9 +107,9 @@ def _facts(data: ReportData, fmt: Fmt) -> list[tuple[str, str]]:
     bond = ", posted " + pm.bond_posted_on.isoformat() if pm.bond_posted_on else ", not posted"
     return [
         ("Event", f"{escape(pm.event_name)} <code>{escape(pm.event_id)}</code>"),
-        ("Permit", f"{escape(pm.number or '—')}, status <b>{escape(pm.status)}</b>"),
+        ("Permit", f"{escape(pm.number or '—')}; {_status(data, fmt)}"),
         ("Applicant", f"{escape(pm.applicant_name)}; agent: {agent}"),
-        ("Property", f"{escape(pm.property_address)} (owner {escape(pm.property_owner)})"),
+        ("Properties", _owners(data)),
         ("Permitted windows", windows),
         (
             "Maximum at one time / collectively",
@@ -140,38 +147,41 @@ def _facts(data: ReportData, fmt: Fmt) -> list[tuple[str, str]]:
     ]
 
 
-def _pre_event(data: ReportData) -> list[str]:
-    """What the permit file itself shows before the assembly (``kent-ops permit check``)."""
-    out = ["<h3>Before the assembly (what the permit file itself shows)</h3>"]
-    if not data.pre_event:
-        out.append("<p>None: the permit file meets every pre-event requirement.</p>")
-        return out
-    out.append(
-        "<ul>"
-        + "".join(
-            f'<li><span class="tag {"breach" if f.severity == "breach" else "warning"}">'
-            f"{escape(f.severity)}</span> <b>{escape(f.id)}</b> ({escape(f.cite)}): "
-            f"{escape(f.message)}</li>"
-            for f in data.pre_event
-        )
-        + "</ul>"
-    )
-    return out
+def _status(data: ReportData, fmt: Fmt) -> str:
+    """The permit's status at the log's end, with the change that set it."""
+    last = data.permit_history[-1]
+    text = f"status <b>{escape(last.word)}</b>"
+    if last.at is not None:
+        text += f" from {escape(fmt.when(last.at))}"
+        if last.resolution:
+            text += f" (resolution {escape(last.resolution)})"
+    elif len(data.permit_history) == 1:
+        text += " throughout the log"
+    return text + " (see the permit's status over time below)"
+
+
+def _owners(data: ReportData) -> str:
+    names = []
+    for p in data.properties:
+        line = f"{escape(p.id)}: {escape(p.address)}, owner {escape(p.owner)}"
+        if p.tenant:
+            line += f", tenant or lessee {escape(p.tenant)}"
+        names.append(line)
+    return "<br>".join(names) or "none"
 
 
 def permit_facts(data: ReportData, fmt: Fmt) -> str:
-    """Section 1: the permit's terms, then the pre-event findings."""
+    """The permit's terms, as the Board granted them."""
     body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in _facts(data, fmt))
-    out = [f'<table class="facts"><tbody>{body}</tbody></table>', *_pre_event(data)]
-    return "\n".join(out)
+    return f'<table class="facts"><tbody>{body}</tbody></table>'
 
 
 def charts(data: ReportData) -> str:
-    """Section 2: the three charts, embedded as data URIs so the page stands alone."""
+    """The three charts, embedded as data URIs so the page stands alone."""
     out = [
-        "<p>Times in the event's zone. Shaded bands are breaches as found (section 3); the "
-        "strip along each chart's top marks every one, widened so that a short breach "
-        "still shows on a long chart.</p>"
+        "<p>Times in the event's zone. Shaded bands are breaches in progress, as listed "
+        "under Findings; the strip along each chart's top marks every one, widened so "
+        "that a short breach still shows on a long chart.</p>"
     ]
     for name, caption in CHART_CAPTIONS.items():
         png = data.charts.get(name)

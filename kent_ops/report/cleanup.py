@@ -1,0 +1,170 @@
+"""Clean-up (permit:F): waste removed by the end of the fifth day after the assembly ended.
+
+    “Within five days from the date of the termination of the assembly, trash, papers,
+    garbage and other waste material shall be completely removed from the premises”
+
+The period runs from the local *date* on which the assembly ended, and the assembly
+ended when it was last on (docs/law.md, "When the assembly is on"), not when its last
+window was scheduled to end: a crowd still there at 00:40 ended the assembly on the next
+day, one that went home at 20:00 ended it then. The deadline is local midnight at the
+end of the fifth day after that date, counted in calendar days, so a daylight-saving
+change moves neither end (7 November 2027 has 25 hours; the deadline stays at midnight).
+
+No sensor sees a clean field. An inspector records it by marking checklist item ``F``
+``ok``, or by a note starting ``CLEAN-UP OK``. Only marks made after the assembly ended
+and before the deadline count; of those, the last decides (a site found dirty again
+after an ``ok`` is not clean).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from kent_ops.core import ordinance as law
+from kent_ops.report.collect import InspectionMark, InspectorNote
+
+__all__ = ["CLEAN_UP_PREFIX", "CleanUp", "CleanUpMark", "clean_up_deadline", "clean_up_status"]
+
+CLEAN_UP_PREFIX = "CLEAN-UP OK"
+
+MEANING = {
+    "done": "done in time: recorded after the assembly ended and by the deadline",
+    "open": "open: the log ends before the deadline and no clean-up is recorded yet",
+    "late": "late: recorded only after the deadline",
+    "not done": "not done: the deadline passed with no clean-up recorded",
+}
+"""Each status in words, as the page states it."""
+STILL_ON = "open: the assembly was still on when the log ends, so the period had not begun"
+
+
+@dataclass(frozen=True, slots=True)
+class CleanUpMark:
+    """One record that bears on clean-up: an item-F mark or a ``CLEAN-UP OK`` note."""
+
+    by: str
+    at: datetime
+    result: str
+    source: str
+    """``inspection`` or ``note``."""
+    text: str
+    record: int
+
+
+@dataclass(frozen=True, slots=True)
+class CleanUp:
+    """The clean-up finding of permit:F.
+
+    ``status`` is ``done`` (the last mark in the period is ok), ``open`` (the log ends
+    before the deadline, or while the assembly is still on: ``still_on``), ``late`` (the
+    ok came after the deadline) or ``not done`` (the deadline passed with none).
+    ``assembly_end`` is when the assembly was last on, or, when the log shows no one at
+    it at all (``from_schedule``), the scheduled end of its last window; ``deadline`` the
+    local midnight ending the fifth day after ``ended_on``.
+    """
+
+    status: str
+    still_on: bool
+    from_schedule: bool
+    assembly_end: datetime | None
+    ended_on: date | None
+    deadline: datetime | None
+    satisfied_by: CleanUpMark | None
+    marks: list[CleanUpMark]
+    spans: tuple[tuple[datetime, datetime | None], ...] = ()
+    """When the assembly was on (the last end None while it still is)."""
+
+    @property
+    def is_breach(self) -> bool:
+        return self.status in ("late", "not done")
+
+    @property
+    def meaning(self) -> str:
+        return STILL_ON if self.still_on else MEANING[self.status]
+
+    def counts(self, mark: CleanUpMark | InspectionMark) -> str:
+        """Whether one mark counts for clean-up, in words."""
+        if any(a <= mark.at and (b is None or mark.at < b) for a, b in self.spans):
+            return "made while the assembly was on: does not count for clean-up"
+        if self.assembly_end is None or self.deadline is None or mark.at < self.assembly_end:
+            if self.from_schedule:
+                return "made before the last permitted window ended: does not count for clean-up"
+            return "made before the assembly ended: does not count for clean-up"
+        if mark.at >= self.deadline:
+            return "after the clean-up deadline (permit:F)"
+        if mark.result == "ok":
+            return "after the assembly ended and by the deadline: satisfies clean-up (permit:F)"
+        return "within the clean-up period of permit:F, not ok"
+
+
+def clean_up_deadline(ended_on: date, tz: ZoneInfo) -> datetime:
+    """Local midnight at the end of the fifth day after ``ended_on`` (permit:F)."""
+    day = ended_on + timedelta(days=law.CLEAN_UP_DAYS + 1)
+    return datetime(day.year, day.month, day.day, tzinfo=tz).astimezone(UTC).astimezone(tz)
+
+
+def _marks(
+    inspections: Sequence[InspectionMark], notes: Sequence[InspectorNote]
+) -> list[CleanUpMark]:
+    marks = [
+        CleanUpMark(m.by, m.at, m.result, "inspection", m.note, m.record)
+        for m in inspections
+        if m.item == "F"
+    ]
+    marks += [
+        CleanUpMark(n.by, n.at, "ok", "note", n.text, n.record)
+        for n in notes
+        if n.text.lstrip().upper().startswith(CLEAN_UP_PREFIX)
+    ]
+    marks.sort(key=lambda m: m.at)
+    return marks
+
+
+def clean_up_status(
+    tz: ZoneInfo,
+    assembly_end: datetime | None,
+    *,
+    still_on: bool,
+    scheduled_end: datetime,
+    inspections: Sequence[InspectionMark],
+    notes: Sequence[InspectorNote],
+    log_end: datetime | None,
+    spans: Sequence[tuple[datetime, datetime | None]] = (),
+) -> CleanUp:
+    """Clean-up (permit:F) from when the assembly was last on and the inspectors' marks.
+
+    Args:
+        tz: the event's zone (the local date the assembly ended is counted in it).
+        assembly_end: when the assembly was last on (the engine's ``assembly.last_on``);
+            None if it never was, or is still on.
+        still_on: the assembly was on when the log ends (the period has not begun).
+        scheduled_end: the end of the last permitted window: the period runs from it
+            only when the log shows no one at the assembly at all.
+        inspections, notes: the accepted inspection marks and inspector notes.
+        log_end: the log's end (a deadline after it leaves clean-up open).
+        spans: when the assembly was on (to say why a mark does not count).
+    """
+    marks = _marks(inspections, notes)
+    if still_on:
+        return CleanUp("open", True, False, None, None, None, None, marks, tuple(spans))
+    from_schedule = assembly_end is None
+    end = scheduled_end if assembly_end is None else assembly_end
+    ended_on = end.astimezone(tz).date()
+    deadline = clean_up_deadline(ended_on, tz)
+
+    def result(status: str, by: CleanUpMark | None = None) -> CleanUp:
+        return CleanUp(
+            status, False, from_schedule, end, ended_on, deadline, by, marks, tuple(spans)
+        )
+
+    in_time = [m for m in marks if end <= m.at < deadline]
+    if in_time and in_time[-1].result == "ok":
+        return result("done", in_time[-1])
+    if log_end is None or log_end < deadline:
+        return result("open")
+    late_ok = next((m for m in marks if m.at >= deadline and m.result == "ok"), None)
+    if late_ok is not None:
+        return result("late", late_ok)
+    return result("not done")

@@ -1,0 +1,167 @@
+"""What the law provides, what the report lists for it, and the law's words for every cite.
+
+The report measures and records; it does not decide that anyone committed an offence
+(docs/law.md, "Penalties and what the report counts"). So this section states what the
+law provides for a violation, lists the distinct breaches (one line per rule and local
+day, with the times it was in breach that day), says in words that this is not a count of
+offences, and names who the law reaches. A breach found while attendance was uncertain
+is listed apart as indeterminate. No fine is totalled anywhere.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from kent_ops.core import ordinance as law
+from kent_ops.report.citations import EXCERPTS, cites_in
+from kent_ops.report.findings import DistinctBreach, day_spans
+from kent_ops.report.model import ReportData
+from kent_ops.report.page.fmt import Fmt, cites, table
+
+__all__ = ["legend", "what_the_law_provides"]
+
+
+def _provides() -> str:
+    return (
+        "<p>Each breach this report lists is <b>evidence of a possible violation</b> of the "
+        "chapter, for the Town Board, the prosecutor and the court to weigh. The law "
+        "provides:</p><ul>"
+        "<li>A violation is a misdemeanour (penalties:A).</li>"
+        f"<li>For each violation a court may impose a fine of ${law.FINE_MIN_USD} to "
+        f"${law.FINE_MAX_USD}, or imprisonment of up to one year, or both (penalties:B).</li>"
+        "<li>The Town Board may revoke the permit (permit:G), and may bring a civil action "
+        "in the name of the Town to compel compliance, or seek an injunction to restrain "
+        "the violation (penalties:C).</li></ul>"
+    )
+
+
+def _times(entry: DistinctBreach, fmt: Fmt) -> str:
+    """The times a rule was in breach on one day: ``10:02:00 to 10:10:00``, one per span."""
+    parts = []
+    for a, b in day_spans(entry):
+        start = fmt.clock(a)
+        if b is None:
+            stop = "still in progress when the log ends"
+        elif b.astimezone(fmt.tz).date() != entry.day:
+            stop = "midnight"
+        else:
+            stop = fmt.clock(b)
+        parts.append(f"{start} to {stop}" if b != a else f"at {start}")
+    return "<br>".join(escape(p) for p in parts)
+
+
+def _distinct(data: ReportData, fmt: Fmt) -> list[str]:
+    out = [
+        "<h3>Distinct breaches, by rule and local day</h3>",
+        "<p>How many violations occurred, and by whom, is for the prosecutor and the court. "
+        "Below is one line for each rule breached on each local day, with the times it was "
+        "in breach that day. <b>This is not a count of offences</b>, and the report puts no "
+        "total on fines.</p>",
+    ]
+    if not data.distinct:
+        out.append("<p>No breach of a live rule was proven during the assembly.</p>")
+        return out
+    cited = {f.rule: f.cite for f in data.findings}
+    rows = [
+        f"<tr class='breach'><td>{escape(fmt.date(d.day))}</td><td><b>{escape(d.name)}</b> "
+        f"<span class='muted'>({escape(d.rule)})</span></td>"
+        f"<td>{cites(cited.get(d.rule, ''))}</td><td>{_times(d, fmt)}</td>"
+        f"<td>{', '.join(f'<span class=id>{escape(i)}</span>' for i in d.findings)}</td></tr>"
+        for d in data.distinct
+    ]
+    out.append(table(["Day", "Rule", "Cite", "In breach (local time)", "Findings"], rows))
+    return out
+
+
+def _other_breaches(data: ReportData, fmt: Fmt) -> list[str]:
+    """Breaches outside the live rules: before the assembly, and in its clean-up."""
+    out = []
+    before = [p for p in data.pre_event if p.severity == "breach"]
+    if before:
+        out.append("<h3>Breaches shown by the permit file before the assembly</h3><ul>")
+        out += [
+            f"<li><b>{escape(p.id)}</b> ({escape(p.cite)}): {escape(p.message)}</li>"
+            for p in before
+        ]
+        out.append("</ul>")
+    cu = data.clean_up
+    if cu.is_breach and cu.deadline is not None:
+        out.append(
+            "<h3>Clean-up</h3>"
+            f"<p><b>Clean-up {escape(cu.status)}</b> (permit:F): not recorded by "
+            f"{escape(fmt.midnight_ending(cu.deadline))}.</p>"
+        )
+    return out
+
+
+def _indeterminate(data: ReportData, fmt: Fmt) -> list[str]:
+    uncertain = [f for f in data.findings if f.is_breach and f.uncertain]
+    if not uncertain:
+        return []
+    rows = [
+        f"<tr class='uncertain'><td class='id'>{escape(f.id)}</td><td><b>{escape(f.name)}</b> "
+        f"<span class='muted'>({escape(f.rule)})</span></td><td>{cites(f.cite)}</td>"
+        f"<td>{escape(fmt.when(f.start))}</td>"
+        f"<td>{escape(fmt.when(f.end) if f.end else 'still in progress when the log ends')}"
+        "</td></tr>"
+        for f in uncertain
+    ]
+    return [
+        "<h3>Indeterminate</h3>",
+        "<p>These breaches were found while a gate counter was offline or stale, so the "
+        "attendance behind them is uncertain. They are listed here as indeterminate and "
+        "are kept out of the lists above and out of the verdict's proven breaches.</p>",
+        table(["Finding", "Rule", "Cite", "Start", "End"], rows),
+    ]
+
+
+def _reaches(data: ReportData) -> list[str]:
+    pm = data.permit
+    people = [f"<li>the applicant, <b>{escape(pm.applicant_name)}</b>;</li>"]
+    for p in data.properties:
+        people.append(
+            f"<li><b>{escape(p.owner)}</b>, owner of {escape(p.id)} ({escape(p.address)});</li>"
+        )
+        if p.tenant:
+            people.append(
+                f"<li><b>{escape(p.tenant)}</b>, tenant or lessee of {escape(p.id)};</li>"
+            )
+    return [
+        "<h3>Who the law reaches</h3>",
+        "<p>The law reaches everyone who uses, allows, lets or permits property to be used "
+        "for the assembly or for any part of it (permit:A, penalties:A): the applicant, and "
+        "each property owner, tenant or lessee who let property be used. From the permit:</p>",
+        "<ul>" + "".join(people) + "</ul>",
+        "<p class='muted'>The report does not say which of them is answerable for which "
+        "breach: that is for the prosecutor and the court.</p>",
+    ]
+
+
+def what_the_law_provides(data: ReportData, fmt: Fmt) -> str:
+    """The law's provisions, the distinct breaches, the indeterminate ones, who is reached."""
+    out = [
+        _provides(),
+        *_distinct(data, fmt),
+        *_other_breaches(data, fmt),
+        *_indeterminate(data, fmt),
+        *_reaches(data),
+    ]
+    return "\n".join(out)
+
+
+def legend(page_text: str) -> str:
+    """The law's words for every provision ``page_text`` cites, in the order of the law."""
+    rows = [
+        f"<tr id='law-{escape(c.replace(':', '-'))}'><td class='cite'><b>{escape(c)}</b></td>"
+        f"<td>{escape(EXCERPTS[c].about)}</td><td>“{escape(EXCERPTS[c].words)}”</td></tr>"
+        for c in cites_in(page_text)
+    ]
+    lead = (
+        "<p>The words of the Town of Kent “Assemblies, Mass” chapter (Local Law No. 3 of "
+        "1971) for each provision this report cites, quoted as published; “…” marks words "
+        "left out. A cite such as permit:C(9) names paragraph C of the permit section, "
+        "item 9; penalties:B names paragraph B of the penalties section; fee, the paragraph "
+        "on the application fee. A finding about the data, not the assembly, cites no "
+        "provision (—).</p>"
+    )
+    return lead + table(["Cite", "About", "The law's words"], rows)

@@ -1,0 +1,165 @@
+"""The permit beyond its terms, as the report states it: each property with its owner and
+the persons on it, the permit's status over time, every pre-event check, and texts from
+the wire without their control characters."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from report_support import EVENT, ROOT, ScriptedLog, page_text, utc, write_permit
+
+from kent_ops.core.precheck import CHECKS
+from kent_ops.report.build import build_report
+from kent_ops.report.facts import CHECK_WORDS
+
+T0 = utc(2027, 7, 4, 14, 0)  # 10:00 EDT
+
+
+def section(page: str, anchor: str) -> str:
+    match = re.search(rf'<section id="{anchor}">(.*?)</section>', page, flags=re.S)
+    assert match, anchor
+    return page_text(match[1])
+
+
+def two_property_permit(tmp: Path) -> Path:
+    """The example permit over three properties, under the scripted event's id."""
+    text = (ROOT / "examples" / "permit-two-properties.toml").read_text()
+    text = text.replace('id = "kent-harvest-weekend-2027"', f'id = "{EVENT}"')
+    text += "\n[alerting]\npending_s = 10\nclear_s = 30\nstale_after_s = 3600\n"
+    path = tmp / "permit-properties.toml"
+    path.write_text(text)
+    return path
+
+
+def test_each_property_with_its_owner_and_the_persons_on_it(tmp_path: Path) -> None:
+    permit = two_property_permit(tmp_path)
+    evidence = tmp_path / "evidence.sqlite"
+    log = ScriptedLog(evidence, permit, utc(2027, 8, 14, 16, 0))  # 12:00 EDT
+    log.badge(0, "DR-1", "doctor")
+    log.badge(0, "RN-1", "nurse")
+    log.gate("north", 60, 300)  # main-field 300
+    log.gate("meadow-road", 120, 100)  # camping-meadow 100
+    log.gate("field-to-meadow", 180, 50)  # main-field 250, camping-meadow 150
+    log.gate("north", 240, 300, 100)  # main-field 150
+    log.gate("south", 300, 0)
+    log.close(301)
+    outcome = build_report(permit, evidence, tmp_path / "report")
+    got = {p.id: (p.highest, p.at_end) for p in outcome.data.properties}
+    assert got == {
+        "main-field": (300, 150),
+        "overflow-parking": (0, 0),
+        "camping-meadow": (150, 150),
+    }
+    main = outcome.data.properties[0]
+    assert main.highest_at == utc(2027, 8, 14, 16, 1)
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    permit_text = section(page, "permit")
+    assert (
+        "camping-meadow owner Kent Grange Association tenant or lessee Lakeside Camping Co. "
+        "30 Farmers Mills Rd, Kent NY yes; tenant: yes 150 at 2027-08-14 12:03:00 150"
+    ) in permit_text
+    assert (
+        "main-field owner R. Smith 400 Route 52, Kent NY yes 300 at 2027-08-14 12:01:00 150"
+    ) in permit_text
+    law = section(page, "the-law")
+    for who in (
+        "the applicant, Hudson Valley Events LLC;",
+        "R. Smith, owner of main-field (400 Route 52, Kent NY);",
+        "T. Alvarez, owner of overflow-parking (412 Route 52, Kent NY);",
+        "Kent Grange Association, owner of camping-meadow (30 Farmers Mills Rd, Kent NY);",
+        "Lakeside Camping Co., tenant or lessee of camping-meadow;",
+    ):
+        assert who in law, who
+
+
+def clerk(log: ScriptedLog, seconds: float, status: str, resolution: str, reason: str) -> None:
+    body = {
+        "status": status,
+        "effective_at": log.ts(seconds),
+        "resolution": resolution,
+        "reason": reason,
+    }
+    log.send("clerk/clerk-1/permit", {"ts": log.ts(seconds), **body}, seconds)
+
+
+def test_the_permits_status_over_time_and_control_characters_stripped(tmp_path: Path) -> None:
+    permit = write_permit(tmp_path)
+    evidence = tmp_path / "evidence.sqlite"
+    log = ScriptedLog(evidence, permit, T0)
+    log.badge(0, "DR-1", "doctor")
+    for k in range(1, 5):
+        log.badge(0, f"RN-{k}", "nurse")
+    log.gate("north", 0, 0)
+    log.gate("south", 0, 0)
+    log.gate("north", 600, 900)  # 10:10: 900 persons
+    clerk(log, 1800, "revoked", "TB-2027-41\x1b[31m", "no doctor on site\x07 since 10:20")
+    log.inspector("insp-1", "note", 1900, text="\x1b[2Jwater \x1b]0;owned\x07station dry\x9b")
+    log.inspector("insp-1", "ack", 1950, alert="A-0001", comment="called\x1b[0m the Clerk\r\n")
+    log.inspector("insp-2", "adjust", 2000, attendance=880, reason="sweep\x08 count\x00")
+    log.send("gate/west\x1b/count", {"seq": 1, "ts": log.ts(2050), "in_total": 1}, 2050)
+    clerk(log, 3600, "issued", "TB-2027-42", "doctor back on site")
+    log.gate("north", 3660, 900, 20)
+    log.close(3661)
+    out = tmp_path / "report"
+    outcome = build_report(permit, evidence, out)
+    history = outcome.data.permit_history
+    assert [(e.word, e.resolution) for e in history] == [
+        ("issued", ""),
+        ("revoked", "TB-2027-41[31m"),
+        ("reinstated", "TB-2027-42"),
+    ]
+    assert history[1].at == utc(2027, 7, 4, 14, 30)
+    assert history[2].at == utc(2027, 7, 4, 15, 0)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    text = section(page, "permit")
+    assert (
+        "2027-07-04 10:30:00 revoked TB-2027-41[31m clerk-1 no doctor on site since 10:20"
+    ) in text
+    assert "2027-07-04 11:00:00 reinstated TB-2027-42 clerk-1 doctor back on site" in text
+    (required,) = [f for f in outcome.data.findings if f.rule == "permit-required"]
+    assert (required.start, required.end) == (utc(2027, 7, 4, 14, 30), utc(2027, 7, 4, 15, 0))
+    # What came off the wire reaches the page and the CSVs without a control character.
+    controls = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    for name in ("index.html", "findings.csv", "timeline.csv"):
+        assert not controls.search((out / name).read_text(encoding="utf-8")), name
+    assert "[2Jwater ]0;ownedstation dry" in page
+    assert "sweep count" in page
+    assert "called[0m the Clerk" in page
+    assert "gate/west/count" in page
+
+
+def test_pre_event_breaches_count_and_every_check_is_listed(tmp_path: Path) -> None:
+    clean_permit = write_permit(tmp_path)
+    unpaid = tmp_path / "unpaid.toml"
+    unpaid.write_text(re.sub(r"(?m)^paid_on = .*\n", "", clean_permit.read_text()))
+    for permit, word in ((clean_permit, "kept"), (unpaid, "breached")):
+        evidence = tmp_path / f"{word}.sqlite"
+        log = ScriptedLog(evidence, permit, T0)
+        log.badge(0, "DR-1", "doctor")
+        log.badge(0, "RN-1", "nurse")
+        log.gate("north", 0, 0)
+        log.gate("south", 0, 0)
+        log.gate("north", 60, 100)
+        log.close(61)
+        out = tmp_path / f"report-{word}"
+        outcome = build_report(permit, evidence, out)
+        assert outcome.data.verdict.word == word
+        assert outcome.exit_code == (0 if word == "kept" else 1)
+        page = (out / "index.html").read_text(encoding="utf-8")
+        text = section(page, "permit")
+        for check in CHECKS:
+            assert check.__name__.replace("_", "-") in text
+        meets = "the permit file meets every pre-event requirement checked"
+        if word == "kept":
+            assert "All 16 checks below ran clean" in text
+            assert meets in text
+        else:
+            assert meets not in page_text(page)
+            assert "fee-paid" in outcome.data.verdict.reason
+            assert "1 pre-event breach in the permit file (fee-paid)" in page_text(page)
+            assert "fee-paid the fee paid with the application fee breach" in text
+
+
+def test_every_pre_event_check_has_its_cite_and_plain_words() -> None:
+    assert {c.__name__.replace("_", "-") for c in CHECKS} == set(CHECK_WORDS)
