@@ -1,11 +1,9 @@
-"""``kent-ops notify`` against a real Mosquitto, a real mail server and a real aggregator.
+"""``kent-ops notify`` (a process) against a real Mosquitto, mail server and aggregator.
 
-The mail server is aiosmtpd on a free loopback port, requiring a login (so the SMTP
-password is in the channel URL, as in the field). ``kent-ops notify`` runs as a process
-(``python -m kent_ops notify``), its log read from its stderr; the ``sent`` records
-are read from the broker or from the aggregator's evidence log. Alerts come from a
-real aggregator fed real sensor messages, or are published retained by the test as
-the aggregator would.
+The mail server is aiosmtpd on a free port wanting a login, so the SMTP password is in
+the channel URL as in the field. Alerts come from a real aggregator fed sensor messages,
+or are published retained by the test as the aggregator would; ``sent`` records are read
+from the broker or the evidence log, notify's log from its stderr.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +46,7 @@ SMTP_PASSWORD = "Gr33n-Lantern-77"
 TO = "inspector.two@kent-ny.example"
 FROM = "kent-ops@kent-ny.example"
 DASHBOARD = "https://command-post.example/dash"
+STATES = ("active", "cleared")
 SECRETS = (SMTP_USER, SMTP_PASSWORD, TO, FROM, "inspector.two", "kent-ny.example")
 
 
@@ -64,11 +63,8 @@ class MailServer:
         self._controller: Controller | None = None
 
     def _auth(self, server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> Any:
-        ok = isinstance(data, LoginPassword) and (data.login, data.password) == (
-            SMTP_USER.encode(),
-            SMTP_PASSWORD.encode(),
-        )
-        return AuthResult(success=ok)
+        wanted = LoginPassword(SMTP_USER.encode(), SMTP_PASSWORD.encode())
+        return AuthResult(success=data == wanted)
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
         mail = email.message_from_bytes(envelope.content, policy=email.policy.default)
@@ -79,13 +75,9 @@ class MailServer:
 
     def start(self) -> None:
         self._controller = Controller(
-            self,
-            hostname="127.0.0.1",
-            port=self.port,
-            authenticator=self._auth,
-            auth_required=True,
-            auth_require_tls=False,
-        )
+            self, hostname="127.0.0.1", port=self.port,
+            authenticator=self._auth, auth_required=True, auth_require_tls=False,
+        )  # fmt: skip
         self._controller.start()
 
     def stop(self) -> None:
@@ -106,9 +98,7 @@ class MailServer:
 
 
 def text_of(mail: email.message.EmailMessage) -> str:
-    part = mail.get_body(preferencelist=("plain",))
-    assert part is not None
-    return str(part.get_content())
+    return str(mail.get_body(preferencelist=("plain",)).get_content())  # type: ignore[union-attr]
 
 
 @pytest.fixture
@@ -151,16 +141,13 @@ class SentRecords:
     def records(self) -> list[dict[str, Any]]:
         return [json.loads(r) for r in self.raw]
 
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
-
 
 @pytest.fixture
 def sent(broker: MosquittoBroker) -> Iterator[SentRecords]:
     s = SentRecords(broker)
     yield s
-    s.close()
+    s.client.disconnect()
+    s.client.loop_stop()
 
 
 # -- kent-ops notify as a process -------------------------------------------------------------
@@ -174,11 +161,9 @@ class NotifyProcess:
         self._cond = threading.Condition()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kent_ops", "notify", *argv],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             env={k: v for k, v in os.environ.items() if not k.startswith("KENT_OPS_")},
-        )
+        )  # fmt: skip
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -216,15 +201,12 @@ def write_config(tmp_path: Path, smtp_url: str, **retry: float) -> Path:
 
 
 @pytest.fixture
-def start_notify(
-    tmp_path: Path, broker: MosquittoBroker
-) -> Iterator[Callable[[Path, Path], NotifyProcess]]:
+def start_notify(broker: MosquittoBroker) -> Iterator[Callable[[Path, Path], NotifyProcess]]:
     running: list[NotifyProcess] = []
+    url = broker.url
 
     def start(permit: Path, config: Path) -> NotifyProcess:
-        n = NotifyProcess(
-            ["--permit", str(permit), "--config", str(config), "--broker", broker.url]
-        )
+        n = NotifyProcess(["--permit", str(permit), "--config", str(config), "--broker", url])
         running.append(n)
         n.wait_line("watching the alerts")
         return n
@@ -234,11 +216,15 @@ def start_notify(
         n.stop()
 
 
+def quiet_permit(tmp_path: Path) -> Path:
+    (permit := tmp_path / "permit.toml").write_text(permit_text())
+    return permit
+
+
 def assert_nothing_secret(texts: list[str]) -> None:
     """No address, user name or password of the channel anywhere in ``texts``."""
-    joined = "\n".join(texts)
     for secret in SECRETS:
-        assert secret not in joined, f"{secret!r} leaked"
+        assert secret not in "\n".join(texts), f"{secret!r} leaked"
 
 
 def alert_payload(state: str, *, since: float = 10, ended: float | None = None) -> bytes:
@@ -254,12 +240,13 @@ def alert_payload(state: str, *, since: float = 10, ended: float | None = None) 
     return wire.encode(alert)
 
 
-def staff_up(pub: Publisher, nurses: int = 2) -> None:
-    pub.badge(1, 0, "DR-1", "doctor")
-    for i in range(nurses):
-        pub.badge(2 + i, 0, f"RN-{i + 1}", "nurse")
-    pub.badge(10, 0, "SEC-1", "security")
-    pub.badge(11, 0, "SEC-2", "security")
+def staff_up(pub: Publisher) -> None:
+    """A doctor, two nurses (enough for 1,000 persons) and the two guards declared."""
+    for seq, (badge, role) in enumerate(
+        [("DR-1", "doctor"), ("RN-1", "nurse"), ("RN-2", "nurse"), ("SEC-1", "security"),
+         ("SEC-2", "security")], start=1,
+    ):  # fmt: skip
+        pub.badge(seq, 0, badge, role)
 
 
 @pytest.fixture
@@ -270,8 +257,7 @@ def aggregator_for(
     started: list[Aggregator] = []
 
     def start(clear_s: float) -> tuple[Path, Aggregator]:
-        permit = tmp_path / "permit.toml"
-        permit.write_text(permit_text(pending_s=2, clear_s=clear_s))
+        (permit := tmp_path / "permit.toml").write_text(permit_text(pending_s=2, clear_s=clear_s))
         agg = Aggregator(
             load_permit(permit), tmp_path / "evidence.sqlite",
             parse_broker_url(broker.url), clock="sensor", timing=FAST,
@@ -395,8 +381,7 @@ def test_a_mail_server_down_for_30_s_gets_the_mail_after_with_every_attempt_reco
     start_notify: Callable[[Path, Path], NotifyProcess],
     sent: SentRecords,
 ) -> None:
-    permit = tmp_path / "permit.toml"
-    permit.write_text(permit_text())
+    permit = quiet_permit(tmp_path)
     server = MailServer(free_port())  # not started: the mail server is down
     notify = start_notify(permit, write_config(tmp_path, server.url))
     publisher.client.publish(f"{P}/alerts/A-0007", alert_payload("active"), qos=1, retain=True)
@@ -433,8 +418,7 @@ def test_a_restart_resends_nothing_and_still_sends_the_end(
     start_notify: Callable[[Path, Path], NotifyProcess],
     sent: SentRecords,
 ) -> None:
-    permit = tmp_path / "permit.toml"
-    permit.write_text(permit_text())
+    permit = quiet_permit(tmp_path)
     config = write_config(tmp_path, mail_server.url)
     first = start_notify(permit, config)
     publisher.client.publish(f"{P}/alerts/A-0007", alert_payload("active"), qos=1, retain=True)
@@ -450,10 +434,7 @@ def test_a_restart_resends_nothing_and_still_sends_the_end(
     records = sent.wait(lambda rs: len(rs) >= 2)
     assert second.stop() == 0
     assert ["BREACH A-0007" in m["subject"] for m in mails] == [True, False]
-    assert [(r["alert"], r["state"]) for r in records] == [
-        ("A-0007", "active"),
-        ("A-0007", "cleared"),
-    ]
+    assert [(r["alert"], r["state"]) for r in records] == [("A-0007", s) for s in STATES]
     assert len(mail_server.mails) == 2
     state = json.loads((tmp_path / "sent.json").read_text())
     assert state["notices"] == {
@@ -470,8 +451,7 @@ def test_severities_choose_who_is_told(
     start_notify: Callable[[Path, Path], NotifyProcess],
     sent: SentRecords,
 ) -> None:
-    permit = tmp_path / "permit.toml"
-    permit.write_text(permit_text())
+    permit = quiet_permit(tmp_path)
     notify = start_notify(permit, write_config(tmp_path, mail_server.url))
     warning = wire.Alert(
         id="A-0009", rule="lot-full", subject="lot-a", cite="permit:C(4)", severity="warning",
@@ -487,4 +467,32 @@ def test_severities_choose_who_is_told(
     assert "A-0009" in mail["subject"]
     assert "(lot-a)" in mail["subject"]
     assert "Since 2027-07-04 10:00:00 EDT" in text_of(mail)  # T0 in the event's zone
-    assert datetime.fromisoformat(records[0]["ts"]) <= datetime.now(UTC)
+
+
+def test_a_notice_still_being_retried_when_notify_is_killed_is_sent_after_the_restart(
+    tmp_path: Path,
+    broker: MosquittoBroker,
+    publisher: Publisher,
+    start_notify: Callable[[Path, Path], NotifyProcess],
+    sent: SentRecords,
+) -> None:
+    permit = quiet_permit(tmp_path)
+    server = MailServer(free_port())  # down at first
+    config = write_config(tmp_path, server.url)
+    first = start_notify(permit, config)
+    publisher.client.publish(f"{P}/alerts/A-0007", alert_payload("active"), qos=1, retain=True)
+    sent.wait(lambda rs: len(rs) >= 1)
+    first.proc.kill()  # no clean stop: the ledger on disk is all the next run has
+    assert first.stop() == -signal.SIGKILL
+    server.start()
+    try:
+        second = start_notify(permit, config)
+        (mail,) = server.wait_for(1)
+        records = sent.wait(lambda rs: rs[-1]["ok"])
+        assert second.stop() == 0
+    finally:
+        server.stop()
+    assert "BREACH A-0007" in mail["subject"]
+    assert len(server.mails) == 1
+    assert any("left pending by the last run" in line for line in second.lines)
+    assert_nothing_secret(first.lines + second.lines + [json.dumps(r) for r in records])
