@@ -10,13 +10,17 @@ The :class:`Outbox` keeps one lane per channel, in order: a notice waits behind 
 one before it on the same channel (a breach's end never arrives before its start),
 while another channel's notices go ahead. A failed attempt puts the notice back at
 the head of its lane with a longer delay (:meth:`kent_ops.notify.config.Retry.delay`).
+apprise spaces the requests to one service (5.5 s for most) by sleeping; that sleep
+would hold every other channel's notices too, so the sender turns it off and the
+outbox keeps the same spacing per lane instead (:attr:`Sender.gap_s`).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import apprise
@@ -67,6 +71,11 @@ class Sender:
         self.channel = channel
         self._apprise = apprise.Apprise()
         self._apprise.add(channel.url)
+        self.gap_s = 0.0
+        """The least time between two requests to this channel's service (apprise's own)."""
+        for service in self._apprise:
+            self.gap_s = max(self.gap_s, float(getattr(service, "request_rate_per_sec", 0) or 0))
+            service.request_rate_per_sec = 0  # the outbox waits instead, per lane
         self._secrets = secrets_of(channel.url)
         self._password = urlsplit(channel.url).password
 
@@ -89,6 +98,9 @@ class Sender:
         return scrub(f"{self.channel.scheme}: {reason}", self._secrets, self._password)
 
 
+_ORDER = itertools.count()
+
+
 @dataclass(slots=True)
 class Job:
     """One notice on its way through one channel."""
@@ -99,6 +111,8 @@ class Job:
     """When to try next (monotonic seconds)."""
     failures: int = 0
     first_attempt: float | None = None
+    order: int = field(default_factory=lambda: next(_ORDER))
+    """Among notices due at once, the older goes first (so the lanes take turns)."""
 
 
 class Outbox:
@@ -123,15 +137,19 @@ class Outbox:
 
     def take(self, now: float) -> tuple[Lane, Job] | None:
         """The head that is due (the earliest), left in its lane until :meth:`done`."""
-        best: tuple[Lane, Job] | None = None
-        for lane, jobs in self._lanes.items():
-            if jobs and jobs[0].due <= now and (best is None or jobs[0].due < best[1].due):
-                best = (lane, jobs[0])
-        return best
+        heads = [(jobs[0].due, jobs[0].order, lane) for lane, jobs in self._lanes.items() if jobs]
+        due = [h for h in heads if h[0] <= now]
+        if not due:
+            return None
+        lane = min(due)[2]
+        return lane, self._lanes[lane][0]
 
-    def done(self, lane: Lane) -> None:
-        """The lane's head is finished (sent or given up): the next one may go."""
+    def done(self, lane: Lane, not_before: float = 0.0) -> None:
+        """The lane's head is finished (sent or given up): the next one may go, not before
+        ``not_before`` (the channel's spacing)."""
         jobs = self._lanes[lane]
         jobs.popleft()
-        if not jobs:
+        if jobs:
+            jobs[0].due = max(jobs[0].due, not_before)
+        else:
             del self._lanes[lane]

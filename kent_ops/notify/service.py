@@ -250,15 +250,16 @@ class Notifier:
                     job.due = time.monotonic() + self.config.retry.max_delay_s
 
     def _attempt(self, lane: Lane, job: Job) -> None:
-        channel = self._channels[lane]
+        channel, sender = self._channels[lane], self._senders[lane]
         if job.first_attempt is None:
             job.first_attempt = time.monotonic()
-        error = self._senders[lane].send(job.notice)
+        error = sender.send(job.notice)
         self._publish_sent(job.key, channel, error)
         key = job.key
+        next_ok = time.monotonic() + sender.gap_s
         if error is None:
             log.info("told %s about %s %s", channel.label, key.alert, key.state)
-            self._finish(key, "sent", lane)
+            self._finish(key, "sent", lane, next_ok)
             return
         job.failures += 1
         elapsed = time.monotonic() - job.first_attempt
@@ -268,9 +269,10 @@ class Notifier:
                 "gave up telling %s about %s %s after %d attempts over %.0f s: %s",
                 channel.label, key.alert, key.state, job.failures, elapsed, error,
             )  # fmt: skip
-            self._finish(key, "gave-up", lane)
+            self._finish(key, "gave-up", lane, next_ok)
             return
         delay = min(retry.delay(job.failures), max(0.0, retry.give_up_after_s - elapsed))
+        delay = max(delay, sender.gap_s)
         log.warning(
             "could not tell %s about %s %s (%s); trying again in %.0f s",
             channel.label, key.alert, key.state, error, delay,
@@ -278,14 +280,16 @@ class Notifier:
         with self._cond:
             job.due = time.monotonic() + delay
 
-    def _finish(self, key: NoticeKey, status: Status, lane: Lane | None = None) -> None:
+    def _finish(
+        self, key: NoticeKey, status: Status, lane: Lane | None = None, next_ok: float = 0.0
+    ) -> None:
         try:
             self.ledger.finish(key, status)
         except OSError as exc:
             log.error("state file %s cannot be written (%s)", self.ledger.path, exc)
         if lane is not None:
             with self._cond:
-                self._outbox.done(lane)
+                self._outbox.done(lane, next_ok)
 
     def _publish_sent(self, key: NoticeKey, channel: Channel, error: str | None) -> None:
         record = wire.NotifierSent(

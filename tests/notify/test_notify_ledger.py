@@ -133,3 +133,18 @@ def test_a_channel_sends_in_order_while_another_goes_ahead() -> None:
     box.done(("insp-1", 1))
     assert len(box) == 0
     assert box.next_due() is None
+
+
+def test_lanes_take_turns_and_a_channel_keeps_its_services_spacing() -> None:
+    box = Outbox()
+    a1, b1 = job("A-0001", "active", "a", 0), job("A-0001", "active", "b", 0)
+    a2, b2 = job("A-0002", "active", "a", 0), job("A-0002", "active", "b", 0)
+    for j in (a1, b1, a2, b2):
+        box.add((j.key.person, 1), j)
+    assert box.take(0) == (("a", 1), a1)
+    box.done(("a", 1), not_before=5.5)  # apprise's spacing for this service
+    assert box.take(0) == (("b", 1), b1)  # b's turn, not a's next
+    box.done(("b", 1), not_before=5.5)
+    assert box.take(1) is None
+    assert box.next_due() == 5.5
+    assert box.take(5.5) == (("a", 1), a2)
