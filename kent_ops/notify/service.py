@@ -274,8 +274,8 @@ class Notifier:
         delay = min(retry.delay(job.failures), max(0.0, retry.give_up_after_s - elapsed))
         delay = max(delay, sender.gap_s)
         log.warning(
-            "could not tell %s about %s %s (%s); trying again in %.0f s",
-            channel.label, key.alert, key.state, error, delay,
+            "could not tell %s about %s %s (%s); trying again in %g s",
+            channel.label, key.alert, key.state, error, round(delay, 1),
         )  # fmt: skip
         with self._cond:
             job.due = time.monotonic() + delay
