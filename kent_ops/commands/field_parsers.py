@@ -1,4 +1,5 @@
-"""The arguments of the field commands: the Clerk's, and setting up brokers and devices."""
+"""The arguments of the field commands: the Clerk's, setting up brokers and devices, and
+the notifier."""
 
 from __future__ import annotations
 
@@ -107,5 +108,35 @@ def _deploy(sub: Sub) -> None:
     pkeys.add_argument("--out", required=True, metavar="FILE", help="the new keys file (TOML)")
 
 
-FIELD_COMMANDS: tuple[Callable[[Sub], None], ...] = (_clerk, _deploy)
+def _notify(sub: Sub) -> None:
+    p = new_command(
+        sub,
+        "notify",
+        "send each new breach, and its end, to inspectors' phones and mail, and record what "
+        "was sent",
+        [
+            "kent-ops notify --permit permit.toml --config /etc/kent-ops/notify.toml",
+            "KENT_OPS_BROKER=mqtt://notifier-notify-1@127.0.0.1:1883 "
+            "KENT_OPS_BROKER_PASSWORD=… kent-ops notify --permit P --config notify.toml",
+        ],
+        "kent_ops.commands.notify:cli_notify",
+    )
+    p.add_argument("--permit", required=True, metavar="P", help="the permit file (TOML)")
+    p.add_argument(
+        "--config",
+        required=True,
+        metavar="FILE",
+        help="who is told what, and how (TOML, readable by its owner only; see "
+        "examples/notify.toml)",
+    )
+    add_broker_arguments(p)
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning", "error"),
+        help="how much the service logs to stderr (default %(default)s)",
+    )
+
+
+FIELD_COMMANDS: tuple[Callable[[Sub], None], ...] = (_clerk, _deploy, _notify)
 """Each adds one command group to the ``kent-ops`` parser."""
