@@ -421,7 +421,7 @@ def _diff(a: Any, b: Any, path: str, found: list[str], limit: int) -> None:
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             _diff(x, y, f"{path}[{i}]", found, limit)
         return
-    found.append(f"{path}: {_short(a)} here, {_short(b)} in the snapshot")
+    found.append(f"{path}: {_short(a)} by the engine, {_short(b)} in the snapshot")
 
 
 def _short(value: Any) -> str:

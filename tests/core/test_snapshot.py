@@ -352,4 +352,4 @@ def test_differences_name_the_figures_that_differ() -> None:
     d.present(20, local(12, 1))
     found = snapshots.differences(d.engine, data)
     assert found
-    assert any("counts" in f and "here" in f and "in the snapshot" in f for f in found)
+    assert any("counts" in f and "by the engine" in f and "in the snapshot" in f for f in found)
