@@ -386,7 +386,7 @@ class Worker:
                 self.shutdown()
             else:  # not a clean stop: no stop record, no snapshot over a broken log
                 self.failure = self._broken
-                self._emergency_shutdown()
+                self._emergency_shutdown(settle=10.0)  # the alert must get out
         except BaseException as exc:
             self.failure = exc
             log.exception("the aggregator failed: %s", exc)
@@ -488,12 +488,12 @@ class Worker:
         evidence.close()
         log.info("stopped; evidence holds %d records, head %s", count, head[:16])
 
-    def _emergency_shutdown(self) -> None:
+    def _emergency_shutdown(self, settle: float = 0.0) -> None:
         """Already failing (the log line says why): leave as cleanly as can be."""
         self.link.accepting = False
         with contextlib.suppress(Exception):
             self.chain.stop()
         with contextlib.suppress(Exception):
-            self.link.go_offline()
+            self.link.go_offline(settle)
         with contextlib.suppress(Exception):
             self.evidence.close()
