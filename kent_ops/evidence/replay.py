@@ -8,7 +8,9 @@ is also ticked, exactly at the log's ``tick`` records, to the ``engine_time`` ea
 names: the live service writes one whenever it let its engine's time pass and then
 logged records of its own (see :mod:`kent_ops.evidence.records`). No other record's time
 moves the engine. One function does it, so the report cannot disagree with what
-inspectors saw.
+inspectors saw. A restarted aggregator may instead ``resume`` from an engine restored
+from the log's last ``snapshot`` record and feed only the records after it (the report
+always starts at record 1).
 
 The log is streamed (a three-day festival holds millions of records) through the one
 chain walk, :class:`kent_ops.evidence.chain.ChainWalk`, which verifies each record
