@@ -7,7 +7,8 @@ the machine's other core: :class:`BackgroundVerify` starts
 ``python -m kent_ops.evidence.background LOG`` (this module), which walks the chain
 with :func:`kent_ops.evidence.chain.verify` and prints its result as one JSON line;
 the caller polls :meth:`BackgroundVerify.poll` and gets a
-:class:`~kent_ops.evidence.chain.VerifyResult` once it is done.
+:class:`~kent_ops.evidence.chain.VerifyResult` once it is done (and ``seconds``, how
+long the walk itself took, whenever the caller happened to look).
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ from kent_ops.evidence.records import EvidenceError
 __all__ = ["BackgroundVerify", "main"]
 
 
+class _Answer(msgspec.Struct):
+    """The child's one line: the result, and how long the walk took."""
+
+    result: VerifyResult
+    seconds: float
+
+
 class BackgroundVerify:
     """One verification of a log's whole chain, running in a child process.
 
@@ -37,7 +45,7 @@ class BackgroundVerify:
         self.path = path
         self.started = time.monotonic()
         self.seconds: float | None = None
-        """How long it took, once it is done."""
+        """How long the walk took (measured by the child), once it is done."""
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "kent_ops.evidence.background", str(path)],
             stdin=subprocess.DEVNULL,
@@ -56,11 +64,13 @@ class BackgroundVerify:
         out, err = self._proc.communicate()
         self.seconds = time.monotonic() - self.started
         try:
-            return msgspec.json.decode(out.strip().splitlines()[-1], type=VerifyResult)
+            answer = msgspec.json.decode(out.strip().splitlines()[-1], type=_Answer)
         except (IndexError, msgspec.DecodeError):
             why = err.decode(errors="replace").strip().splitlines()
             problem = why[-1] if why else f"exit code {self._proc.returncode}"
             return VerifyResult(False, 0, "", None, f"the verification gave no answer ({problem})")
+        self.seconds = answer.seconds
+        return answer.result
 
     def stop(self) -> None:
         """End the child if it still runs (a clean stop does not wait for it)."""
@@ -76,11 +86,13 @@ class BackgroundVerify:
 
 def main(argv: list[str]) -> int:
     """The child: verify the log named in ``argv`` and print the result as JSON."""
+    started = time.monotonic()
     try:
         result = verify(Path(argv[0]))
     except EvidenceError as exc:
         result = VerifyResult(False, 0, "", None, str(exc))
-    sys.stdout.buffer.write(msgspec.json.encode(result) + b"\n")
+    answer = _Answer(result, time.monotonic() - started)
+    sys.stdout.buffer.write(msgspec.json.encode(answer) + b"\n")
     return 0 if result.ok else 1
 
 

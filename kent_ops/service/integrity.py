@@ -64,7 +64,8 @@ class ChainCheck:
         self.verifier = None
         if result.ok:
             log.info(
-                "evidence verified in the background: OK %d records, head %s (%.1f s)",
+                "evidence verified in the background: OK %d records, head %s (the walk took "
+                "%.1f s)",
                 result.count,
                 result.head_hash[:16],
                 verifier.seconds or 0.0,
