@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -155,8 +156,17 @@ def _some(rng: random.Random, x: float) -> int:
     return whole + (1 if rng.random() < x - whole else 0)
 
 
-def generate(path: Path, permit_path: Path, days: int, progress: bool) -> tuple[int, float]:
-    """Write the festival's evidence log; return (records, seconds taken)."""
+OnSecond = Callable[[Engine, "Writer", datetime, int], None]
+"""Called after the service's own records of each second: (engine, writer, time, second)."""
+
+
+def generate(
+    path: Path, permit_path: Path, days: int, progress: bool, on_second: OnSecond | None = None
+) -> tuple[int, float]:
+    """Write the festival's evidence log; return (records, seconds taken).
+
+    ``on_second`` may add records of its own (benchmarks/restart.py adds engine snapshots).
+    """
     t_start = time.perf_counter()
     permit = load_permit(permit_path)
     sha = hashlib.sha256(permit_path.read_bytes()).hexdigest()
@@ -268,6 +278,8 @@ def generate(path: Path, permit_path: Path, days: int, progress: bool) -> tuple[
         if sec % 60 == 0:
             point = {"record": w.count, "hash": w.head, "ts": tick_at.isoformat()}
             w.append("system", at, None, json_bytes({"event": "checkpoint", **point}), None, None)
+        if on_second is not None:
+            on_second(engine, w, tick_at, sec)
         sec += 1
         if sec % 3600 == 0 and progress:
             print(f"  generating: hour {sec // 3600} of {total_seconds // 3600}, "

@@ -129,6 +129,15 @@ def _run(sub: Sub) -> None:
         "(simulations, replays, tests) (default %(default)s)",
     )
     p.add_argument(
+        "--snapshot-every",
+        type=positive_float,
+        default=300.0,
+        metavar="S",
+        help="write the engine's whole state into the evidence log every S seconds (and at "
+        "a clean stop); a restart starts from the last one and replays only what follows, "
+        "e.g. --snapshot-every 600 (default %(default)g)",
+    )
+    p.add_argument(
         "--log-level",
         default="info",
         choices=("debug", "info", "warning", "error"),

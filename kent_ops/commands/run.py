@@ -18,7 +18,7 @@ from types import FrameType
 from kent_ops.broker.credentials import broker_from_args
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import load_permit
-from kent_ops.service.aggregator import Aggregator
+from kent_ops.service.aggregator import Aggregator, Timing
 
 __all__ = ["cli_run", "configure_logging"]
 
@@ -61,7 +61,10 @@ def cli_run(args: argparse.Namespace) -> int:
         raise UsageError(f"CA file {ca_file}: no such file")
     evidence = _evidence_path(args.evidence)
     configure_logging(getattr(args, "log_level", "info"))
-    aggregator = Aggregator(permit, evidence, address, clock=args.clock, ca_file=ca_file)
+    timing = Timing(engine_snapshot_s=args.snapshot_every)
+    aggregator = Aggregator(
+        permit, evidence, address, clock=args.clock, ca_file=ca_file, timing=timing
+    )
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         log.info("received %s", signal.Signals(signum).name)

@@ -14,6 +14,7 @@ Use::
     engine.tick(now)                        # between messages, as time passes
     changes = engine.collect_changes()      # alerts and gate commands to publish
     snapshot = engine.status()              # the status, a wire.Status
+    saved = engine.snapshot()               # the whole state; Engine.restore(...) takes it
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
+from kent_ops.core import snapshot as snapshots
 from kent_ops.core import wire
 from kent_ops.core.alerts import Alert, AlertBook
 from kent_ops.core.assembly import AssemblyTrack, assembly_on
@@ -52,6 +54,7 @@ __all__ = ["Changes", "Engine", "FeedResult"]
 
 Clock = Literal["wall", "sensor"]
 Key = tuple[str, str | None]
+Keys = Mapping[str, bytes] | None
 
 
 class FeedResult(NamedTuple):
@@ -150,6 +153,19 @@ class Engine:
         self._over_collective = False
         self._stretch_peak: int | None = None
         self._stretch_at: int = 0  # when the stretch's highest attendance was reached
+
+    # -- snapshots ----------------------------------------------------------------------
+
+    def snapshot(self, service: Mapping[str, Any] | None = None) -> bytes:
+        """The whole state as one document (:mod:`kent_ops.core.snapshot`); changes nothing."""
+        return snapshots.take(self, service)
+
+    @classmethod
+    def restore(cls, permit: Permit, data: bytes, clock: Clock, keys: Keys = None) -> Engine:
+        """Where the engine that took ``data`` stood; raises SnapshotRefused (replay all)."""
+        engine = cls(permit, clock=clock, keys=keys)
+        snapshots.load(engine, data)
+        return engine
 
     # -- time ---------------------------------------------------------------------------
 
@@ -418,6 +434,7 @@ class Engine:
         at_peak = self._at_stretch_peak()
         if at_peak is not None:
             self._stretch_peak = None
+            self._stretch_at = 0  # means nothing without a peak; cleared, so states compare
             self.alert_book.observe_worst(at_peak)
 
     def _at_stretch_peak(self) -> dict[Key, Condition] | None:

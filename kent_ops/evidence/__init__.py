@@ -1,1 +1,2 @@
-"""The evidence log: the hash chain, the append-only writer, the chain walk, replay."""
+"""The evidence log: the hash chain, the append-only writer, the chain walk, replay, and
+the whole chain verified in a second process."""

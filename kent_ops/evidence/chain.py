@@ -72,17 +72,24 @@ class ChainWalk:
         verify: check every record; False only reads.
         until: stop after this record id (a log still being written is read up to a
             fixed point); None reads to the end.
+        after: start after this (record id, stored hash) rather than at record 1: the
+            rows from there on are checked against that hash, taken on trust (a restart
+            from an engine snapshot; the whole chain is verified elsewhere).
     """
 
     def __init__(
-        self, conn: sqlite3.Connection, *, verify: bool = True, until: int | None = None
+        self,
+        conn: sqlite3.Connection,
+        *,
+        verify: bool = True,
+        until: int | None = None,
+        after: tuple[int, str] = (0, GENESIS_HASH),
     ) -> None:
         self._conn = conn
         self.verifies = verify
         self._until = until if until is not None else 2**62
         self.meta: dict[str, str] = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        self.count = 0
-        self.head = GENESIS_HASH
+        self.count, self.head = after
 
     def rows(self) -> Iterator[Row]:
         """Every row, one at a time."""
@@ -91,7 +98,7 @@ class ChainWalk:
 
     def batches(self) -> Iterator[list[Row]]:
         """Every row, a few thousand at a time, each batch checked before it is yielded."""
-        cur = self._conn.execute(SELECT_FROM, (1, self._until))
+        cur = self._conn.execute(SELECT_FROM, (self.count + 1, self._until))
         while True:
             rows = cur.fetchmany(_FETCH)
             if not rows:

@@ -78,8 +78,12 @@ class EvidenceLog:
     (tens of milliseconds), so the fsync per commit is affordable.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, count: int, head: str) -> None:
+    def __init__(
+        self, path: Path, conn: sqlite3.Connection, count: int, head: str, *, verified: bool = True
+    ) -> None:
         self.path = path
+        self.verified = verified
+        """False when continued on trust (``open(verify=False)``): verify it elsewhere."""
         self._conn = conn
         self._count = count
         self._head = head
@@ -88,8 +92,14 @@ class EvidenceLog:
         self.meta: dict[str, str] = dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
     @classmethod
-    def open(cls, path: str | Path, *, event_id: str, permit_sha256: str) -> EvidenceLog:
+    def open(
+        cls, path: str | Path, *, event_id: str, permit_sha256: str, verify: bool = True
+    ) -> EvidenceLog:
         """Create the file, or continue an existing one after verifying its whole chain.
+
+        ``verify=False`` continues from the stored head without walking the chain (a
+        long log takes minutes): the caller then verifies it elsewhere (the aggregator,
+        in a second process while it serves) and ``verified`` stays False.
 
         Raises :class:`EvidenceError` for a file that is not an evidence log, belongs
         to another event, was written with another schema version or declares other
@@ -104,7 +114,7 @@ class EvidenceLog:
         except sqlite3.Error as exc:
             raise EvidenceError(f"{path} cannot be opened ({exc})") from None
         try:
-            log = cls._open(conn, path, event_id, permit_sha256)
+            log = cls._open(conn, path, event_id, permit_sha256, verify)
         except BaseException:
             conn.close()
             raise
@@ -112,7 +122,7 @@ class EvidenceLog:
 
     @classmethod
     def _open(
-        cls, conn: sqlite3.Connection, path: Path, event_id: str, permit_sha256: str
+        cls, conn: sqlite3.Connection, path: Path, event_id: str, permit_sha256: str, verify: bool
     ) -> EvidenceLog:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -124,7 +134,7 @@ class EvidenceLog:
             raise EvidenceError(f"{path} is an SQLite file but not a kent-ops evidence log")
         if not tables:
             return cls._create(conn, path, event_id, permit_sha256)
-        log = cls._continue(conn, path, event_id)
+        log = cls._continue(conn, path, event_id, verify)
         if log.meta.get("permit_sha256") != permit_sha256:
             log.append_json(
                 "system",
@@ -166,11 +176,21 @@ class EvidenceLog:
         return log
 
     @classmethod
-    def _continue(cls, conn: sqlite3.Connection, path: Path, event_id: str) -> EvidenceLog:
+    def _continue(
+        cls, conn: sqlite3.Connection, path: Path, event_id: str, verify: bool
+    ) -> EvidenceLog:
         """Check the meta table and the layout, then walk the whole chain to its head."""
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         check_meta(path, meta, event_id)
         check_layout(path, conn)
+        if not verify:
+            try:
+                last = conn.execute("SELECT id, hash FROM records ORDER BY id DESC LIMIT 1")
+                row = last.fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise EvidenceError(f"{path} cannot be read ({exc})") from None
+            count, head = (0, GENESIS_HASH) if row is None else (int(row[0]), str(row[1]))
+            return cls(path, conn, count, head, verified=False)
         walk = ChainWalk(conn)
         try:
             for _ in walk.batches():

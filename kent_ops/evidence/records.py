@@ -18,6 +18,9 @@ Record kinds (schema version 2):
 - ``alert``: an alert change (payload: the alert dict as JSON, its evidence hash filled);
 - ``command``: a gate command (payload: ``{"gate": ..., "command": {...}}``);
 - ``status``: a status snapshot (payload: the status dict as JSON);
+- ``snapshot``: the engine's whole state at that point of the chain (payload: the JSON
+  document of :mod:`kent_ops.core.snapshot`), every few minutes and at a clean stop; a
+  restart starts from the last one and replays only the records after it;
 - ``system``: the service's own life (payload: ``{"event": "opened" | "started" |
   "stopped" | "broker-connected" | "broker-disconnected" | "checkpoint" |
   "storage-error" | "permit-changed" | ..., ...details}``).
@@ -62,7 +65,7 @@ __all__ = [
 
 SCHEMA_VERSION = "2"
 GENESIS_HASH = "0" * 64
-KINDS = frozenset({"message", "tick", "alert", "command", "status", "system"})
+KINDS = frozenset({"message", "tick", "alert", "command", "status", "snapshot", "system"})
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # Domain separation: a hash of this chain can never be mistaken for another format's.

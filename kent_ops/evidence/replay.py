@@ -8,7 +8,9 @@ is also ticked, exactly at the log's ``tick`` records, to the ``engine_time`` ea
 names: the live service writes one whenever it let its engine's time pass and then
 logged records of its own (see :mod:`kent_ops.evidence.records`). No other record's time
 moves the engine. One function does it, so the report cannot disagree with what
-inspectors saw.
+inspectors saw. A restarted aggregator may instead ``resume`` from an engine restored
+from the log's last ``snapshot`` record and feed only the records after it (the report
+always starts at record 1).
 
 The log is streamed (a three-day festival holds millions of records) through the one
 chain walk, :class:`kent_ops.evidence.chain.ChainWalk`, which verifies each record
@@ -34,9 +36,17 @@ from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import keys_for_permit
 from kent_ops.evidence.chain import ChainWalk, Row, check_meta
-from kent_ops.evidence.records import EvidenceError, connect_ro
+from kent_ops.evidence.records import GENESIS_HASH, ChainBroken, EvidenceError, connect_ro
 
-__all__ = ["ReplayResult", "Replayed", "last_record_id", "record_hashes", "replay"]
+__all__ = [
+    "ReplayResult",
+    "Replayed",
+    "last_record_id",
+    "last_snapshot",
+    "record_hashes",
+    "recorded_clock",
+    "replay",
+]
 
 PROGRESS_EVERY = 1 << 15
 """Records between two calls of the progress callback (cheap enough to ignore)."""
@@ -115,6 +125,7 @@ def replay(
     verify: bool = True,
     until: int | None = None,
     progress: Callable[[int], None] | None = None,
+    resume: tuple[Engine, int] | None = None,
 ) -> ReplayResult:
     """Feed every record of the log to a fresh engine, streaming, verifying as it goes.
 
@@ -135,6 +146,9 @@ def replay(
         until: stop after this record id (a log still being written is read up to a
             fixed point); None reads to the end.
         progress: called with the number of records read so far, now and then.
+        resume: (engine, record id): go on with this engine, restored from the snapshot
+            in that record, from that record on (the snapshot record itself is read and
+            checked against the stored hash of the record before it, not replayed).
 
     The engine's alerts cite their records by id only; the caller fills in the hashes
     from the log (:mod:`kent_ops.evidence.cite`).
@@ -148,15 +162,28 @@ def replay(
     conn = connect_ro(path)
     hooks = _Hooks(on_record, on_message, progress)
     try:
-        walk = ChainWalk(conn, verify=verify, until=until)
+        after = (0, GENESIS_HASH) if resume is None else _before(conn, resume[1])
+        walk = ChainWalk(conn, verify=verify, until=until, after=after)
         check_meta(path, walk.meta)
         recorded = _recorded_clock(conn)
-        engine = _engine(permit, clock or _as_clock(recorded))
+        engine = _engine(permit, clock or _as_clock(recorded)) if resume is None else resume[0]
         return _replay(walk, path, engine, hooks, recorded=recorded)
     except sqlite3.DatabaseError as exc:
         raise EvidenceError(f"{path} cannot be read to the end ({exc})") from None
     finally:
         conn.close()
+
+
+def _before(conn: sqlite3.Connection, record_id: int) -> tuple[int, str]:
+    """(id, stored hash) of the record before ``record_id``: where a resumed walk starts."""
+    if record_id <= 1:
+        return 0, GENESIS_HASH
+    row = conn.execute("SELECT hash FROM records WHERE id = ?", (record_id - 1,)).fetchone()
+    if row is None:
+        raise ChainBroken(
+            f"record {record_id - 1} is missing", record_id - 1, "the record is missing"
+        )
+    return record_id - 1, str(row[0])
 
 
 def _engine(permit: Permit, clock: Clock) -> Engine:
@@ -268,6 +295,31 @@ def _hashes_of(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, str]:
         if row is not None:
             out[rid] = row[0]
     return out
+
+
+def last_snapshot(evidence_path: str | Path) -> tuple[int, bytes] | None:
+    """The log's last ``snapshot`` record, (id, payload), or None; read, not verified."""
+    conn = connect_ro(Path(evidence_path))
+    try:
+        row = conn.execute(
+            "SELECT id, payload FROM records WHERE kind = 'snapshot' ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise EvidenceError(f"{evidence_path} cannot be read ({exc})") from None
+    finally:
+        conn.close()
+    return None if row is None else (int(row[0]), bytes(row[1]))
+
+
+def recorded_clock(evidence_path: str | Path) -> str | None:
+    """The clock the service ran with, from the log's first ``started`` record (if any)."""
+    conn = connect_ro(Path(evidence_path))
+    try:
+        return _recorded_clock(conn)
+    except sqlite3.DatabaseError as exc:
+        raise EvidenceError(f"{evidence_path} cannot be read ({exc})") from None
+    finally:
+        conn.close()
 
 
 def _recorded_clock(conn: sqlite3.Connection) -> str | None:

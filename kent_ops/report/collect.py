@@ -25,6 +25,7 @@ from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.evidence.replay import Replayed
 from kent_ops.report.text import clean
+from kent_ops.report.snapshots import SnapshotChecks
 
 __all__ = [
     "ATTENDANCE_AT_START",
@@ -176,6 +177,8 @@ class Collector:
         self.checkpoints: list[Checkpoint] = []
         self.service_events: Counter[str] = Counter()
         """How often the service logged each of its own events (started, stopped, …)."""
+        self.snapshots = SnapshotChecks()
+        """Each engine snapshot in the log, compared with the replay's state there."""
         self.rejected_total = 0
         self._sec: int | None = None  # the second being gathered
         self._sec_start = _EARLIEST  # when it started
@@ -325,6 +328,8 @@ class Collector:
         """The replay's ``on_record``: messages :meth:`on_message` asked for, and the rest."""
         result = rec.result
         if result is None:
+            if rec.kind == "snapshot":
+                self.snapshots(rec, engine)
             self._other(rec)
         elif not result.accepted:
             self._reject(rec, result.reason or "rejected")

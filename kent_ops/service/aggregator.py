@@ -4,8 +4,10 @@ It runs for days on a field laptop with a flaky network, and what it records mus
 stand up at a hearing, so it is built around one promise: a message is acknowledged to
 the broker (and anything it causes is published) only after the evidence batch holding
 it is committed to disk. A SIGKILL at any moment then loses nothing the broker was told
-is safe: the broker redelivers the rest, and a restart replays the log through a fresh
-engine to stand exactly where it stood.
+is safe: the broker redelivers the rest, and a restart rebuilds the engine from the log
+(its last engine snapshot, then the records after it) to stand exactly where it stood.
+It serves within seconds of a start; the whole chain is verified meanwhile by a second
+process, and a broken record stops the service (exit 1) rather than let it go on.
 
 This module composes the parts, each with one job:
 
@@ -13,6 +15,8 @@ This module composes the parts, each with one job:
   queue, connection generations and acknowledgements, subscriptions, availability);
 - :mod:`kent_ops.service.worker`: the worker thread, owner of the engine and the log,
   with the one flush path (record time → changes → append → commit → ack → publish);
+- :mod:`kent_ops.service.restore`: the engine at a start, from the last snapshot;
+- :mod:`kent_ops.service.integrity`: the whole chain, verified beside;
 - :mod:`kent_ops.service.storage_outage`: what happens while the disk refuses writes;
 - :mod:`kent_ops.service.rhythm`: the timers (ticks, status, snapshots, checkpoints).
 
@@ -36,7 +40,10 @@ from kent_ops.core.engine import Clock, Engine
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics, keys_for_permit
+from kent_ops.evidence.background import BackgroundVerify
 from kent_ops.evidence.log import EvidenceLog
+from kent_ops.evidence.replay import recorded_clock
+from kent_ops.service.integrity import ChainCheck
 from kent_ops.service.link import Link
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.storage_outage import STORAGE_ALERT_PREFIX, StorageOutage
@@ -113,25 +120,26 @@ class Aggregator:
     # -- life cycle -----------------------------------------------------------------------
 
     def start(self) -> None:
-        """Open (verify) the log, rebuild the engine from it, then connect and serve.
+        """Open the log, rebuild the engine from it, then connect and serve.
 
-        Raises EvidenceError / ChainBroken (from the log) before anything is connected.
+        The whole chain is verified by a second process meanwhile (see the module's
+        docstring). Raises EvidenceError / ChainBroken (the log, or the records after its
+        last snapshot, do not verify) before anything is connected.
         """
         evidence = EvidenceLog.open(
-            self.evidence_path, event_id=self.permit.event_id, permit_sha256=self.permit_sha256
+            self.evidence_path,
+            event_id=self.permit.event_id,
+            permit_sha256=self.permit_sha256,
+            verify=False,
         )
         self._log = evidence
+        chain = ChainCheck(None, self._outage, self.evidence_path)
         try:
+            self._check_clock(recorded_clock(self.evidence_path))
+            if not evidence.verified and evidence.head[0] > 0:
+                chain.verifier = BackgroundVerify(self.evidence_path)
             rebuilt = self._rebuild()
-            self._check_clock(rebuilt.recorded_clock)
-            count, head = evidence.head
-            log.info(
-                "evidence %s: %d records verified, head %s; %d messages replayed",
-                self.evidence_path,
-                count,
-                head[:16],
-                rebuilt.messages,
-            )
+            self._log_rebuilt(rebuilt, evidence)
             self._link = Link(
                 self.address,
                 self.topics,
@@ -152,9 +160,11 @@ class Aggregator:
                 now=self._now,
                 stopping=self._stopping,
                 stopped=self._stopped,
+                chain=chain,
             )
-            self._worker.begin(self._started(rebuilt.messages))
+            self._worker.begin(self._started(rebuilt))
         except BaseException:
+            chain.stop()
             evidence.close()
             raise
         self._link.start()
@@ -225,7 +235,24 @@ class Aggregator:
         if self._worker is not None:
             self._worker.rhythm.status_dirty = True
 
-    def _started(self, replayed: int) -> dict[str, object]:
+    def _log_rebuilt(self, rebuilt: Rebuilt, evidence: EvidenceLog) -> None:
+        count, head = evidence.head
+        where = (
+            "the whole log"
+            if rebuilt.snapshot is None
+            else f"the engine snapshot in record {rebuilt.snapshot} and the records after it"
+        )
+        log.info(
+            "evidence %s: %d records, head %s; rebuilt from %s (%d messages replayed)%s",
+            self.evidence_path,
+            count,
+            head[:16],
+            where,
+            rebuilt.messages,
+            "" if evidence.verified else "; the whole chain is verified in the background",
+        )
+
+    def _started(self, rebuilt: Rebuilt) -> dict[str, object]:
         return {
             "event": "started",
             "version": __version__,
@@ -234,5 +261,7 @@ class Aggregator:
             "broker": self.address.url,
             "permit_sha256": self.permit_sha256,
             "signed": self.keys is not None,
-            "replayed": replayed,
+            "replayed": rebuilt.messages,
+            "snapshot": rebuilt.snapshot,
+            "snapshot_refused": rebuilt.refused,
         }

@@ -150,9 +150,15 @@ class Link:
     def wake(self) -> None:
         self.queue.put(WAKE)
 
-    def go_offline(self) -> None:
-        """Say ``offline`` (retained) while still connected, then disconnect."""
+    def go_offline(self, settle: float = 0.0) -> None:
+        """Say ``offline`` (retained) while still connected, then disconnect.
+
+        ``settle``: wait up to so many seconds for a connection first, when what was
+        just published must reach the broker (a broken log's alert, at the start).
+        """
         client = self.client
+        if settle > 0:
+            self.connected.wait(settle)
         if self.connected.is_set():
             info = client.publish(
                 self.topics.aggregator_availability, b"offline", qos=1, retain=True

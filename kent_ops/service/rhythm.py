@@ -24,9 +24,10 @@ class Timing:
     long enough to amortise the fsync of a commit, short enough to keep publish→status
     latency well under 200 ms. The status goes out at most every
     ``status_min_interval_s`` and at least every ``heartbeat_s``; a status snapshot is
-    logged every ``snapshot_s`` and a checkpoint every ``checkpoint_s``; with the wall
-    clock the engine's time passes every ``tick_s``. A refused commit is retried after
-    ``retry_first_s``, doubling up to ``retry_max_s``.
+    logged every ``snapshot_s``, the engine's whole state (a ``snapshot`` record, which
+    a restart starts from) every ``engine_snapshot_s``, and a checkpoint every
+    ``checkpoint_s``; with the wall clock the engine's time passes every ``tick_s``. A
+    refused commit is retried after ``retry_first_s``, doubling up to ``retry_max_s``.
     """
 
     batch_max: int = 500
@@ -35,6 +36,7 @@ class Timing:
     heartbeat_s: float = 5.0
     snapshot_s: float = 10.0
     checkpoint_s: float = 60.0
+    engine_snapshot_s: float = 300.0
     tick_s: float = 0.5
     retry_first_s: float = 0.5
     retry_max_s: float = 10.0
@@ -46,9 +48,11 @@ class Due(NamedTuple):
     snapshot: bool
     checkpoint: bool
     tick: bool
+    engine: bool = False
+    """The engine's whole state is due (a ``snapshot`` record)."""
 
     def __bool__(self) -> bool:
-        return self.snapshot or self.checkpoint or self.tick
+        return self.snapshot or self.checkpoint or self.tick or self.engine
 
 
 class Rhythm:
@@ -68,6 +72,7 @@ class Rhythm:
         self.last_snapshot = _NEVER
         self.last_checkpoint = _NEVER
         self.last_tick = _NEVER
+        self.last_engine = _NEVER
 
     def due(self, mono: float) -> Due:
         t = self.timing
@@ -75,14 +80,17 @@ class Rhythm:
             snapshot=mono - self.last_snapshot >= t.snapshot_s,
             checkpoint=mono - self.last_checkpoint >= t.checkpoint_s,
             tick=self.wall and mono - self.last_tick >= t.tick_s,
+            engine=mono - self.last_engine >= t.engine_snapshot_s,
         )
 
     def done(self, mono: float, due: Due) -> None:
-        """The snapshot and checkpoint of ``due`` are committed."""
+        """The snapshots and checkpoint of ``due`` are committed."""
         if due.snapshot:
             self.last_snapshot = mono
         if due.checkpoint:
             self.last_checkpoint = mono
+        if due.engine:
+            self.last_engine = mono
 
     def ticked(self, mono: float) -> None:
         self.last_tick = mono
@@ -104,6 +112,7 @@ class Rhythm:
             self.last_status + t.heartbeat_s,
             self.last_snapshot + t.snapshot_s,
             self.last_checkpoint + t.checkpoint_s,
+            self.last_engine + t.engine_snapshot_s,
         ]
         if self.status_dirty:
             due.append(self.last_status + t.status_min_interval_s)

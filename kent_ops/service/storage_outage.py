@@ -15,10 +15,13 @@ and the injected folder probe, so it is tested with a fake clock:
   the log holds the alert exactly when it holds the proof the disk works again;
 - :meth:`StorageOutage.recovered` once that probe is committed: returns the cleared
   alert to publish;
-- :meth:`StorageOutage.decorate` adds the outage to the published status.
+- :meth:`StorageOutage.decorate` adds the outage to the published status;
+- :meth:`StorageOutage.broken`: the log failed its background verification: a new
+  ``evidence-storage`` alert naming the record (the service then stops).
 
 The ``S-`` numbering continues across restarts from the alerts the log holds
-(:meth:`StorageOutage.note_logged`); the engine numbers its alerts ``A-``, so the two
+(:meth:`StorageOutage.note_logged`) and the number each engine snapshot carries
+(:meth:`StorageOutage.note_issued`); the engine numbers its alerts ``A-``, so the two
 never collide.
 """
 
@@ -191,6 +194,19 @@ class StorageOutage:
             return
         self.issued = max(self.issued, number)
 
+    def note_issued(self, number: int) -> None:
+        """A snapshot says this many ``S-`` alerts were issued before it."""
+        self.issued = max(self.issued, number)
+
+    def broken(self, record: int | None, problem: str) -> wire.Alert:
+        """The log does not verify: a new active alert naming the first bad record."""
+        self.issued += 1
+        at = self._now()
+        alert_id = f"{STORAGE_ALERT_PREFIX}{self.issued:04d}"
+        alert = self._alert(alert_id, at, problem, unverified=True, record=record)
+        _log_alert(log.error, alert)
+        return alert
+
     def decorate(self, status: wire.Status, held: int) -> wire.Status:
         """The status plus what only the service knows: a failing evidence store.
 
@@ -207,11 +223,23 @@ class StorageOutage:
             active = [*active, self.alert.id]
         return msgspec.structs.replace(status, evidence=health, active_alerts=active)
 
-    def _alert(self, alert_id: str, since: datetime, error: str) -> wire.Alert:
-        """The service's own finding that its log cannot be written, as an alert."""
+    def _alert(
+        self,
+        alert_id: str,
+        since: datetime,
+        error: str,
+        *,
+        unverified: bool = False,
+        record: int | None = None,
+    ) -> wire.Alert:
+        """The service's own finding that its log cannot be written, or (``unverified``)
+        does not verify at ``record`` (None when no record could be named)."""
         rule = RULES[STORAGE_RULE]
-        observed = {"error": error, "evidence": str(self.evidence_path)}
-        required = {"writable": True}
+        observed: dict[str, Any] = {"error": error, "evidence": str(self.evidence_path)}
+        required: dict[str, Any] = {"writable": True}
+        if unverified:
+            observed["record"] = record
+            required = {"verifies": True}
         at = since.astimezone(UTC)
         return wire.Alert(
             id=alert_id,

@@ -7,7 +7,14 @@ the broker through ONE path, :meth:`Worker.flush`: record time → collect the e
 changes → append → commit → acknowledge → publish. A message is acknowledged to the
 broker (and anything it causes is published) only after the commit holding it; a
 SIGKILL at any moment then loses nothing the broker was told is safe, and a restart
-replays the log (:func:`rebuild`) to stand exactly where the live engine stood.
+restores the engine from the log (:func:`kent_ops.service.restore.rebuild`: its last
+snapshot, then the records after it) to stand exactly where the live engine stood.
+
+Every ``engine_snapshot_s`` and at a clean stop the flush ends with the engine's whole
+state (a ``snapshot`` record, after a ``tick`` on the wall clock), taken right after the
+changes were collected, where a replay of the records before it stands. A log continued
+on trust is verified beside (:mod:`kent_ops.service.integrity`); if it is broken, the
+worker logs and publishes an ``evidence-storage`` alert naming the record and stops.
 
 The engine's time, written down (wall clock): before the service writes records of its
 own (alerts, gate commands, a status, a system event) it lets the engine's time pass
@@ -21,79 +28,36 @@ instant, so the next message or logged tick reaches the same state without it.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from kent_ops.core import wire
-from kent_ops.core.engine import Changes, Clock, Engine
-from kent_ops.core.permit import Permit
-from kent_ops.core.wire import Topics
+from kent_ops.core.engine import Changes, Clock
 from kent_ops.evidence.cite import with_hash
-from kent_ops.evidence.log import EvidenceLog, EvidenceWriteError, format_time, json_bytes
-from kent_ops.evidence.replay import Replayed, replay
+from kent_ops.evidence.log import (
+    ChainBroken,
+    EvidenceLog,
+    EvidenceWriteError,
+    format_time,
+    json_bytes,
+)
+from kent_ops.service.integrity import ChainCheck
 from kent_ops.service.link import WAKE, Item, Link
+from kent_ops.service.restore import Rebuilt, rebuild
 from kent_ops.service.rhythm import Due, Rhythm, Timing
-from kent_ops.service.storage_outage import STORAGE_RULE, StorageOutage
+from kent_ops.service.storage_outage import StorageOutage
 
 __all__ = ["Flushed", "Rebuilt", "Worker", "rebuild"]
 
 log = logging.getLogger("aggregator")
-
-
-@dataclass(slots=True)
-class Rebuilt:
-    """A fresh engine fed the whole log, and the last logged state of each retained topic."""
-
-    engine: Engine
-    messages: int
-    recorded_clock: str | None
-    retained: dict[str, bytes] = field(default_factory=dict)
-
-
-def rebuild(
-    permit: Permit, path: Path, clock: Clock, topics: Topics, outage: StorageOutage
-) -> Rebuilt:
-    """A fresh engine fed every committed record: the state the log proves.
-
-    Alerts and commands it produces were already logged, so they are collected and
-    discarded; alert ids then continue where they were. The last logged state of each
-    alert and gate command is kept for republishing: a crash between a commit and its
-    publish would otherwise leave the broker's retained copy one state behind for good.
-    Logged ``S-`` alerts continue the outage numbering. The log was verified when it
-    was opened, so the replay does not verify it again.
-    """
-    retained: dict[str, bytes] = {}
-
-    def keep_retained(rec: Replayed, engine: Engine) -> None:
-        if rec.kind == "alert":
-            alert = wire.decode_json(wire.Alert, rec.payload)
-            retained[topics.alert(alert.id)] = rec.payload
-            if alert.rule == STORAGE_RULE:
-                outage.note_logged(alert)
-        elif rec.kind == "command":
-            body = json.loads(rec.payload)  # republished as logged: the log is the truth
-            retained[topics.gate_command(body["gate"])] = json_bytes(body["command"])
-
-    result = replay(
-        permit,
-        path,
-        clock=clock,
-        on_record=keep_retained,
-        on_message=lambda verdict, engine: False,
-        verify=False,
-    )
-    result.engine.collect_changes()
-    return Rebuilt(result.engine, result.messages, result.recorded_clock, retained)
 
 
 def _point_json(point: wire.Checkpoint) -> dict[str, Any]:
@@ -125,6 +89,7 @@ class Worker:
         now: the wall clock (UTC).
         stopping: set to ask the loop to stop.
         stopped: set by the loop once it has stopped.
+        chain: the whole chain's verification, running beside (a log continued on trust).
     """
 
     def __init__(
@@ -140,8 +105,11 @@ class Worker:
         now: Callable[[], datetime],
         stopping: threading.Event,
         stopped: threading.Event,
+        chain: ChainCheck | None = None,
     ) -> None:
         self.engine = rebuilt.engine
+        self.rebuilt_from = rebuilt.snapshot
+        self.replayed = rebuilt.messages
         self.evidence = evidence
         self.link = link
         self.topics = link.topics
@@ -160,6 +128,8 @@ class Worker:
         """Messages held unrecorded (and unacknowledged) when the service stopped."""
         self.published_status = 0
         self._give_up_at = 0.0
+        self.chain = chain or ChainCheck(None, outage, evidence.path)
+        self._broken: ChainBroken | None = None
 
     # -- the one way to the disk and the broker ---------------------------------------------
 
@@ -172,13 +142,16 @@ class Worker:
         tail: Sequence[dict[str, Any]] = (),
         acks: Sequence[tuple[int, int]] = (),
         collect: bool = True,
+        state: bool = False,
     ) -> Flushed:
         """Record time → collect changes → append → commit → ack → publish.
 
         Appends, after anything already appended (a batch's messages): a ``tick`` record
-        if the engine's time was let pass and records follow it, the ``lead`` records,
-        the engine's alert changes (with their evidence hash) and gate commands, a status
-        snapshot, a checkpoint (the head before it), then the ``tail`` system records.
+        if the engine's time was let pass and records follow it (always before a
+        ``state``, on the wall clock), the ``lead`` records, the engine's alert changes
+        (with their evidence hash) and gate commands, a status snapshot, a checkpoint
+        (the head before it), the ``tail`` system records, then (``state``) the engine's
+        whole state as a ``snapshot`` record.
         When the disk refuses, everything not committed is rolled back and nothing is
         acknowledged or published; the refusal is returned for the caller to handle.
         """
@@ -187,7 +160,10 @@ class Worker:
         now, ticked = self._record_time()
         changes = engine.collect_changes() if collect else Changes()
         alerts = [with_hash(a, evidence.hash_of) for a in changes.alerts]
-        if ticked and (lead or changes or status or checkpoint or tail):
+        # Before a snapshot the engine's time is written down even if it did not pass
+        # now: an earlier tick that no record followed may have moved it.
+        ticked = ticked or (state and self.clock == "wall" and engine.now is not None)
+        if ticked and (lead or changes or status or checkpoint or tail or state):
             evidence.append_json("tick", now, {"engine_time": format_time(engine.now or now)})
         for kind, obj in lead:
             if isinstance(obj, wire.Alert):
@@ -208,6 +184,9 @@ class Worker:
             evidence.append_json("system", now, {"event": "checkpoint", **_point_json(point)})
         for obj in tail:
             evidence.append_json("system", now, obj)
+        if state:
+            service = {"storage_alerts": self.outage.issued}
+            evidence.append("snapshot", now, payload=engine.snapshot(service))
         try:
             evidence.commit()
         except EvidenceWriteError as exc:
@@ -263,14 +242,17 @@ class Worker:
     # -- start, batches, timers --------------------------------------------------------------
 
     def begin(self, started: dict[str, Any]) -> None:
-        """The first commit: the engine's time starts (or resumes) here, with a status.
+        """The first commit: the engine's time starts (or resumes) here, with a status, and
+        the engine's state after a replay of the whole log (the next start need not).
 
         Raises EvidenceWriteError when the disk refuses it: the service does not start.
         """
-        result = self.flush(lead=[("system", started)], status=True)
+        state = self.rebuilt_from is None and self.replayed > 0
+        result = self.flush(lead=[("system", started)], status=True, state=state)
         if result.refused is not None:
             raise result.refused
-        self.rhythm.done(time.monotonic(), Due(snapshot=True, checkpoint=False, tick=False))
+        done = Due(snapshot=True, checkpoint=False, tick=False, engine=True)
+        self.rhythm.done(time.monotonic(), done)
 
     def handle(self, batch: list[Item]) -> None:
         """Feed and append each message, then flush; on a refusal keep the batch held."""
@@ -314,6 +296,10 @@ class Worker:
         """Retry a refusing disk; tick, snapshot and checkpoint when due; send the status."""
         mono = time.monotonic()
         outage = self.outage
+        if self._broken is None:
+            self._check_verified()
+        if self._broken is not None:
+            return
         if outage.failing:
             if outage.retry_due(mono):
                 self._retry()
@@ -322,7 +308,7 @@ class Worker:
                 return
         due = self.rhythm.due(mono)
         if due:
-            result = self.flush(status=due.snapshot, checkpoint=due.checkpoint)
+            result = self.flush(status=due.snapshot, checkpoint=due.checkpoint, state=due.engine)
             if result.refused is not None:
                 self._refused(result.refused, [])
                 return
@@ -376,13 +362,31 @@ class Worker:
         self.rhythm.status_sent(mono)
         self.published_status += 1
 
+    # -- the whole chain, verified beside ----------------------------------------------------
+
+    def _check_verified(self) -> None:
+        """If the background verification found the log broken: log, publish, then stop."""
+        broken = self.chain.poll()
+        if broken is None:
+            return
+        result = self.flush(lead=[("alert", broken.alert), ("system", broken.event)])
+        if result.refused is not None:
+            log.error("could not record that the log is broken: %s", result.refused)
+        self.link.publish(self.topics.alert(broken.alert.id), wire.encode(broken.alert))
+        self.link.publish(self.topics.status, wire.encode(broken.status(self.engine.status())))
+        self._broken = broken.error
+
     # -- the loop -------------------------------------------------------------------------------
 
     def run(self) -> None:
         """The thread's body: batches and timers until stopped, then a clean shutdown."""
         try:
             self._loop()
-            self.shutdown()
+            if self._broken is None:
+                self.shutdown()
+            else:  # not a clean stop: no stop record, no snapshot over a broken log
+                self.failure = self._broken
+                self._emergency_shutdown(settle=10.0)  # the alert must get out
         except BaseException as exc:
             self.failure = exc
             log.exception("the aggregator failed: %s", exc)
@@ -402,6 +406,8 @@ class Worker:
             if batch:
                 self.handle(batch)
             self.timers()
+            if self._broken is not None:
+                return
             failing = self.outage.failing
             if stopping and not batch and link.queue.empty() and not failing:
                 return
@@ -464,10 +470,12 @@ class Worker:
     # -- shutdown -------------------------------------------------------------------------------
 
     def shutdown(self) -> None:
-        """Record the stop (unless the disk refuses), say offline, close the log."""
+        """Record the stop and the engine's state (unless the disk refuses), say offline,
+        close the log."""
         evidence = self.evidence
+        self.chain.stop()
         if not self.outage.failing:
-            result = self.flush(status=True, tail=[{"event": "stopped"}])
+            result = self.flush(status=True, tail=[{"event": "stopped"}], state=True)
             if result.refused is not None:
                 log.error("could not record the stop: %s", result.refused)
             if self.link.connected.is_set():
@@ -480,10 +488,12 @@ class Worker:
         evidence.close()
         log.info("stopped; evidence holds %d records, head %s", count, head[:16])
 
-    def _emergency_shutdown(self) -> None:
+    def _emergency_shutdown(self, settle: float = 0.0) -> None:
         """Already failing (the log line says why): leave as cleanly as can be."""
         self.link.accepting = False
         with contextlib.suppress(Exception):
-            self.link.go_offline()
+            self.chain.stop()
+        with contextlib.suppress(Exception):
+            self.link.go_offline(settle)
         with contextlib.suppress(Exception):
             self.evidence.close()

@@ -40,6 +40,7 @@ from kent_ops.core.permit import load_permit
 from kent_ops.core.wire import encode_payload, load_keys
 from kent_ops.evidence.log import EvidenceLog, json_bytes, read_records, verify
 from kent_ops.evidence.replay import replay
+from kent_ops.report.snapshots import SnapshotChecks
 from kent_ops.service.aggregator import Aggregator, Timing, permit_sha256
 from sensors.gate_counter import GateCounter
 from sensors.tally import Tally
@@ -134,12 +135,12 @@ def system_events(path: Path) -> list[dict[str, Any]]:
 
 
 def spawn(
-    permit_path: Path, evidence: Path, broker: MosquittoBroker, log: Path, clock: str
+    permit_path: Path, evidence: Path, broker: MosquittoBroker, log: Path, clock: str, *more: str
 ) -> subprocess.Popen[bytes]:
-    """``python -m kent_ops run`` as the service runs in the field."""
+    """``python -m kent_ops run`` as the service runs in the field (``more``: options)."""
     return subprocess.Popen(
         [sys.executable, "-m", "kent_ops", "run", "--permit", str(permit_path),
-         "--evidence", str(evidence), "--broker", broker.url, "--clock", clock],
+         "--evidence", str(evidence), "--broker", broker.url, "--clock", clock, *more],
         stdout=subprocess.DEVNULL,
         stderr=log.open("ab"),
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -747,6 +748,9 @@ def test_five_sigkills_lose_nothing_acknowledged_and_reuse_no_alert_id(
     rng = random.Random(7)
     kills_done = threading.Event()
     published_at_kill: list[int] = []
+    # An engine snapshot every 50 ms: kills land while one is written, and every restart
+    # starts from one.
+    often = ("--snapshot-every", "0.05")
 
     def publish() -> None:
         """~400 a second until the fifth kill (the last tenth waits for it), then at once."""
@@ -759,7 +763,7 @@ def test_five_sigkills_lose_nothing_acknowledged_and_reuse_no_alert_id(
                 time.sleep(max(0.0, start + i / 400 - time.monotonic()))
             publisher.send(topic, payload)
 
-    proc = spawn(permit_path, evidence, broker, log, "sensor")
+    proc = spawn(permit_path, evidence, broker, log, "sensor", *often)
     thread = threading.Thread(target=publish, name="stream", daemon=True)
     try:
         for kill in range(5):
@@ -773,7 +777,7 @@ def test_five_sigkills_lose_nothing_acknowledged_and_reuse_no_alert_id(
             proc.wait(10)
             published_at_kill.append(len(publisher.sent))
             wait_until(lambda: watcher.availability[-1] == b"offline", 15, "its last will")
-            proc = spawn(permit_path, evidence, broker, log, "sensor")
+            proc = spawn(permit_path, evidence, broker, log, "sensor", *often)
         kills_done.set()
         thread.join(60)
         assert not thread.is_alive()
@@ -795,9 +799,21 @@ def test_five_sigkills_lose_nothing_acknowledged_and_reuse_no_alert_id(
             proc.wait(10)
     assert all(0 < n < len(stream) for n in published_at_kill), published_at_kill
 
-    # The chain verifies, across six runs.
+    # The chain verifies, across six runs; each restart started from an engine snapshot,
+    # and every snapshot in the log is the state a replay from the start stands at there.
     assert verify(evidence).ok
-    assert [e["event"] for e in system_events(evidence)].count("started") == 6
+    started = [e for e in system_events(evidence) if e["event"] == "started"]
+    assert len(started) == 6
+    assert all(s["snapshot"] is not None for s in started[1:]), started
+    checks = SnapshotChecks()
+    replay(
+        load_permit(permit_path),
+        evidence,
+        on_record=lambda rec, engine: checks(rec, engine) if rec.kind == "snapshot" else None,
+    )
+    assert len(checks.results) >= 6  # one at least for each restart and the clean stop
+    assert [c for c in checks.results if c.matched is not True] == []
+    print(f"\n{len(checks.results)} engine snapshots, each equal to the replay's state there")
 
     # Every acknowledged message is in the log once, or more often as a recorded repeat.
     rows = message_rows(evidence)

@@ -71,7 +71,7 @@ class FakeLink:
     def publish(self, topic: str, payload: bytes) -> None:
         self.published.append((topic, payload))
 
-    def go_offline(self) -> None:
+    def go_offline(self, settle: float = 0.0) -> None:
         self.connected.clear()
 
     def wake(self) -> None:

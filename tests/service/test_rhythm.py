@@ -8,9 +8,21 @@ T = Timing(status_min_interval_s=0.1, heartbeat_s=5, snapshot_s=10, checkpoint_s
 
 
 def test_everything_is_due_at_first_and_ticks_only_on_the_wall_clock() -> None:
-    assert Rhythm(T, wall=True).due(0.0) == Due(snapshot=True, checkpoint=True, tick=True)
-    assert Rhythm(T, wall=False).due(0.0) == Due(snapshot=True, checkpoint=True, tick=False)
+    everything = Due(snapshot=True, checkpoint=True, tick=True, engine=True)
+    assert Rhythm(T, wall=True).due(0.0) == everything
+    assert Rhythm(T, wall=False).due(0.0) == everything._replace(tick=False)
     assert not Due(False, False, False)
+    assert Due(False, False, False, engine=True)
+
+
+def test_the_engine_snapshot_comes_round_after_its_own_interval() -> None:
+    r = Rhythm(Timing(engine_snapshot_s=300, snapshot_s=10, checkpoint_s=60), wall=False)
+    r.done(100.0, r.due(100.0))
+    assert not r.due(399.9).engine
+    assert r.due(400.0).engine
+    assert r.wait_time(395.0) <= 1.0
+    r.done(400.0, Due(snapshot=False, checkpoint=False, tick=False, engine=True))
+    assert not r.due(699.0).engine
 
 
 def test_each_timer_comes_round_after_its_interval() -> None:
@@ -40,13 +52,13 @@ def test_a_changed_picture_goes_out_at_most_every_interval_and_the_heartbeat_alw
 
 def test_the_worker_sleeps_until_the_next_timer_at_most_a_second() -> None:
     r = Rhythm(T, wall=True)
-    r.done(0.0, Due(True, True, False))
+    r.done(0.0, Due(True, True, False, engine=True))
     r.ticked(0.0)
     r.status_sent(0.0)
     assert r.wait_time(0.25) == 0.25  # the next tick
     assert r.wait_time(0.25, retry_at=0.375) == 0.125  # a storage retry before it
     sensor = Rhythm(T, wall=False)
-    sensor.done(0.0, Due(True, True, False))
+    sensor.done(0.0, Due(True, True, False, engine=True))
     sensor.status_sent(0.0)
     assert sensor.wait_time(0.0) == 1.0
     assert sensor.wait_time(4.5) == 0.5  # the heartbeat

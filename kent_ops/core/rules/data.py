@@ -85,15 +85,25 @@ class ClockSkew(Rule):
 
 
 class EvidenceStorage(Rule):
-    """Raised by the service, not the engine: the evidence log cannot be written."""
+    """Raised by the service, not the engine: the evidence log cannot be written, or a
+    record in it does not verify (``observed`` then names the ``record``)."""
 
     name = "evidence-storage"
     severity = "data"
     cite = "—"
     title = "Evidence log not writable"
-    summary = "The evidence log cannot be written; messages are not acknowledged until it can."
+    summary = (
+        "The evidence log cannot be written (messages are not acknowledged until it can), "
+        "or it does not verify (the service stops)."
+    )
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        if "record" in o:
+            at = f" at record {o['record']}" if o["record"] is not None else ""
+            return (
+                f"the evidence log does not verify{at} ({o.get('error', 'error')}); the "
+                "service stopped rather than go on over a broken log"
+            )
         return (
             f"the evidence log cannot be written ({o.get('error', 'error')}); messages are held "
             "unacknowledged until it can"

@@ -13,6 +13,7 @@ from kent_ops.core import wire
 from kent_ops.report.collect import Reasons
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, count, duration, figures, table
+from kent_ops.report.snapshots import snapshot_section
 
 __all__ = ["data_quality", "evidence"]
 
@@ -166,6 +167,7 @@ def data_quality(data: ReportData, fmt: Fmt) -> str:
         *_adjustments(data, fmt),
         *_service(data),
         *_replay_against_live(data),
+        *snapshot_section(data.collector.snapshots, fmt.when),
     ]
     return "\n".join(out)
 

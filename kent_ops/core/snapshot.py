@@ -1,0 +1,429 @@
+"""The engine's whole state as one document, and back: a restart replays only the tail.
+
+A festival's evidence log holds millions of records; replaying all of them takes
+minutes, and a restarted aggregator is blind meanwhile. So the service writes the
+engine's state into the log every few minutes (a ``snapshot`` record, see
+docs/protocol.md) and a restart starts from the last one, feeding only the records
+after it. The report still replays from the start (it is the proof) and checks that
+its engine equals each snapshot it passes.
+
+The document is JSON (msgspec): a header (format version, program and version, the
+clock, a fingerprint of the permit and of the signing keys, and a little of the
+service's own bookkeeping) and the state. A snapshot written by another program
+version, another format, under another permit, clock or keys is refused with
+:class:`SnapshotRefused`: the caller replays the whole log instead. Everything here is
+pure (no I/O): bytes in, bytes out.
+
+What "the whole state" is, is declared once: each of the engine's parts has a
+``*State`` struct whose fields name its attributes (without a leading underscore), and
+:data:`DERIVED` names the attributes rebuilt from the permit instead. The dataclasses
+inside (the counts, alerts, pending conditions, status changes) are written whole by
+msgspec. tests/core/test_snapshot.py checks that every attribute of every part is one
+or the other, so a field added to the engine cannot be silently left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, get_args, get_origin
+
+import msgspec
+
+from kent_ops import __version__
+from kent_ops.core import wire
+from kent_ops.core.alerts import Alert, _Pending
+from kent_ops.core.counting import Counting
+from kent_ops.core.inspectors import NOTES_KEPT
+from kent_ops.core.permit import Permit
+from kent_ops.core.permit_status import StatusChange
+
+if TYPE_CHECKING:
+    from kent_ops.core.engine import Engine
+
+__all__ = [
+    "DERIVED",
+    "FORMAT",
+    "PARTS",
+    "EngineState",
+    "Header",
+    "SnapshotRefused",
+    "differences",
+    "keys_fingerprint",
+    "load",
+    "permit_fingerprint",
+    "read_header",
+    "take",
+]
+
+FORMAT = 1
+"""The layout of the document; raise it whenever a state struct changes."""
+PROGRAM = "kent-ops"
+
+
+class SnapshotRefused(ValueError):
+    """A snapshot this program must not start from; replay the whole log instead."""
+
+
+class Header(msgspec.Struct, kw_only=True):
+    """Who wrote the snapshot, under what; read before the state is trusted."""
+
+    format: int
+    program: str
+    version: str
+    clock: str
+    permit: str
+    """SHA-256 of the permit as loaded (:func:`permit_fingerprint`)."""
+    keys: str | None
+    """SHA-256 of the signing keys (:func:`keys_fingerprint`), None when unsigned."""
+    service: dict[str, Any] = {}
+    """What the service that wrote it wants back (the engine ignores it)."""
+
+
+# -- the parts' states: field names are attribute names without a leading underscore ------
+
+
+class _State(msgspec.Struct, forbid_unknown_fields=True):
+    pass
+
+
+class DeadlinesState(_State):
+    heap: list[tuple[int, int, str]]
+    stale: set[str]
+
+
+class AlertBookState(_State):
+    pending: list[tuple[str, str | None, _Pending]]
+    alerts: list[Alert]
+    live: list[tuple[str, str | None, str]]
+    """(rule, subject, alert id): the live alert is the very object in ``alerts``."""
+    changed: set[str]
+    next_number: int
+
+
+class OrdersState(_State):
+    admit_capacity: bool
+    state: tuple[bool, str]
+    decided: bool
+    changed: bool
+
+
+class PermitStatusState(_State):
+    changes: list[StatusChange]
+
+
+class AssemblyState(_State):
+    on_since: int | None
+    overnight_from: int | None
+    spans: list[list[int | None]]
+
+
+class InspectorsState(_State):
+    notes: list[wire.NoteEntry]
+    adjustments: list[wire.Adjustment]
+    marks: dict[str, wire.ChecklistMark]
+    deficient: dict[str, str]
+    seen: set[tuple[str, str, bytes]]
+
+
+class EngineState(_State):
+    counts: Counting
+    orders: OrdersState
+    deadlines: DeadlinesState
+    alert_book: AlertBookState
+    permit_status: PermitStatusState
+    assembly: AssemblyState
+    inspectors: InspectorsState
+    now: int | None
+    start: int | None
+    skewed: dict[str, float]
+    last_record: int | None
+    clerk_seen: set[tuple[str, str, wire.ClerkPermit]]
+    rejected: int
+    accepted: int
+    counts_only: bool
+    band: tuple[int, int] | None
+    over_collective: bool
+    stretch_peak: int | None
+    stretch_at: int
+
+
+class _Document(Header, kw_only=True, forbid_unknown_fields=True):
+    state: EngineState
+
+
+PARTS: dict[str, type[_State]] = {
+    "": EngineState,
+    "orders": OrdersState,
+    "_deadlines": DeadlinesState,
+    "alert_book": AlertBookState,
+    "permit_status": PermitStatusState,
+    "assembly": AssemblyState,
+    "inspectors": InspectorsState,
+}
+"""Each part of the engine ("" the engine itself) by attribute, with its state struct."""
+
+DERIVED: dict[str, frozenset[str]] = {
+    "": frozenset(
+        {
+            "permit",
+            "clock",
+            "keys",
+            "terms",
+            "_prefix",
+            "_sensor_kinds",
+            "_stale_us",
+            "_checklist_items",
+        }
+    ),
+    "orders": frozenset({"hold_at", "resume_below"}),
+    "_deadlines": frozenset(),
+    "alert_book": frozenset({"pending_us", "clear_us", "_schedule"}),
+    "permit_status": frozenset({"base", "_times"}),
+    "assembly": frozenset({"tz"}),
+    "inspectors": frozenset({"checklist"}),
+}
+"""Attributes each part rebuilds from the permit (and the changes list), not the snapshot."""
+
+
+# -- fingerprints -----------------------------------------------------------------------------
+
+
+def permit_fingerprint(permit: Permit) -> str:
+    """SHA-256 of the permit as the engine sees it (where its file lies does not count)."""
+    plain = msgspec.to_builtins(permit, enc_hook=str, order="sorted")
+    plain.pop("source_path", None)
+    return hashlib.sha256(msgspec.json.encode(plain, order="sorted")).hexdigest()
+
+
+def keys_fingerprint(keys: Mapping[str, bytes] | None) -> str | None:
+    """SHA-256 of the signing keys (never the keys themselves), None when unsigned."""
+    if keys is None:
+        return None
+    h = hashlib.sha256(b"kent-ops signing keys\n")
+    for name in sorted(keys):
+        h.update(len(name).to_bytes(4, "big") + name.encode())
+        h.update(len(keys[name]).to_bytes(4, "big") + keys[name])
+    return h.hexdigest()
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def _enc(obj: Any) -> Any:
+    if isinstance(obj, deque):
+        return list(obj)
+    raise NotImplementedError(f"a snapshot cannot hold {type(obj).__name__}")
+
+
+def _dec(kind: Any, obj: Any) -> Any:
+    if get_origin(kind) is deque or kind is deque:
+        args = get_args(kind)
+        return deque(msgspec.convert(obj, list[args[0]] if args else list))  # type: ignore[valid-type]
+    raise NotImplementedError(f"a snapshot cannot hold {kind}")
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=_enc)
+_HEADER = msgspec.json.Decoder(Header)
+_DOCUMENT = msgspec.json.Decoder(_Document, dec_hook=_dec)
+
+
+def _attr(obj: Any, name: str) -> str:
+    return name if name in vars(obj) else f"_{name}"
+
+
+_Save = dict[str, Callable[[Any], Any]]
+_Load = dict[str, Callable[[Any, Any], None]]
+
+
+def _save(obj: Any, kind: type[_State], special: _Save) -> Any:
+    """The part's state: each field from its attribute, or from its special reader."""
+    values = {
+        name: special[name](obj) if name in special else getattr(obj, _attr(obj, name))
+        for name in kind.__struct_fields__
+    }
+    return kind(**values)
+
+
+def _load(obj: Any, state: _State, special: _Load) -> None:
+    """Put each field back on its attribute, or through its special writer."""
+    for name in state.__struct_fields__:
+        value = getattr(state, name)
+        if name in special:
+            special[name](obj, value)
+        else:
+            setattr(obj, _attr(obj, name), value)
+
+
+def _book_save() -> _Save:
+    return {
+        "pending": lambda b: [(r, s, p) for (r, s), p in b.pending.items()],
+        "alerts": lambda b: list(b.alerts.values()),
+        "live": lambda b: [(r, s, a.id) for (r, s), a in b.live.items()],
+    }
+
+
+def _book_load() -> _Load:
+    def alerts(book: Any, value: list[Alert]) -> None:
+        book.alerts = {a.id: a for a in value}
+
+    def live(book: Any, value: list[tuple[str, str | None, str]]) -> None:
+        book.live = {(r, s): book.alerts[aid] for r, s, aid in value}
+
+    return {
+        "pending": lambda b, v: setattr(b, "pending", {(r, s): p for r, s, p in v}),
+        "alerts": alerts,
+        "live": live,
+    }
+
+
+_SAVE: dict[type[_State], _Save] = {
+    EngineState: {
+        "orders": lambda e: _save(e.orders, OrdersState, {}),
+        "deadlines": lambda e: _save(
+            e._deadlines, DeadlinesState, {"heap": lambda d: sorted(d._heap)}
+        ),
+        "alert_book": lambda e: _save(e.alert_book, AlertBookState, _book_save()),
+        "permit_status": lambda e: _save(e.permit_status, PermitStatusState, {}),
+        "assembly": lambda e: _save(e.assembly, AssemblyState, {}),
+        "inspectors": lambda e: _save(
+            e.inspectors, InspectorsState, {"notes": lambda i: list(i.notes)}
+        ),
+    },
+}
+
+
+def _put_status(status: Any, changes: list[StatusChange]) -> None:
+    status.changes = list(changes)
+    status._times = [c.at for c in changes]
+
+
+_LOAD: _Load = {
+    "orders": lambda e, v: _load(e.orders, v, {}),
+    "deadlines": lambda e, v: _load(e._deadlines, v, {}),
+    "alert_book": lambda e, v: _load(e.alert_book, v, _book_load()),
+    "permit_status": lambda e, v: _load(e.permit_status, v, {"changes": _put_status}),
+    "assembly": lambda e, v: _load(e.assembly, v, {}),
+    "inspectors": lambda e, v: _load(
+        e.inspectors,
+        v,
+        {"notes": lambda i, notes: setattr(i, "notes", deque(notes, maxlen=NOTES_KEPT))},
+    ),
+}
+
+
+def state_of(engine: Engine) -> EngineState:
+    """The engine's state as a struct (it shares the engine's objects: encode it at once)."""
+    return _save(engine, EngineState, _SAVE[EngineState])
+
+
+def header_of(engine: Engine, service: Mapping[str, Any] | None = None) -> Header:
+    """The header a snapshot of ``engine`` carries."""
+    return Header(
+        format=FORMAT,
+        program=PROGRAM,
+        version=__version__,
+        clock=engine.clock,
+        permit=permit_fingerprint(engine.permit),
+        keys=keys_fingerprint(engine.keys),
+        service=dict(service or {}),
+    )
+
+
+def take(engine: Engine, service: Mapping[str, Any] | None = None) -> bytes:
+    """The engine's whole state as one JSON document; the engine is not changed."""
+    header = header_of(engine, service)
+    fields = {name: getattr(header, name) for name in Header.__struct_fields__}
+    return _ENCODER.encode(_Document(**fields, state=state_of(engine)))
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def read_header(data: bytes) -> Header:
+    """The header alone (cheap); raises SnapshotRefused if it is not a snapshot."""
+    try:
+        return _HEADER.decode(data)
+    except msgspec.DecodeError as exc:
+        raise SnapshotRefused(f"it is not an engine snapshot ({exc})") from None
+
+
+def _decode(data: bytes) -> _Document:
+    try:
+        return _DOCUMENT.decode(data)
+    except (msgspec.DecodeError, NotImplementedError, TypeError, ValueError) as exc:
+        raise SnapshotRefused(f"its state cannot be read by this program ({exc})") from None
+
+
+def check_header(header: Header, engine: Engine) -> None:
+    """Refuse a snapshot another program, format, permit, clock or set of keys wrote."""
+    mine = header_of(engine)
+    if header.program != PROGRAM or header.version != mine.version:
+        raise SnapshotRefused(f"it was written by {header.program} {header.version}")
+    if header.format != FORMAT:
+        raise SnapshotRefused(f"it is in snapshot format {header.format}, not {FORMAT}")
+    if header.clock != mine.clock:
+        raise SnapshotRefused(f"it was taken with the {header.clock} clock")
+    if header.permit != mine.permit:
+        raise SnapshotRefused("it was taken under another permit file")
+    if header.keys != mine.keys:
+        raise SnapshotRefused("it was taken with other signing keys")
+
+
+def load(engine: Engine, data: bytes) -> Header:
+    """Put a snapshot's state into a fresh engine built for the same permit, clock and keys.
+
+    Raises:
+        SnapshotRefused: the snapshot is not for this program, permit, clock or keys, or
+            cannot be read; the engine is then unchanged.
+    """
+    check_header(read_header(data), engine)
+    doc = _decode(data)
+    _load(engine, doc.state, _LOAD)
+    return doc
+
+
+def differences(engine: Engine, data: bytes, limit: int = 5) -> list[str]:
+    """Where the engine's state differs from the snapshot's (empty: they are equal).
+
+    Raises:
+        SnapshotRefused: the snapshot cannot be compared (see :func:`load`).
+    """
+    check_header(read_header(data), engine)
+    theirs = _decode(data).state
+    mine = state_of(engine)
+    if mine == theirs:
+        return []
+    found: list[str] = []
+    _diff(_plain(mine), _plain(theirs), "state", found, limit)
+    return found or ["state (the same figures, held as other types)"]
+
+
+def _plain(state: EngineState) -> Any:
+    """The state as plain values, sets sorted, so two of them can be walked side by side."""
+    try:
+        return msgspec.to_builtins(state, enc_hook=_enc, order="deterministic")
+    except TypeError:  # pragma: no cover - a set whose items do not sort
+        return msgspec.to_builtins(state, enc_hook=_enc)
+
+
+def _diff(a: Any, b: Any, path: str, found: list[str], limit: int) -> None:
+    """Collect up to ``limit`` paths at which two plain values differ."""
+    if len(found) >= limit or a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            _diff(a.get(key), b.get(key), f"{path}.{key}", found, limit)
+        return
+    sequences = (list, tuple)
+    if isinstance(a, sequences) and isinstance(b, sequences) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _diff(x, y, f"{path}[{i}]", found, limit)
+        return
+    found.append(f"{path}: {_short(a)} by the engine, {_short(b)} in the snapshot")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
