@@ -24,8 +24,8 @@ import msgspec
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.evidence.replay import Replayed
-from kent_ops.report.text import clean
 from kent_ops.report.snapshots import SnapshotChecks
+from kent_ops.report.text import clean
 
 __all__ = [
     "ATTENDANCE_AT_START",
