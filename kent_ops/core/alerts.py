@@ -133,8 +133,6 @@ class AlertBook:
         self.live: dict[Key, Alert] = {}
         self.alerts: dict[str, Alert] = {}
         self.changed: set[str] = set()
-        self.just_ended: list[Alert] = []
-        """Alerts the last :meth:`update` ended: their ending figures are the caller's to set."""
         self._next_number = 1
 
     def _delay(self, rule: str) -> int:
@@ -175,9 +173,12 @@ class AlertBook:
 
     def update(
         self, t: int, held: dict[Key, Condition], *, uncertain: bool, record: int | None
-    ) -> None:
-        """Bring every condition and alert to instant ``t`` given what holds now."""
-        self.just_ended = []
+    ) -> list[Alert]:
+        """Bring every condition and alert to instant ``t`` given what holds now.
+
+        Returns the alerts it ended: their ending figures are the caller's to set.
+        """
+        ended: list[Alert] = []
         live = self.live
         pending = self.pending
         for key, cond in held.items():
@@ -208,9 +209,10 @@ class AlertBook:
             for key in [k for k in pending if k not in held]:
                 del pending[key]
         if len(live) != len(held) or any(k not in held for k in live):
-            self._end_missing(t, held)
+            self._end_missing(t, held, ended)
+        return ended
 
-    def _end_missing(self, t: int, held: dict[Key, Condition]) -> None:
+    def _end_missing(self, t: int, held: dict[Key, Condition], ended: list[Alert]) -> None:
         """Alerts whose condition no longer holds end now, and clear ``clear_s`` later."""
         live = self.live
         for key, alert in list(live.items()):
@@ -219,7 +221,7 @@ class AlertBook:
             if alert.ended_at is None:
                 alert.ended_at = t
                 self.changed.add(alert.id)
-                self.just_ended.append(alert)
+                ended.append(alert)
                 self._schedule(t + self.clear_us)
             elif t >= alert.ended_at + self.clear_us:
                 alert.cleared_at = alert.ended_at + self.clear_us

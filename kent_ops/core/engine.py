@@ -405,8 +405,8 @@ class Engine:
         )
         held = held_in(s)
         book = self.alert_book
-        book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
-        for alert in book.just_ended:  # the figures that ended it, not the last breaching ones
+        ended = book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
+        for alert in ended:  # the figures that ended it, not the last breaching ones
             ending = RULES[alert.rule].measure(s, alert.subject)
             if ending is not None:
                 alert.observed, alert.required = ending.observed, ending.required
