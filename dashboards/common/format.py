@@ -21,6 +21,7 @@ __all__ = [
     "clean",
     "event_zone",
     "fmt_age",
+    "fmt_figure",
     "fmt_int",
     "fmt_share",
     "level",
@@ -98,6 +99,21 @@ def fmt_share(value: object) -> str:
     return f"{value * 100:.0f}%"
 
 
+SHARE_KEYS = ("share", "share_below")
+"""Figure names that hold a fraction: a lot's share full and the share it must stay below."""
+
+
+def fmt_figure(key: str, value: object) -> str:
+    """One of a rule's figures as a person reads it: a share as ``95%``, a count as
+    ``3,120``, anything else as plain text (it came from the aggregator: see :func:`clean`)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and key.endswith(SHARE_KEYS):
+        return fmt_share(value)
+    if number:
+        return fmt_int(value)
+    return clean(value)
+
+
 def fmt_age(seconds: float | None) -> str:
     """A short age for a human: ``4 s``, ``3 min``, ``2 h 05 min``."""
     if seconds is None:
@@ -130,13 +146,24 @@ def level(used: object, limit: object, *, near: float = NEAR_FRACTION) -> Level:
     return "ok"
 
 
-def clean(value: object) -> str:
-    """Text that came from outside (a note, a comment, an id) without control characters.
+def clean(value: object, *, limit: int | None = None) -> str:
+    """Text that came from outside (a note, a comment, an id) made safe to show.
 
     Panels put it in ``rich.text.Text`` objects, never in markup strings, so brackets
-    in a note are shown as typed; this removes what would move the cursor or ring.
+    in a note are shown as typed; this removes control and format characters (ESC,
+    BEL, bidirectional overrides), which would move the cursor, ring or reorder what
+    follows, and turns line breaks and tabs into spaces. ``limit`` cuts it to that many
+    characters with an ellipsis, for ids shown in a table column or a one-line notice.
     """
     text = value if isinstance(value, str) else str(value)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else " " for ch in text)
+    if not text.isprintable():
+        text = "".join(_printable(ch) for ch in text)
+    if limit is not None and len(text) > limit:
+        text = text[: max(0, limit - 1)] + "…"
+    return text
+
+
+def _printable(char: str) -> str:
+    if char.isprintable():
+        return char
+    return " " if char.isspace() else ""

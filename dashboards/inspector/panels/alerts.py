@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from dashboards.common.format import clean, event_zone, fmt_int, local_clock
+from dashboards.common.format import clean, event_zone, fmt_figure, local_clock
 from dashboards.common.rows import Item
 from kent_ops.core import wire
 from kent_ops.core.checklist import BY_ITEM
@@ -166,14 +166,13 @@ def alert_history(
 
 
 def _figures(values: Mapping[str, Any]) -> str:
+    """``occupied 590 · capacity 600 · share 98%``: counts grouped, shares as percentages."""
     if not values:
         return "—"
-    parts = []
-    for key, value in values.items():
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        shown = fmt_int(value) if number else str(value)
-        parts.append(f"{key.replace('_', ' ')} {shown}")
-    return clean(" · ".join(parts))
+    parts = [
+        f"{clean(key).replace('_', ' ')} {fmt_figure(key, value)}" for key, value in values.items()
+    ]
+    return " · ".join(parts)
 
 
 def _title(alert: wire.Alert) -> Text:
