@@ -7,6 +7,7 @@ functions only: nothing here knows about Textual.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
 from typing import Literal
@@ -64,13 +65,18 @@ def event_zone(status: wire.Status | None) -> tzinfo:
     return _zone(status.timezone) if status is not None else UTC
 
 
+_ZONE_NAME = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+){0,3}")
+"""What an IANA zone name looks like (America/New_York, Etc/GMT+5): anything else from
+the wire is not looked up at all (ZoneInfo imports a module named after it)."""
+
+
 @lru_cache(maxsize=8)
 def _zone(name: str) -> tzinfo:
-    if not name:
+    if not name or len(name) > 64 or not _ZONE_NAME.fullmatch(name):
         return UTC
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         return UTC
 
 

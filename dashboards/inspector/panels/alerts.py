@@ -72,9 +72,15 @@ def _subject(alert: wire.Alert | wire.PendingCondition) -> str:
     return f" [{clean(alert.subject)}]" if alert.subject else ""
 
 
-def alert_item(alert: wire.Alert, zone: tzinfo, *, flash_on: bool = False) -> Item:
+def alert_item(
+    alert: wire.Alert, zone: tzinfo, *, flash_on: bool = False, key: str | None = None
+) -> Item:
     """Severity in a column of its own; beside it id, rule, citation, since and
-    acknowledgement, and under those the message (both wrap inside their column)."""
+    acknowledgement, and under those the message (both wrap inside their column).
+
+    ``key`` is the id in the alert's topic (what the app files it under, unique),
+    which the payload's ``id`` should repeat but a bad publisher might not.
+    """
     severity = alert.severity or "data"
     word, mark_style = SEVERITY_MARK.get(severity, (severity.upper(), "bold"))
     state, state_style = _state_word(alert)
@@ -99,7 +105,7 @@ def alert_item(alert: wire.Alert, zone: tzinfo, *, flash_on: bool = False) -> It
     if alert.uncertain:
         head.append("  uncertain", style="dark_orange")
     body = Text(clean(_alert_body(alert)), style="dim" if cleared else "")
-    return Item(alert.id, mark, head, body)
+    return Item(alert.id if key is None else key, mark, head, body)
 
 
 def _alert_body(alert: wire.Alert) -> str:
@@ -132,12 +138,14 @@ def alert_items(
 ) -> list[Item]:
     """The alert list: active alerts, then pending conditions, then ended and cleared ones."""
     zone = event_zone(status)
-    ordered = ordered_alerts(alerts)
-    rows = [alert_item(a, zone, flash_on=flash_on) for a in ordered if a.state == "active"]
+    ordered = sorted(alerts.items(), key=lambda item: _order(item[1]))
+    rows = [
+        alert_item(a, zone, flash_on=flash_on, key=key) for key, a in ordered if a.state == "active"
+    ]
     if status is not None:
         for index, p in enumerate(status.pending):
             rows.append(pending_item(f"pending:{index}:{p.rule}", p, zone))
-    rows.extend(alert_item(a, zone) for a in ordered if a.state != "active")
+    rows.extend(alert_item(a, zone, key=key) for key, a in ordered if a.state != "active")
     return rows
 
 
