@@ -41,9 +41,9 @@ def permit_alarm(status: wire.Status | None) -> Text | None:
     if permit.since is not None:
         text.append(f" since {local_clock(permit.since, event_zone(status), with_zone=True)}")
     if permit.resolution:
-        text.append(" by resolution ")
+        text.append(" · resolution ")
         text.append(clean(permit.resolution, limit=60), style="bold")
-    text.append(" · gates HOLD from 500 persons (permit:G, permit:A)", style="bold red")
+    text.append(" · HOLD from 500 persons (permit:A, G)", style="bold red")
     return text
 
 

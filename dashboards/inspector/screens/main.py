@@ -54,7 +54,7 @@ class MainScreen(Screen[None]):
         Binding("n", "note", "Note"),
         Binding("c", "adjust", "Adjust att."),
         Binding("i", "checklist", "Checklist"),
-        Binding("R", "permit", "Revoke/reinstate permit", key_display="R"),
+        Binding("R", "permit", "Permit status", key_display="R"),
         Binding("d", "details", "Details", show=False),
         Binding("tab", "app.focus_next", "Next panel", show=False),
     ]
