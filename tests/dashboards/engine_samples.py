@@ -1,18 +1,23 @@
-"""A real engine's status and alerts, for the form tests and their snapshots.
+"""A real engine's status and alerts, for the form and law tests and their snapshots.
 
 Not hand-made samples: a festival afternoon is fed to :class:`kent_ops.core.engine.Engine`
 through the core tests' :class:`Driver` (payloads whose ``ts`` this module writes down),
-so every figure, alert, note and checklist mark on screen is one the engine produced.
+so every figure, alert, note and checklist mark on screen is one the engine produced;
+likewise an afternoon of the example assembly over three properties.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
-from core.core_support import QUICK, Driver, local, permit_variant
+from core.core_support import NY, QUICK, Driver, local, permit_variant
 
 from kent_ops.core import wire
+from kent_ops.core.engine import Engine
+from kent_ops.core.permit import load_permit
 
 EVENT = "kent-summer-fest-2027"
 AFTERNOON = local(14, 0)
@@ -75,3 +80,28 @@ def _alert(driver: Driver, rule: str) -> str:
     found = driver.alerts(rule)
     assert found, f"the engine raised no {rule} alert"
     return str(found[0]["id"])
+
+
+TWO_PROPERTIES = Path(__file__).resolve().parents[2] / "examples" / "permit-two-properties.toml"
+
+
+def three_properties() -> EngineDay:
+    """The example assembly over three properties, an August afternoon: persons on the
+    main field and the camping meadow (one gate between them), none in the overflow."""
+    permit = load_permit(TWO_PROPERTIES)
+    engine = Engine(permit, clock="sensor")
+    topics = wire.Topics(permit.event_id)
+    t = datetime(2027, 8, 14, 14, 0, tzinfo=NY)
+    for gate, in_total, out_total in (
+        ("north", 2_000, 100),
+        ("meadow-road", 300, 0),
+        ("field-to-meadow", 150, 20),
+    ):
+        body = {"seq": 1, "ts": t.isoformat(), "in_total": in_total, "out_total": out_total}
+        fed = engine.feed(topics.gate_count(gate), json.dumps(body).encode(), t)
+        assert fed.accepted, fed.reason
+    t += timedelta(seconds=5)
+    engine.tick(t)
+    engine.collect_changes()
+    alerts = [alert for _, alert in sorted(engine.alerts.items())]
+    return EngineDay(engine.status(), alerts, t + timedelta(seconds=2))

@@ -18,7 +18,7 @@ __all__ = ["PROPERTY_COLUMNS", "assembly_text", "permit_alarm", "property_rows"]
 
 ID_CHARS = 32
 """An id from the wire is cut to this many characters in a line (a line stays a line)."""
-NAME_CHARS = 20
+NAME_CHARS = 24
 """A property or its owner is cut to this many characters: the table shares its column."""
 
 
@@ -68,8 +68,6 @@ def property_rows(status: wire.Status | None) -> list[Row]:
     rows = []
     for prop_id, prop in status.properties.items():
         owner = clean(prop.owner, limit=NAME_CHARS)
-        if prop.tenant:
-            owner += f" (tenant {clean(prop.tenant, limit=NAME_CHARS)})"
         rows.append(
             Row(
                 prop_id,
