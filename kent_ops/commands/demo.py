@@ -213,7 +213,7 @@ def attach_commands(permit: Permit, address: BrokerAddress, ca_file: str | None)
     kent_ops = kent_ops_command()
     return [
         f"{kent_ops} gate {gates[0]} {connect}",
-        f"{kent_ops} dashboard {connect} --inspector insp-2",
+        f"{kent_ops} dashboard {connect}",
     ]
 
 
