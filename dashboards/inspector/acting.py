@@ -10,6 +10,7 @@ to "recorded" (the aggregator's status or alert shows it: :mod:`.actions`). The 
 from __future__ import annotations
 
 import json
+from collections.abc import Coroutine
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -69,11 +70,14 @@ class ActingApp(FeedApp):
     """Whether the forms' cursors blink (off for repeatable snapshots)."""
 
     def _setup_acting(self) -> None:
+        """Called by the app's ``__init__``: nothing published yet."""
         self._deliveries: dict[int, mqtt.MQTTMessageInfo] = {}
+        """Each published action's delivery, by its number, until it is recorded."""
 
     # starting an action ---------------------------------------------------------------
 
-    def _start(self, flow: Any, name: str) -> None:
+    def _start(self, flow: Coroutine[Any, Any, None], name: str) -> None:
+        """One action at a time: a new one replaces a form still open."""
         self.run_worker(flow, name=name, group="inspector-action", exclusive=True)
 
     def start_ack(self, alert_id: str) -> None:

@@ -31,6 +31,8 @@ class EngineDay:
     status: wire.Status
     alerts: list[wire.Alert]
     now: datetime
+    commands: dict[str, wire.GateCommand]
+    """Each gate's order, as the engine gives it to the deputies."""
 
     def alert_id(self, rule: str) -> str:
         return next(a.id for a in self.alerts if a.rule == rule)
@@ -73,7 +75,8 @@ def afternoon(*, revoked: bool = False) -> EngineDay:
     driver.tick(t)
     driver.engine.collect_changes()
     alerts = [alert for _, alert in sorted(driver.engine.alerts.items())]
-    return EngineDay(driver.engine.status(), alerts, t + timedelta(seconds=2))
+    engine = driver.engine
+    return EngineDay(engine.status(), alerts, t + timedelta(seconds=2), engine.commands())
 
 
 def _alert(driver: Driver, rule: str) -> str:
@@ -104,4 +107,4 @@ def three_properties() -> EngineDay:
     engine.tick(t)
     engine.collect_changes()
     alerts = [alert for _, alert in sorted(engine.alerts.items())]
-    return EngineDay(engine.status(), alerts, t + timedelta(seconds=2))
+    return EngineDay(engine.status(), alerts, t + timedelta(seconds=2), engine.commands())

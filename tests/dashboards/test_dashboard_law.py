@@ -17,7 +17,7 @@ from rich.console import Console
 from dashboards.common.clock import fixed_clock
 from dashboards.common.connection import ConnectionState, connection_problem
 from dashboards.common.format import clean, fmt_figure
-from dashboards.gate.panels import tally_text
+from dashboards.gate.panels import gate_order, order_details, tally_text
 from dashboards.gate.tally import TallyState
 from dashboards.inspector.actions import (
     CLERK_PERMIT,
@@ -102,6 +102,18 @@ async def test_the_properties_table_shows_only_with_several_properties() -> None
             if shown:
                 assert table.row_count == 3
                 assert app.screen.region.contains_region(table.region)
+
+
+def test_the_gate_view_shows_the_hold_reason_the_aggregator_gives() -> None:
+    """After the revocation the engine tells every gate to HOLD, and says why (permit:A)."""
+    day = afternoon(revoked=True)
+    command = day.commands["north"]
+    assert command.admit is False
+    assert "the permit is not issued" in command.reason
+    order = gate_order(command, day.status)
+    assert order.word == "HOLD"
+    assert order.reason == command.reason
+    assert command.reason in order_details(order).plain
 
 
 # -- figures ----------------------------------------------------------------------------
