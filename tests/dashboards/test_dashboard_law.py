@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import dashboard_samples as samples
+import pytest
 from engine_samples import EVENT, afternoon, three_properties
 from rich.console import Console
 
@@ -37,6 +38,7 @@ from dashboards.inspector.panels import (
 )
 from dashboards.inspector.widgets.notice import fitting_lines
 from dashboards.inspector.widgets.tables import PropertiesTable
+from kent_ops.commands.cli import main
 
 NY = ZoneInfo("America/New_York")
 
@@ -205,3 +207,12 @@ def test_the_notice_shows_whole_lines_or_only_the_first() -> None:
     lines = ["Demo: broker mqtt://127.0.0.1:1883", "  kent-ops gate north --event e --broker b"]
     assert fitting_lines(lines, 60) == lines
     assert fitting_lines(lines, 40) == lines[:1]
+
+
+def test_a_clerk_id_that_cannot_be_in_a_topic_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["dashboard", "--event", EVENT, "--clerk", "town/clerk"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "kent-ops: clerk id 'town/clerk' cannot be used in an MQTT topic"
+    )
