@@ -9,6 +9,7 @@ standalone on injected data: the snapshot tests and the benchmark use that.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -17,7 +18,13 @@ from textual.app import App
 from textual.reactive import reactive
 
 from dashboards.common.clock import Clock, wall_clock
-from dashboards.common.connection import STALE_AFTER_S, ConnectionState, connection_problem
+from dashboards.common.connection import (
+    NO_AGGREGATOR_AFTER_S,
+    STALE_AFTER_S,
+    ConnectionState,
+    connection_problem,
+    unheard,
+)
 from dashboards.common.feed import FeedEvent, MqttFeed
 from dashboards.common.format import event_zone
 from dashboards.common.messages import (
@@ -56,6 +63,7 @@ class FeedApp(App[int]):
         client_name: str = "dashboard",
         will: tuple[str, str] | None = None,
         stale_after_s: float = STALE_AFTER_S,
+        no_aggregator_after_s: float = NO_AGGREGATOR_AFTER_S,
     ) -> None:
         super().__init__()
         self.event_id = event_id
@@ -63,7 +71,12 @@ class FeedApp(App[int]):
         self.broker = broker
         self.clock: Clock = clock or wall_clock
         self.stale_after_s = stale_after_s
-        self.connection = ConnectionState(link="standalone" if broker is None else "connecting")
+        self.no_aggregator_after_s = no_aggregator_after_s
+        self.connection = ConnectionState(
+            link="standalone" if broker is None else "connecting",
+            event_id=event_id,
+            broker_url=broker.url if broker is not None else "",
+        )
         self.feed: MqttFeed | None = None
         if broker is not None:
             self.feed = MqttFeed(
@@ -100,7 +113,19 @@ class FeedApp(App[int]):
         self.now = now
         state = self.connection
         zone = event_zone(self.status)
-        self.problem = connection_problem(state, now, zone, stale_after_s=self.stale_after_s)
+        self.problem = connection_problem(
+            state,
+            now,
+            zone,
+            stale_after_s=self.stale_after_s,
+            monotonic=time.monotonic(),
+            no_aggregator_after_s=self.no_aggregator_after_s,
+        )
+
+    @property
+    def no_aggregator(self) -> bool:
+        """Nothing of this event's aggregator on the broker: what is sent reaches no one."""
+        return unheard(self.connection, time.monotonic(), after_s=self.no_aggregator_after_s)
 
     def watch_problem(self, problem: str | None) -> None:
         self.set_class(problem is not None, "-stale")
@@ -109,6 +134,10 @@ class FeedApp(App[int]):
     def _link_changed(self, message: LinkChanged) -> None:
         state = self.connection
         if message.connected:
+            if state.link != "up":
+                state.up_at = time.monotonic()
+                # Judge the aggregator's silence on time, not at the next second's tick.
+                self.set_timer(self.no_aggregator_after_s, self.tick, name="aggregator-silence")
             state.link, state.reason, state.down_since = "up", None, None
         else:
             if state.link != "down":

@@ -7,6 +7,7 @@ functions only: nothing here knows about Textual.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
 from typing import Literal
@@ -21,6 +22,7 @@ __all__ = [
     "clean",
     "event_zone",
     "fmt_age",
+    "fmt_figure",
     "fmt_int",
     "fmt_share",
     "level",
@@ -63,13 +65,18 @@ def event_zone(status: wire.Status | None) -> tzinfo:
     return _zone(status.timezone) if status is not None else UTC
 
 
+_ZONE_NAME = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+){0,3}")
+"""What an IANA zone name looks like (America/New_York, Etc/GMT+5): anything else from
+the wire is not looked up at all (ZoneInfo imports a module named after it)."""
+
+
 @lru_cache(maxsize=8)
 def _zone(name: str) -> tzinfo:
-    if not name:
+    if not name or len(name) > 64 or not _ZONE_NAME.fullmatch(name):
         return UTC
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         return UTC
 
 
@@ -96,6 +103,21 @@ def fmt_share(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return NONE_TEXT
     return f"{value * 100:.0f}%"
+
+
+SHARE_KEYS = ("share", "share_below")
+"""Figure names that hold a fraction: a lot's share full and the share it must stay below."""
+
+
+def fmt_figure(key: str, value: object) -> str:
+    """One of a rule's figures as a person reads it: a share as ``95%``, a count as
+    ``3,120``, anything else as plain text (it came from the aggregator: see :func:`clean`)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and key.endswith(SHARE_KEYS):
+        return fmt_share(value)
+    if number:
+        return fmt_int(value)
+    return clean(value)
 
 
 def fmt_age(seconds: float | None) -> str:
@@ -130,13 +152,24 @@ def level(used: object, limit: object, *, near: float = NEAR_FRACTION) -> Level:
     return "ok"
 
 
-def clean(value: object) -> str:
-    """Text that came from outside (a note, a comment, an id) without control characters.
+def clean(value: object, *, limit: int | None = None) -> str:
+    """Text that came from outside (a note, a comment, an id) made safe to show.
 
     Panels put it in ``rich.text.Text`` objects, never in markup strings, so brackets
-    in a note are shown as typed; this removes what would move the cursor or ring.
+    in a note are shown as typed; this removes control and format characters (ESC,
+    BEL, bidirectional overrides), which would move the cursor, ring or reorder what
+    follows, and turns line breaks and tabs into spaces. ``limit`` cuts it to that many
+    characters with an ellipsis, for ids shown in a table column or a one-line notice.
     """
     text = value if isinstance(value, str) else str(value)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else " " for ch in text)
+    if not text.isprintable():
+        text = "".join(_printable(ch) for ch in text)
+    if limit is not None and len(text) > limit:
+        text = text[: max(0, limit - 1)] + "…"
+    return text
+
+
+def _printable(char: str) -> str:
+    if char.isprintable():
+        return char
+    return " " if char.isspace() else ""

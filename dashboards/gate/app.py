@@ -26,7 +26,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 
 from dashboards.common.clock import Clock, wall_clock
-from dashboards.common.connection import STALE_AFTER_S
+from dashboards.common.connection import NO_AGGREGATOR_AFTER_S, STALE_AFTER_S
 from dashboards.common.feed_app import FeedApp
 from dashboards.common.messages import CommandReceived, LinkChanged
 from dashboards.gate.screens.help import GateHelpScreen
@@ -63,6 +63,9 @@ class GateApp(FeedApp):
     """The manual tally's totals and the seq of its last message."""
     delivered: reactive[bool | None] = reactive(None, repaint=False)
     """Whether the broker has the tally's latest totals; None with no broker."""
+    unheard: reactive[bool] = reactive(False, repaint=False)
+    """No aggregator for this event on the broker (a mistyped ``--event``): what the tally
+    sends reaches no one, though the broker takes it."""
 
     def __init__(
         self,
@@ -76,6 +79,7 @@ class GateApp(FeedApp):
         statuses: Iterable[wire.Status] = (),
         command: wire.GateCommand | None = None,
         stale_after_s: float = STALE_AFTER_S,
+        no_aggregator_after_s: float = NO_AGGREGATOR_AFTER_S,
     ) -> None:
         topics = wire.Topics(event_id)
         super().__init__(
@@ -91,6 +95,7 @@ class GateApp(FeedApp):
             client_name=f"gate-{gate}",
             will=(tally.availability_topic, "offline"),
             stale_after_s=stale_after_s,
+            no_aggregator_after_s=no_aggregator_after_s,
         )
         self.gate = gate
         self.manual = tally
@@ -109,6 +114,7 @@ class GateApp(FeedApp):
             GateApp.command,
             GateApp.tally,
             GateApp.delivered,
+            GateApp.unheard,
             GateApp.now,
             GateApp.problem,
         )
@@ -127,6 +133,7 @@ class GateApp(FeedApp):
                 "counting starts again at 0 (the aggregator keeps the earlier totals).",
                 severity="warning",
                 timeout=30,
+                markup=False,
             )
 
     def on_unmount(self) -> None:
@@ -188,6 +195,7 @@ class GateApp(FeedApp):
     def _show_tally(self) -> None:
         state = self.manual.state
         self.tally = state
+        self.unheard = self.no_aggregator
         if self.link is None:
             self.delivered = None
             return
@@ -220,6 +228,7 @@ def make_gate_app(
     signing_key: bytes | None = None,
     heartbeat_s: float = HEARTBEAT_S,
     stale_after_s: float = STALE_AFTER_S,
+    no_aggregator_after_s: float = NO_AGGREGATOR_AFTER_S,
 ) -> GateApp:
     """Build the gate view: the command line and every test come through here.
 
@@ -236,6 +245,8 @@ def make_gate_app(
             (docs/protocol.md, "Signed payloads").
         heartbeat_s: how often a tally in use repeats its totals (30 s, docs/protocol.md).
         stale_after_s: how old a status may be before the banner says so (15 s).
+        no_aggregator_after_s: real seconds with the broker up and nothing from the
+            event's aggregator before the banner says there is none (a mistyped event id).
     """
     if not _EVENT_ID.match(event_id):
         raise UsageError(f"event id {event_id!r} must be lower-case letters, digits and dashes")
@@ -263,4 +274,5 @@ def make_gate_app(
         statuses=statuses,
         command=command,
         stale_after_s=stale_after_s,
+        no_aggregator_after_s=no_aggregator_after_s,
     )

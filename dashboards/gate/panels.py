@@ -113,13 +113,19 @@ def counts_text(status: wire.Status | None, gate: str) -> Text:
     return text
 
 
-def _tally_fate(state: TallyState, delivered: bool | None) -> tuple[str, str]:
-    """Whether the broker has what this tablet counted, in words and a style."""
+def _tally_fate(state: TallyState, delivered: bool | None, unheard: bool) -> tuple[str, str]:
+    """Whether what this tablet counted reaches the aggregator, in words and a style.
+
+    The broker taking a message is not enough: with no aggregator for this event on the
+    broker (a mistyped event id) it reaches no one, and the deputy must know.
+    """
     number = f"#{state.seq} " if state.seq else ""
     if not state.in_use:
         return "not used yet", "dim"
     if delivered is None:
         return f"{number}not sent: no broker", "bold red"
+    if unheard:
+        return f"{number}NOT DELIVERED: no aggregator for this event (kept here)", "bold red"
     if delivered:
         return f"{number}delivered ✓", "green"
     return f"{number}waiting for the broker…", "bold dark_orange"
@@ -131,8 +137,10 @@ def tally_text(
     gate: str,
     *,
     delivered: bool | None,
+    unheard: bool = False,
 ) -> Text:
-    """The manual tally: what this tablet counted, whether the broker has it, what the
+    """The manual tally: what this tablet counted, whether it reaches the aggregator (the
+    broker has it, and an aggregator for this event is there: not ``unheard``), what the
     aggregator shows for it, and a warning when the permit does not list it."""
     name = manual_gate(gate)
     text = Text()
@@ -140,7 +148,7 @@ def tally_text(
     text.append(f"({name})  ", style="dim")
     text.append(f"in {fmt_int(state.in_total)}  out {fmt_int(state.out_total)}  ")
     text.append(f"net {fmt_int(state.net)}", style="bold")
-    fate, style = _tally_fate(state, delivered)
+    fate, style = _tally_fate(state, delivered, unheard)
     text.append(f"  {fate}", style=style)
     if status is not None and status.gates:
         counted = status.gates.get(name)

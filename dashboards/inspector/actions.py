@@ -1,37 +1,48 @@
 """Inspector actions: their exact payloads (docs/protocol.md), and how to see they were recorded.
 
 An acknowledgement, a note or an attendance adjustment is published once, at QoS 1,
-on ``kent/{e}/inspector/{who}/{kind}``. "Sent" is not "recorded": the inspector is
-told an action counts only when the aggregator's next status or alert shows it (an
-ack in the alert's ``acknowledged``, a note in the status ``notes``, an adjustment in
-the status ``adjustments``). Each kind registers the function that finds it there,
-so the checklist (kind ``inspection``, found in the status ``checklist``, which keeps
-each item's latest marking) is one more entry in ``RECORDED_IN``.
+on ``kent/{e}/inspector/{who}/{kind}``; the Town Clerk's change of the permit's status
+(kind ``clerk-permit``, permit:G) on ``kent/{e}/clerk/{who}/permit``. "Sent" is not
+"recorded": the sender is told an action counts only when the aggregator's next status
+or alert shows it (an ack in the alert's ``acknowledged``, a note in the status
+``notes``, an adjustment in the status ``adjustments``). Each kind registers the
+function that finds it there, so the checklist (kind ``inspection``, found in the
+status ``checklist``, which keeps each item's latest marking) is one more entry in
+``RECORDED_IN``, and so is the Clerk's change (the status ``permit``: its status and
+resolution).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
+
+import msgspec
 
 from kent_ops.core import wire
 
 __all__ = [
+    "CLERK_PERMIT",
     "INSPECTION_RESULTS",
     "RECORDED_IN",
     "ActionState",
     "SentAction",
     "ack_payload",
+    "action_topic",
     "adjust_payload",
     "describe",
     "inspection_payload",
     "iso_utc",
     "note_payload",
+    "permit_payload",
     "recorded_entries",
     "update_recorded",
 ]
+
+CLERK_PERMIT = "clerk-permit"
+"""The kind of the Clerk's action: the permit revoked or reinstated (permit:G)."""
 
 ActionState = Literal["sent", "delivered", "recorded", "unsent"]
 """sent: handed to the client; delivered: the broker has it (PUBACK); recorded: the
@@ -85,6 +96,33 @@ def inspection_payload(item: str, result: str, now: datetime, note: str = "") ->
     if note.strip():
         payload["note"] = note.strip()
     return payload
+
+
+def permit_payload(
+    status: str, effective_at: datetime, resolution: str, reason: str, now: datetime
+) -> dict[str, Any]:
+    """The Clerk's message (docs/protocol.md, "The Town Clerk"): the wire's ``ClerkPermit``,
+    fields in its order; ``status`` is ``revoked`` or ``issued`` (reinstated)."""
+    if status not in ("revoked", "issued"):
+        raise ValueError(f"status must be revoked or issued, not {status!r}")
+    if not resolution.strip():
+        raise ValueError("a change of the permit's status needs the Town Board's resolution")
+    record = wire.ClerkPermit(
+        ts=now.astimezone(UTC),
+        status=status,  # type: ignore[arg-type]
+        effective_at=effective_at.astimezone(UTC),
+        resolution=resolution.strip(),
+        reason=reason.strip(),
+    )
+    return msgspec.to_builtins(record)
+
+
+def action_topic(topics: wire.Topics, kind: str, who: str) -> str:
+    """Where an action of ``kind`` by ``who`` is published: the Clerk's topic or the
+    inspector's."""
+    if kind == CLERK_PERMIT:
+        return topics.clerk_permit(who)
+    return topics.inspector(who, kind)
 
 
 Alerts = Mapping[str, wire.Alert]
@@ -148,11 +186,24 @@ def _inspections(
     return frozenset()
 
 
+def _permit_changes(
+    payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
+) -> Entries:
+    """The status's permit, when it stands as the Clerk asked (the status does not say who)."""
+    if status is None:
+        return frozenset()
+    permit = status.permit
+    if permit.status == payload.get("status") and permit.resolution == payload.get("resolution"):
+        return frozenset({(permit.status, permit.since, permit.resolution)})
+    return frozenset()
+
+
 RECORDED_IN: dict[str, Finder] = {
     "ack": _acks,
     "note": _notes,
     "adjust": _adjustments,
     "inspection": _inspections,
+    CLERK_PERMIT: _permit_changes,
 }
 """For each action kind: the matching entries the aggregator shows for it."""
 
@@ -174,6 +225,7 @@ class SentAction:
     topic: str
     payload: dict[str, Any]
     inspector: str
+    """Who signed it: the inspector's id, or the Clerk's for a change of the permit."""
     sent_at: datetime
     state: ActionState = "sent"
     recorded_at: datetime | None = None
@@ -193,8 +245,11 @@ def update_recorded(
     return action
 
 
-def describe(kind: str, payload: Mapping[str, Any]) -> str:
-    """One line saying what an action does, for the confirmation and the action log."""
+def describe(kind: str, payload: Mapping[str, Any], zone: tzinfo = UTC) -> str:
+    """One line saying what an action does, for the confirmation and the action log.
+
+    Times (the Clerk's ``effective_at``) are shown in ``zone``, the event's.
+    """
     if kind == "ack":
         return f"acknowledge {payload.get('alert')}: “{payload.get('comment')}”"
     if kind == "note":
@@ -205,4 +260,21 @@ def describe(kind: str, payload: Mapping[str, Any]) -> str:
     if kind == "inspection":
         found = f": “{payload['note']}”" if payload.get("note") else ""
         return f"mark {payload.get('item')} {payload.get('result')}{found}"
+    if kind == CLERK_PERMIT:
+        verb = "revoke" if payload.get("status") == "revoked" else "reinstate"
+        return (
+            f"{verb} the permit from {_local(payload.get('effective_at'), zone)} "
+            f"by resolution {payload.get('resolution')}"
+        )
     return f"{kind}: {dict(payload)}"
+
+
+def _local(value: object, zone: tzinfo) -> str:
+    """An ISO time from a payload as ``14:30:00`` in the event's zone."""
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return str(value)
+    if moment.tzinfo is None:
+        return str(value)
+    return moment.astimezone(zone).strftime("%H:%M:%S")

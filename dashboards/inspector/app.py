@@ -6,7 +6,9 @@ the feed into the wire's typed records. It keeps no counts and no rules; its onl
 state is what it has seen (the last hour's attendance line, which alerts already rang
 the bell) and what this inspector sent. Acknowledgements, notes, adjustments and
 checklist markings go out on this inspector's topics at QoS 1, each after a
-confirmation, and are shown as "recorded" once the aggregator reflects them.
+confirmation, and are shown as "recorded" once the aggregator reflects them; on the
+Town Clerk's dashboard (``--clerk``) so does the revocation or reinstatement of the
+permit (:mod:`dashboards.inspector.acting`).
 
 The screens ask for those actions with messages (:mod:`dashboards.inspector.messages`);
 they never import this module. One factory, :func:`make_inspector_app`, builds the app
@@ -17,14 +19,11 @@ the benchmark).
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-import paho.mqtt.client as mqtt
 from textual import on
 from textual.app import SystemCommand
 from textual.binding import Binding
@@ -32,21 +31,9 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from dashboards.common.clock import Clock
-from dashboards.common.connection import STALE_AFTER_S
-from dashboards.common.feed_app import FeedApp
+from dashboards.common.connection import NO_AGGREGATOR_AFTER_S, STALE_AFTER_S
 from dashboards.common.messages import AlertReceived, CommandReceived
-from dashboards.inspector.actions import (
-    SentAction,
-    ack_payload,
-    adjust_payload,
-    describe,
-    inspection_payload,
-    iso_utc,
-    note_payload,
-    recorded_entries,
-    update_recorded,
-)
-from dashboards.inspector.checklist_panels import applicable_items
+from dashboards.inspector.acting import ActingApp
 from dashboards.inspector.messages import (
     AckRequested,
     AdjustRequested,
@@ -54,22 +41,15 @@ from dashboards.inspector.messages import (
     ChecklistRequested,
     InspectionRequested,
     NoteRequested,
+    PermitChangeRequested,
 )
 from dashboards.inspector.panels import is_flashing
 from dashboards.inspector.screens.alert_detail import AlertDetailScreen
 from dashboards.inspector.screens.checklist import ChecklistScreen
-from dashboards.inspector.screens.forms import (
-    AckForm,
-    AdjustForm,
-    AdjustInput,
-    ConfirmScreen,
-    DeficientForm,
-    NoteForm,
-    NoteInput,
-)
 from dashboards.inspector.screens.help import HelpScreen
 from dashboards.inspector.screens.main import MainScreen
 from dashboards.inspector.trend import AttendanceTrend
+from kent_ops.broker.acl import check_person_id
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
@@ -82,7 +62,7 @@ CHECKLIST_SCREEN = "checklist"
 _EVENT_ID = re.compile(r"^[a-z0-9-]+$")
 
 
-class InspectorApp(FeedApp):
+class InspectorApp(ActingApp):
     """The inspector's live view of one event."""
 
     CSS_PATH = "inspector.tcss"
@@ -93,14 +73,10 @@ class InspectorApp(FeedApp):
         Binding("q", "quit", "Quit"),
     ]
 
-    alerts: reactive[dict[str, wire.Alert]] = reactive(dict, always_update=True, repaint=False)
-    """Every alert seen, by id, in its latest form."""
     trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple, repaint=False)
     """The last hour of attendance, from the statuses received (view state only)."""
     flash_on: reactive[bool] = reactive(False, repaint=False)
     """The phase of the flash of unacknowledged breaches (from the clock, so it repeats)."""
-    actions: reactive[tuple[SentAction, ...]] = reactive(tuple, repaint=False)
-    """This inspector's actions this session, oldest first, with how far each got."""
 
     def __init__(
         self,
@@ -108,6 +84,8 @@ class InspectorApp(FeedApp):
         broker: BrokerAddress | None,
         inspector: str,
         *,
+        clerk: str | None = None,
+        notice: Sequence[str] = (),
         ca_file: str | None = None,
         clock: Clock | None = None,
         statuses: Iterable[wire.Status] = (),
@@ -115,6 +93,7 @@ class InspectorApp(FeedApp):
         history: Iterable[tuple[datetime, int]] = (),
         blink: bool = True,
         stale_after_s: float = STALE_AFTER_S,
+        no_aggregator_after_s: float = NO_AGGREGATOR_AFTER_S,
     ) -> None:
         topics = wire.Topics(event_id)
         super().__init__(
@@ -128,10 +107,15 @@ class InspectorApp(FeedApp):
             ],
             ca_file=ca_file,
             clock=clock,
-            client_name=f"inspector-{inspector}",
+            client_name=f"clerk-{clerk}" if clerk else f"inspector-{inspector}",
             stale_after_s=stale_after_s,
+            no_aggregator_after_s=no_aggregator_after_s,
         )
         self.inspector = inspector
+        self.clerk = clerk
+        self.notice = tuple(notice)
+        """Lines shown at the foot of the main screen and in help (the demo's broker and
+        the commands that attach to it)."""
         self.blink = blink
         self.commands: dict[str, wire.GateCommand] = {}
         """The latest order for each gate (view state)."""
@@ -145,13 +129,15 @@ class InspectorApp(FeedApp):
         self.set_reactive(InspectorApp.trend, self._trend.points())
         self._initial_statuses = list(statuses)
         self._initial_alerts = list(alerts)
-        self._deliveries: dict[int, mqtt.MQTTMessageInfo] = {}
         self._flash_phase: bool | None = None
+        self._setup_acting()
 
     # lifecycle ----------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        main = MainScreen(self.event_id, self.inspector).data_bind(
+        main = MainScreen(
+            self.event_id, self.inspector, clerk=self.clerk, notice=self.notice
+        ).data_bind(
             InspectorApp.status,
             InspectorApp.alerts,
             InspectorApp.trend,
@@ -211,141 +197,6 @@ class InspectorApp(FeedApp):
         super().tick()
         self._check_delivered()
 
-    # inspector actions ----------------------------------------------------------------
-
-    def start_ack(self, alert_id: str) -> None:
-        """Ask for a comment, confirm, then publish the acknowledgement."""
-        self.run_worker(
-            self._ack_flow(alert_id), name="ack", group="inspector-action", exclusive=True
-        )
-
-    def start_note(self, alert_id: str | None) -> None:
-        """Ask for a note (about ``alert_id`` if given), confirm, publish."""
-        self.run_worker(
-            self._note_flow(alert_id), name="note", group="inspector-action", exclusive=True
-        )
-
-    def start_adjust(self) -> None:
-        """Ask for a counted attendance and a reason, confirm, publish."""
-        self.run_worker(
-            self._adjust_flow(), name="adjust", group="inspector-action", exclusive=True
-        )
-
-    def start_inspection(self, item: str, result: str) -> None:
-        """Mark a checklist item: ask what was found if deficient, confirm, publish."""
-        self.run_worker(
-            self._inspection_flow(item, result),
-            name="inspection",
-            group="inspector-action",
-            exclusive=True,
-        )
-
-    async def _ack_flow(self, alert_id: str) -> None:
-        comment = await self.push_screen_wait(
-            AckForm(alert_id, self.alerts.get(alert_id), blink=self.blink)
-        )
-        if comment is not None:
-            await self._confirm_and_send("ack", ack_payload(alert_id, comment, self.clock()))
-
-    async def _note_flow(self, alert_id: str | None) -> None:
-        entered: NoteInput | None = await self.push_screen_wait(
-            NoteForm(alert_id, set(self.alerts), blink=self.blink)
-        )
-        if entered is not None:
-            payload = note_payload(entered.text, self.clock(), entered.alert)
-            await self._confirm_and_send("note", payload)
-
-    async def _adjust_flow(self) -> None:
-        current = self.status.attendance.current if self.status is not None else None
-        entered: AdjustInput | None = await self.push_screen_wait(
-            AdjustForm(current, blink=self.blink)
-        )
-        if entered is not None:
-            payload = adjust_payload(entered.attendance, entered.reason, self.clock())
-            await self._confirm_and_send("adjust", payload)
-
-    async def _inspection_flow(self, item: str, result: str) -> None:
-        entry = next((i for i in applicable_items(self.status) if i.item == item), None)
-        text, cite = (entry.text, entry.cite) if entry is not None else ("", "")
-        note = ""
-        if result == "deficient":
-            found: str | None = await self.push_screen_wait(
-                DeficientForm(item, text, cite, blink=self.blink)
-            )
-            if found is None:
-                return
-            note = found
-        payload = inspection_payload(item, result, self.clock(), note)
-        what = describe("inspection", payload) + (f"\n{text}  ({cite})" if text else "")
-        await self._confirm_and_send("inspection", payload, what=what)
-
-    async def _confirm_and_send(
-        self, kind: str, payload: dict[str, Any], *, what: str | None = None
-    ) -> None:
-        topic = self.topics.inspector(self.inspector, kind)
-        confirmed = await self.push_screen_wait(
-            ConfirmScreen(what or describe(kind, payload), self.inspector, topic)
-        )
-        if confirmed:
-            now = self.clock()
-            self.send_action(kind, {**payload, "ts": iso_utc(now)}, sent_at=now)
-
-    def send_action(
-        self, kind: str, payload: dict[str, Any], *, sent_at: datetime | None = None
-    ) -> SentAction:
-        """Publish one inspector action at QoS 1 and follow it until it is recorded."""
-        topic = self.topics.inspector(self.inspector, kind)
-        number = len(self.actions) + 1
-        baseline = recorded_entries(kind, payload, self.inspector, self.status, self.alerts)
-        state = "unsent"
-        if self.feed is not None:
-            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-            self._deliveries[number] = self.feed.publish(topic, body, qos=1)
-            state = "sent"
-        action = SentAction(
-            number=number,
-            kind=kind,
-            topic=topic,
-            payload=payload,
-            inspector=self.inspector,
-            sent_at=sent_at or self.clock(),
-            state=state,  # type: ignore[arg-type]
-            baseline=baseline,
-        )
-        self.actions = (*self.actions, action)
-        if state == "unsent":
-            self.notify("Not sent: this dashboard has no broker.", severity="error")
-        else:
-            self.notify(f"Sent: {describe(kind, payload)}", title="Waiting for the aggregator")
-        return action
-
-    def _check_delivered(self) -> None:
-        changed = False
-        updated = []
-        for action in self.actions:
-            info = self._deliveries.get(action.number)
-            if action.state == "sent" and info is not None and info.is_published():
-                action = replace(action, state="delivered")
-                changed = True
-            updated.append(action)
-        if changed:
-            self.actions = tuple(updated)
-
-    def _check_recorded(self) -> None:
-        if not self.actions:
-            return
-        now = self.clock()
-        updated = tuple(update_recorded(a, self.status, self.alerts, now) for a in self.actions)
-        if updated != self.actions:
-            for before, after in zip(self.actions, updated, strict=True):
-                if before.state != after.state and after.state == "recorded":
-                    self.notify(
-                        f"Recorded: {describe(after.kind, after.payload)}",
-                        title="The aggregator has it",
-                    )
-                    self._deliveries.pop(after.number, None)
-            self.actions = updated
-
     # what the screens ask for ---------------------------------------------------------
 
     @on(AckRequested)
@@ -363,6 +214,10 @@ class InspectorApp(FeedApp):
     @on(InspectionRequested)
     def _inspection_requested(self, message: InspectionRequested) -> None:
         self.start_inspection(message.item, message.result)
+
+    @on(PermitChangeRequested)
+    def _permit_change_requested(self) -> None:
+        self.start_permit_change()
 
     @on(AlertChosen)
     def _alert_chosen(self, message: AlertChosen) -> None:
@@ -388,7 +243,7 @@ class InspectorApp(FeedApp):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(clerk=self.clerk, notice=self.notice))
 
     def _main(self) -> MainScreen | None:
         for screen in self.screen_stack:
@@ -415,6 +270,12 @@ class InspectorApp(FeedApp):
         yield SystemCommand(
             "Adjust attendance", "Set attendance to a counted figure", self.start_adjust
         )
+        if self.clerk is not None:
+            yield SystemCommand(
+                "Revoke or reinstate the permit",
+                "The Town Clerk's change of the permit's status, by resolution (permit:G)",
+                self.start_permit_change,
+            )
         yield SystemCommand("Help", "Keys and rules", self.action_help)
 
 
@@ -423,6 +284,8 @@ def make_inspector_app(
     broker: BrokerAddress | None,
     inspector: str = "inspector",
     *,
+    clerk: str | None = None,
+    notice: Sequence[str] = (),
     ca_file: str | None = None,
     clock: Clock | None = None,
     statuses: Iterable[wire.Status] = (),
@@ -430,6 +293,7 @@ def make_inspector_app(
     history: Iterable[tuple[datetime, int]] = (),
     blink: bool = True,
     stale_after_s: float = STALE_AFTER_S,
+    no_aggregator_after_s: float = NO_AGGREGATOR_AFTER_S,
 ) -> InspectorApp:
     """Build the inspector dashboard: the command line and every test come through here.
 
@@ -437,6 +301,10 @@ def make_inspector_app(
         event_id: the event, as in the permit and the topics (``[a-z0-9-]+``).
         broker: where the aggregator publishes; None runs standalone on ``statuses``.
         inspector: the id that signs this inspector's notes and acknowledgements.
+        clerk: the Town Clerk's id, on the Clerk's dashboard: adds the key that revokes
+            or reinstates the permit (published on ``clerk/{clerk}/permit``).
+        notice: lines to show at the foot of the main screen and in help (the demo's
+            broker and how to attach to it).
         ca_file: CA certificate for an ``mqtts://`` broker.
         clock: "now" (status age, the event's local time); the wall clock by default.
         statuses: status snapshots to show at start, oldest first (tests, benchmark).
@@ -446,15 +314,22 @@ def make_inspector_app(
         blink: whether text cursors blink (off for repeatable snapshots).
         stale_after_s: how old a status may be, by ``clock``, before the banner says
             so (15 s, docs/protocol.md; a demo whose clock runs 60 times fast may scale it).
+        no_aggregator_after_s: real seconds with the broker up and nothing from the
+            event's aggregator before the banner says there is none (a mistyped event id).
     """
     if not _EVENT_ID.match(event_id):
         raise UsageError(f"event id {event_id!r} must be lower-case letters, digits and dashes")
     if not _ID.match(inspector):
         raise UsageError(f"inspector id {inspector!r} must be letters, digits, '.', '_' or '-'")
+    problem = check_person_id("clerk", clerk) if clerk is not None else None
+    if problem:
+        raise UsageError(problem)
     return InspectorApp(
         event_id,
         broker,
         inspector,
+        clerk=clerk,
+        notice=notice,
         ca_file=ca_file,
         clock=clock,
         statuses=statuses,
@@ -462,4 +337,5 @@ def make_inspector_app(
         history=history,
         blink=blink,
         stale_after_s=stale_after_s,
+        no_aggregator_after_s=no_aggregator_after_s,
     )

@@ -170,7 +170,11 @@ def checklist_entries(
     marks = _marks(status)
     waiting = waiting or {}
     groups: dict[str, list[wire.ChecklistItemInfo]] = {}
+    seen: set[str] = set()
     for it in applicable_items(status):
+        if it.item in seen or it.item.startswith("group:"):
+            continue  # each item once, and never mistaken for a heading
+        seen.add(it.item)
         groups.setdefault(it.paragraph or it.item, []).append(it)
     out: list[ChecklistEntry] = []
     for paragraph, items in groups.items():

@@ -18,6 +18,7 @@ __all__ = [
     "ChecklistRequested",
     "InspectionRequested",
     "NoteRequested",
+    "PermitChangeRequested",
 ]
 
 
@@ -58,3 +59,8 @@ class AlertChosen(Message):
 @dataclass(eq=False)
 class ChecklistRequested(Message):
     """Show the facilities checklist."""
+
+
+@dataclass(eq=False)
+class PermitChangeRequested(Message):
+    """The Town Clerk revokes or reinstates the permit: ask, confirm, publish (permit:G)."""

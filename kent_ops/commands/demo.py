@@ -4,7 +4,11 @@ A broker (a ``mosquitto`` on the PATH, else an embedded pure-Python one, or the 
 ``--broker`` names), the aggregator writing an evidence log in a temporary folder, a
 simulated festival day at ``--speed`` times real time, and the inspector dashboard in
 front. ``--headless`` replaces the dashboard by a status line and ends with a summary,
-for scripts and tests. On exit it says where the evidence is and how to report on it.
+for scripts and tests. While it runs it shows its broker and the commands that attach a
+deputy's gate view or another dashboard to it; on exit it says where the evidence is
+and how to verify and report on it. Every command it prints runs as printed in a fresh
+shell: kent-ops is named by its absolute path (the one beside the running interpreter,
+usually in a ``.venv`` nobody activated).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import shlex
 import shutil
 import sys
 import tempfile
@@ -27,6 +32,7 @@ from typing import Any
 import msgspec
 import paho.mqtt.client as mqtt
 
+from kent_ops.broker.acl import deputy_gates
 from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
 from kent_ops.broker.credentials import broker_from_args
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
@@ -35,7 +41,7 @@ from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.wire import Topics
 
-__all__ = ["EmbeddedBroker", "cli_demo"]
+__all__ = ["EmbeddedBroker", "attach_commands", "cli_demo", "kent_ops_command"]
 
 log = logging.getLogger("kent_ops.commands.demo")
 EXAMPLE_PERMIT = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"
@@ -187,6 +193,39 @@ def _status_line(status: wire.Status | None, permit: Permit) -> str:
     )
 
 
+def kent_ops_command() -> str:
+    """How to run kent-ops from a fresh shell: the script beside this interpreter (the
+    virtual environment's ``bin``), by its absolute path; else the interpreter itself."""
+    script = Path(sys.executable).parent / "kent-ops"
+    if script.is_file():
+        return shlex.quote(str(script.absolute()))
+    return f"{shlex.quote(sys.executable)} -m kent_ops"
+
+
+def attach_commands(permit: Permit, address: BrokerAddress, ca_file: str | None) -> list[str]:
+    """The commands that attach a deputy's gate view and another inspector dashboard."""
+    gates = deputy_gates(permit) or list(permit.gates)
+    connect = f"--event {permit.event_id} --broker {shlex.quote(address.url)}"
+    if ca_file:
+        connect += f" --ca-file {shlex.quote(str(Path(ca_file).absolute()))}"
+    if address.username:
+        connect += " --password-file FILE"
+    kent_ops = kent_ops_command()
+    return [
+        f"{kent_ops} gate {gates[0]} {connect}",
+        f"{kent_ops} dashboard {connect}",
+    ]
+
+
+def _attach_lines(permit: Permit, address: BrokerAddress, ca_file: str | None) -> list[str]:
+    """The demo's notice: its broker, how to quit, and the commands that attach to it."""
+    commands = attach_commands(permit, address, ca_file)
+    return [
+        f"Demo: broker {address.url} · q quits · ? shows how to attach",
+        *(f"  {command}" for command in commands),
+    ]
+
+
 def cli_demo(args: argparse.Namespace) -> int:
     """Run broker, aggregator, simulator and dashboard until the user quits or time is up."""
     from kent_ops.service.aggregator import Aggregator
@@ -233,11 +272,17 @@ def cli_demo(args: argparse.Namespace) -> int:
         simulator = threading.Thread(target=simulate, name="simulator", daemon=True)
         simulator.start()
         watcher = StatusWatcher(address, topics, args.ca_file)
+        notice = _attach_lines(permit, address, args.ca_file)
+        print(
+            f"kent-ops demo: {permit.event_name}, scenario {args.scenario} at {args.speed:g}x, "
+            f"{broker_text}\nAttach from another terminal:\n" + "\n".join(notice[1:]),
+            flush=True,
+        )
         try:
             if args.headless:
-                _run_headless(args, permit, broker_text, watcher, sim_result, stop)
+                _run_headless(args, permit, watcher, sim_result, stop)
             else:
-                _run_dashboard(permit, address, args.ca_file, sim_clock.now)
+                _run_dashboard(permit, address, args.ca_file, sim_clock.now, notice)
         finally:
             stop.set()
             simulator.join(15)
@@ -254,16 +299,11 @@ def cli_demo(args: argparse.Namespace) -> int:
 def _run_headless(
     args: argparse.Namespace,
     permit: Permit,
-    broker_text: str,
     watcher: StatusWatcher,
     sim_result: dict[str, Any],
     stop: threading.Event,
 ) -> None:
-    print(
-        f"kent-ops demo: {permit.event_name}, scenario {args.scenario} at {args.speed:g}x, "
-        f"{broker_text}",
-        flush=True,
-    )
+    print("Ctrl+C stops the demo.", flush=True)
     deadline = time.monotonic() + args.duration if args.duration else None
     try:
         while not stop.is_set():
@@ -278,12 +318,16 @@ def _run_headless(
 
 
 def _run_dashboard(
-    permit: Permit, address: BrokerAddress, ca_file: str | None, clock: Callable[[], datetime]
+    permit: Permit,
+    address: BrokerAddress,
+    ca_file: str | None,
+    clock: Callable[[], datetime],
+    notice: list[str],
 ) -> None:
     from dashboards.inspector.app import make_inspector_app
 
     app = make_inspector_app(
-        permit.event_id, address, "demo-inspector", ca_file=ca_file, clock=clock
+        permit.event_id, address, "demo-inspector", ca_file=ca_file, clock=clock, notice=notice
     )
     app.run()
 
@@ -314,10 +358,13 @@ def _print_summary(
         print(f"    {alert.id} {alert.rule:<20} {alert.state:<8} {alert.message}")
     if len(alerts) > 12:
         print(f"    … and {len(alerts) - 12} more")
-    permit_path = getattr(args, "permit", None) or EXAMPLE_PERMIT
+    permit_path = Path(getattr(args, "permit", None) or EXAMPLE_PERMIT).absolute()
+    evidence = evidence.absolute()
+    kent_ops = kent_ops_command()
     print(f"  evidence log: {evidence}")
-    print(f"  verify it:    kent-ops verify {evidence}")
+    print(f"  verify it:    {kent_ops} verify {shlex.quote(str(evidence))}")
     print(
-        f"  report:       kent-ops report --permit {permit_path} --evidence {evidence} "
-        f"--out {evidence.parent / 'report'}"
+        f"  report:       {kent_ops} report --permit {shlex.quote(str(permit_path))} "
+        f"--evidence {shlex.quote(str(evidence))} "
+        f"--out {shlex.quote(str(evidence.parent / 'report'))}"
     )

@@ -155,6 +155,9 @@ def _dashboard(sub: Sub) -> None:
             f"kent-ops dashboard --event {EXAMPLE_EVENT} --inspector insp-1 "
             "--broker mqtts://inspector-insp-1@broker.local:8883 --ca-file ca.crt "
             "--password-file ~/.kent-ops-password",
+            f"kent-ops dashboard --event {EXAMPLE_EVENT} --clerk town-clerk "
+            "--broker mqtts://clerk-town-clerk@broker.local:8883 --ca-file ca.crt "
+            "--password-file ~/.kent-ops-password",
         ],
         "kent_ops.commands.dashboard:cli_dashboard",
     )
@@ -165,6 +168,12 @@ def _dashboard(sub: Sub) -> None:
         default="inspector",
         metavar="ID",
         help="your inspector id: signs your notes and acknowledgements (default %(default)s)",
+    )
+    p.add_argument(
+        "--clerk",
+        metavar="ID",
+        help="your Town Clerk id, if you are the Clerk: adds the key R, which revokes or "
+        "reinstates the permit by resolution (permit:G), e.g. town-clerk",
     )
 
 

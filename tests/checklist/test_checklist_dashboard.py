@@ -312,5 +312,5 @@ async def test_the_glance_panels_keep_their_height_when_the_first_status_comes_l
         await pilot.pause()
         app.show_status(status)
         await pilot.pause()
-        for panel in ("#attendance", "#compliance"):
+        for panel in ("#attendance-panel", "#compliance-panel"):
             assert app.screen.query_one(panel).outer_size.height == 8

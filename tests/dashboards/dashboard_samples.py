@@ -39,6 +39,7 @@ def status_data(**changes: Any) -> dict[str, Any]:
         "timezone": "America/New_York",
         "permit": {"number": "MG-2027-003", "status": "issued"},
         "window": {"inside": True, "start": ago(4 * 3600), "end": ago(-5 * 3600)},
+        "assembly": {"on": True, "window": 0},
         "attendance": {
             "current": 3120,
             "entries": 4410,

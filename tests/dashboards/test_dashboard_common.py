@@ -72,7 +72,7 @@ def test_times_show_in_the_event_zone() -> None:
 
 def test_text_from_outside_loses_its_control_characters() -> None:
     assert clean("Nurse tent [b]B[/b]") == "Nurse tent [b]B[/b]"  # brackets stay as typed
-    assert clean("line one\nline two\x07") == "line one line two "
+    assert clean("line one\nline two\x07") == "line one line two"  # BEL removed
 
 
 def test_missing_figures_are_a_dash_never_zero() -> None:

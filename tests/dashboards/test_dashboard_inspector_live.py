@@ -99,9 +99,9 @@ async def test_acknowledging_publishes_spec_payload_and_shows_recorded(
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: len(app.alerts) == 3)
         await pilot.press("a")
-        await until(pilot, lambda: app.screen.query("#comment"))
+        await until(pilot, lambda: app.screen.query("#ack-comment"))
         await pilot.press(*"Called", "enter")
-        await until(pilot, lambda: app.screen.query("#send"))
+        await until(pilot, lambda: app.screen.query("#confirm-send"))
         assert not inspector_topics.on(ack_topic)  # nothing is sent before confirmation
         await pilot.press("y")
         await until(pilot, lambda: bool(inspector_topics.on(ack_topic)))
@@ -132,9 +132,9 @@ async def test_cancelling_sends_nothing(
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: len(app.alerts) == 3)
         await pilot.press("a")
-        await until(pilot, lambda: app.screen.query("#comment"))
+        await until(pilot, lambda: app.screen.query("#ack-comment"))
         await pilot.press(*"oops", "enter")
-        await until(pilot, lambda: app.screen.query("#send"))
+        await until(pilot, lambda: app.screen.query("#confirm-send"))
         await pilot.press("n")
         await pilot.pause(0.3)
         assert app.actions == ()
@@ -153,9 +153,9 @@ async def test_a_note_and_an_adjustment_publish_spec_payloads_and_are_recorded(
         await pilot.press("enter")  # the breach's detail screen
         await until(pilot, lambda: app.screen.id == "alert-detail")
         await pilot.press("n")
-        await until(pilot, lambda: app.screen.query("#text"))
+        await until(pilot, lambda: app.screen.query("#note-text"))
         await pilot.press(*"No water", "enter")
-        await until(pilot, lambda: app.screen.query("#send"))
+        await until(pilot, lambda: app.screen.query("#confirm-send"))
         await pilot.press("y")
         await until(pilot, lambda: bool(inspector_topics.on(note_topic)))
         (note,) = inspector_topics.on(note_topic)
@@ -166,11 +166,11 @@ async def test_a_note_and_an_adjustment_publish_spec_payloads_and_are_recorded(
         await pilot.press("escape")  # back to the main screen
         await until(pilot, lambda: app.screen.id == "main")
         await pilot.press("c")
-        await until(pilot, lambda: app.screen.query("#attendance"))
+        await until(pilot, lambda: app.screen.query("#adjust-attendance"))
         await pilot.press(*"3050", "enter")
         assert app.screen.query_one(".form-error").render()  # the reason is required
         await pilot.press(*"sweep", "enter")
-        await until(pilot, lambda: app.screen.query("#send"))
+        await until(pilot, lambda: app.screen.query("#confirm-send"))
         await pilot.press("y")
         await until(pilot, lambda: bool(inspector_topics.on(adjust_topic)))
         (adjust,) = inspector_topics.on(adjust_topic)

@@ -1,4 +1,9 @@
-"""`kent-ops demo --headless --duration 20` on a machine with and without Mosquitto."""
+"""`kent-ops demo --headless --duration 20` on a machine with and without Mosquitto.
+
+The demo prints the commands that attach a gate view and another dashboard to it, and
+on exit the commands that verify and report on its evidence; each is run here as
+printed, in a fresh shell whose PATH knows nothing of the virtual environment.
+"""
 
 from __future__ import annotations
 
@@ -35,18 +40,53 @@ def _run_demo(tmp_path: Path, path: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+KENT_OPS = Path(sys.executable).parent / "kent-ops"
+"""The kent-ops script beside the interpreter: what the demo must name in full."""
+
+
+def _printed(stdout: str, label: str) -> str:
+    """The command printed after ``label`` in the demo's output."""
+    match = re.search(rf"^\s*{re.escape(label)}\s+(.+)$", stdout, re.MULTILINE)
+    assert match is not None, stdout
+    return match.group(1)
+
+
+def _in_a_fresh_shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` as a person pastes it: sh, a plain PATH, no virtual environment."""
+    return subprocess.run(
+        command, shell=True, capture_output=True, text=True, timeout=100, check=False,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd)}, cwd=cwd,
+    )  # fmt: skip
+
+
+def _check_attach(stdout: str) -> None:
+    """The broker and the commands that attach to it, with kent-ops by its full path."""
+    broker = re.search(r"(mqtt://127\.0\.0\.1:\d+)", stdout)
+    assert broker is not None, stdout
+    assert "Attach from another terminal:" in stdout
+    event = "--event kent-summer-fest-2027"
+    assert f"{KENT_OPS} gate north {event} --broker {broker.group(1)}" in stdout
+    assert f"{KENT_OPS} dashboard {event} --broker {broker.group(1)}" in stdout
+
+
 def _check(result: subprocess.CompletedProcess[str], tmp_path: Path, broker_word: str) -> None:
     assert result.returncode == 0, result.stderr
     assert broker_word in result.stdout
+    _check_attach(result.stdout)
     match = re.search(r"attendance ([\d,]+) \(peak", result.stdout)
     assert match is not None, result.stdout
     assert int(match.group(1).replace(",", "")) > 0
     evidence = tmp_path / "demo" / "evidence.sqlite"
     assert f"evidence log: {evidence}" in result.stdout
-    assert "kent-ops report --permit" in result.stdout
     checked = verify(evidence)
     assert checked.ok
     assert checked.count > 100
+    verify_command = _printed(result.stdout, "verify it:")
+    assert verify_command.startswith(f"{KENT_OPS} verify ")
+    verified = _in_a_fresh_shell(verify_command, tmp_path)
+    assert verified.returncode == 0, verified.stderr
+    assert verified.stdout.startswith(f"OK {checked.count} ")
+    assert _printed(result.stdout, "report:").startswith(f"{KENT_OPS} report --permit /")
 
 
 def test_demo_with_mosquitto_on_the_path(tmp_path: Path) -> None:
@@ -55,7 +95,11 @@ def test_demo_with_mosquitto_on_the_path(tmp_path: Path) -> None:
         pytest.fail("this test needs mosquitto installed (scripts/test installs it)")
     # Debian puts it in /usr/sbin, which a non-root PATH may lack: put it on the PATH.
     path = os.pathsep.join([str(Path(binary).parent), os.environ.get("PATH", "")])
-    _check(_run_demo(tmp_path, path), tmp_path, "Mosquitto on")
+    result = _run_demo(tmp_path, path)
+    _check(result, tmp_path, "Mosquitto on")
+    report = _in_a_fresh_shell(_printed(result.stdout, "report:"), tmp_path)
+    assert report.returncode in (0, 1), report.stderr  # 1: the festival's breaches found
+    assert (tmp_path / "demo" / "report").is_dir()
 
 
 def test_demo_without_mosquitto_uses_the_embedded_broker(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -31,4 +32,6 @@ class ConnectionBanner(Static):
 
     def watch_problem(self, problem: str | None) -> None:
         self.set_class(problem is not None, "-shown")
-        self.update(f"⚠ {problem}" if problem else "")
+        # A Text, not a markup string: the sentence quotes the event id and the broker's
+        # reason, which are not ours to interpret.
+        self.update(Text(f"⚠ {problem}") if problem else Text(""))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import ClassVar
 
-from rich.cells import cell_len
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
@@ -34,10 +34,8 @@ def fit(text: str, width: int, *, right: bool) -> str:
     """``text`` padded (or cut, with an ellipsis) to exactly ``width`` cells."""
     length = cell_len(text)
     if length > width:
-        cut = text
-        while cut and cell_len(cut) > width - 1:
-            cut = cut[:-1]
-        return cut + "…" if width > 0 else ""
+        # One crop, not a character at a time: an id from the wire may be 10 KB long.
+        return set_cell_size(text, width - 1) + "…" if width > 0 else ""
     pad = " " * (width - length)
     return pad + text if right else text + pad
 

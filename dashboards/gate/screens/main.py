@@ -33,6 +33,8 @@ class GateScreen(Screen[None]):
     """The manual tally."""
     delivered: reactive[bool | None] = reactive(None, repaint=False)
     """Whether the broker has the tally's last message."""
+    unheard: reactive[bool] = reactive(False, repaint=False)
+    """No aggregator for this event on the broker: the tally reaches no one."""
     now: reactive[datetime | None] = reactive(None, repaint=False)
     """The local clock."""
     problem: reactive[str | None] = reactive(None, repaint=False)
@@ -52,7 +54,7 @@ class GateScreen(Screen[None]):
             yield OrderDetails(id="order-details").data_bind(GateScreen.order)
         yield GateCounts(self.gate, id="counts").data_bind(GateScreen.status)
         yield TallyPanel(self.gate, id="tally").data_bind(
-            GateScreen.tally, GateScreen.delivered, GateScreen.status
+            GateScreen.tally, GateScreen.delivered, GateScreen.unheard, GateScreen.status
         )
         yield Footer()
 

@@ -76,6 +76,8 @@ class TallyPanel(Panel):
     """The tally's totals and seq."""
     delivered: reactive[bool | None] = reactive(None, repaint=False)
     """Whether the broker has the last message (None: no broker)."""
+    unheard: reactive[bool] = reactive(False, repaint=False)
+    """No aggregator for this event on the broker: the tally reaches no one."""
     status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot (what the aggregator counted for the tally)."""
 
@@ -84,12 +86,19 @@ class TallyPanel(Panel):
         self.gate = gate
 
     def _redraw(self) -> None:
-        self.show(tally_text(self.tally, self.status, self.gate, delivered=self.delivered))
+        self.show(
+            tally_text(
+                self.tally, self.status, self.gate, delivered=self.delivered, unheard=self.unheard
+            )
+        )
 
     def watch_tally(self) -> None:
         self._redraw()
 
     def watch_delivered(self) -> None:
+        self._redraw()
+
+    def watch_unheard(self) -> None:
         self._redraw()
 
     def watch_status(self) -> None:

@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from dashboards.common.format import clean, event_zone, fmt_int, local_clock
+from dashboards.common.format import clean, event_zone, fmt_figure, local_clock
 from dashboards.common.rows import Item
 from kent_ops.core import wire
 from kent_ops.core.checklist import BY_ITEM
@@ -72,9 +72,15 @@ def _subject(alert: wire.Alert | wire.PendingCondition) -> str:
     return f" [{clean(alert.subject)}]" if alert.subject else ""
 
 
-def alert_item(alert: wire.Alert, zone: tzinfo, *, flash_on: bool = False) -> Item:
+def alert_item(
+    alert: wire.Alert, zone: tzinfo, *, flash_on: bool = False, key: str | None = None
+) -> Item:
     """Severity in a column of its own; beside it id, rule, citation, since and
-    acknowledgement, and under those the message (both wrap inside their column)."""
+    acknowledgement, and under those the message (both wrap inside their column).
+
+    ``key`` is the id in the alert's topic (what the app files it under, unique),
+    which the payload's ``id`` should repeat but a bad publisher might not.
+    """
     severity = alert.severity or "data"
     word, mark_style = SEVERITY_MARK.get(severity, (severity.upper(), "bold"))
     state, state_style = _state_word(alert)
@@ -99,7 +105,7 @@ def alert_item(alert: wire.Alert, zone: tzinfo, *, flash_on: bool = False) -> It
     if alert.uncertain:
         head.append("  uncertain", style="dark_orange")
     body = Text(clean(_alert_body(alert)), style="dim" if cleared else "")
-    return Item(alert.id, mark, head, body)
+    return Item(alert.id if key is None else key, mark, head, body)
 
 
 def _alert_body(alert: wire.Alert) -> str:
@@ -132,12 +138,14 @@ def alert_items(
 ) -> list[Item]:
     """The alert list: active alerts, then pending conditions, then ended and cleared ones."""
     zone = event_zone(status)
-    ordered = ordered_alerts(alerts)
-    rows = [alert_item(a, zone, flash_on=flash_on) for a in ordered if a.state == "active"]
+    ordered = sorted(alerts.items(), key=lambda item: _order(item[1]))
+    rows = [
+        alert_item(a, zone, flash_on=flash_on, key=key) for key, a in ordered if a.state == "active"
+    ]
     if status is not None:
         for index, p in enumerate(status.pending):
             rows.append(pending_item(f"pending:{index}:{p.rule}", p, zone))
-    rows.extend(alert_item(a, zone) for a in ordered if a.state != "active")
+    rows.extend(alert_item(a, zone, key=key) for key, a in ordered if a.state != "active")
     return rows
 
 
@@ -166,14 +174,13 @@ def alert_history(
 
 
 def _figures(values: Mapping[str, Any]) -> str:
+    """``occupied 590 · capacity 600 · share 98%``: counts grouped, shares as percentages."""
     if not values:
         return "—"
-    parts = []
-    for key, value in values.items():
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        shown = fmt_int(value) if number else str(value)
-        parts.append(f"{key.replace('_', ' ')} {shown}")
-    return clean(" · ".join(parts))
+    parts = [
+        f"{clean(key).replace('_', ' ')} {fmt_figure(key, value)}" for key, value in values.items()
+    ]
+    return " · ".join(parts)
 
 
 def _title(alert: wire.Alert) -> Text:

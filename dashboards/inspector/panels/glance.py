@@ -12,31 +12,42 @@ from rich.text import Text
 from dashboards.common.bigtext import big_number
 from dashboards.common.format import LEVEL_STYLE, clean, event_zone, fmt_int, level, local_clock
 from dashboards.common.renderables import LimitBar, TrendLine
+from dashboards.inspector.panels.law import assembly_text
 from kent_ops.core import wire
 
-__all__ = ["attendance_panel", "compliance_panel", "header_text"]
+__all__ = ["attendance_panel", "compliance_panel", "compliance_title", "header_text"]
 
 
 def header_text(
     status: wire.Status | None, event_id: str, inspector: str, now: datetime | None
 ) -> Text:
-    """The event's local time, the event, its permit and its status, who is signed in."""
+    """The event's local time, who is signed in, the event, its permit and its status,
+    and whether it is outside its permitted hours (amber while the assembly is on)."""
     zone = event_zone(status)
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(local_clock(now, zone, with_zone=True), style="bold")
     text.append(f"  {inspector}", style="dim")
-    name = clean(status.event_name) if status is not None else ""
+    name = clean(status.event_name, limit=60) if status is not None else ""
     text.append(f"  {name or event_id}", style="bold")
     if status is None:
         return text
     permit = status.permit
-    number = clean(permit.number) or "no permit number"
-    state = clean(permit.status) or "unknown"
+    number = clean(permit.number, limit=32) or "no permit number"
+    state = clean(permit.status, limit=32) or "unknown"
     text.append(f"  {number} ")
     text.append(state, style="bold green" if state == "issued" else "bold red")
     if not status.window.inside:
-        text.append("  outside permitted hours", style="bold dark_orange")
+        on = status.assembly.on
+        text.append("  outside permitted hours", style="bold dark_orange" if on else "dim")
     return text
+
+
+def compliance_title(status: wire.Status | None) -> str:
+    """The staffing panel's title says whether its duties bind now: they bind the
+    assembly (doctor, nurses, parking, docs/law.md), so only while it is on."""
+    if status is None:
+        return "Staffing & parking"
+    return f"Staffing & parking · {assembly_text(status)}"
 
 
 # -- attendance --------------------------------------------------------------------------
@@ -93,7 +104,7 @@ def _attendance_flags(status: wire.Status) -> Text:
     """Why attendance may be low (a counter down) and the last inspector's adjustment."""
     flags = Text(no_wrap=True, overflow="ellipsis")
     if status.attendance.uncertain:
-        down = [clean(gate) for gate, g in sorted(status.gates.items()) if not g.online]
+        down = [clean(gate, limit=32) for gate, g in sorted(status.gates.items()) if not g.online]
         which = f": {', '.join(down)} down" if down else ": a counter is down or stale"
         flags.append(f"UNCERTAIN{which}", style="bold dark_orange")
     if status.adjustments:

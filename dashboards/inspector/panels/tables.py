@@ -31,7 +31,7 @@ def _gate_row(gate_id: str, g: wire.GateState, status: wire.Status) -> Row:
     seen = "never" if g.last_seen is None else "—"
     if g.last_seen is not None and status.ts is not None:
         seen = fmt_age((status.ts - g.last_seen).total_seconds())
-    name = clean(gate_id)
+    name = clean(gate_id, limit=32)
     if g.online:
         label = Cell(name, "italic" if g.manual else "")
     else:
@@ -84,7 +84,7 @@ def lot_rows(status: wire.Status | None) -> list[Row]:
     for lot_id in sorted(status.lots):
         lot = status.lots[lot_id]
         style = LEVEL_STYLE[_lot_level(lot.share)]
-        name = clean(lot_id)
+        name = clean(lot_id, limit=32)
         rows.append(
             Row(
                 lot_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -9,6 +10,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from dashboards.common.format import clean
 from dashboards.common.widgets.banner import ConnectionBanner
 from dashboards.inspector.messages import AckRequested, NoteRequested
 from dashboards.inspector.panels import alert_detail
@@ -36,10 +38,10 @@ class AlertDetailScreen(Screen[None]):
         self.alert_id = alert_id
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Alert {self.alert_id}", id="detail-title")
-        yield ConnectionBanner(id="banner")
+        yield Static(Text(f"Alert {clean(self.alert_id, limit=60)}"), id="detail-title")
+        yield ConnectionBanner(id="connection-banner")
         with VerticalScroll(id="detail-scroll"):
-            yield Static(id="detail")
+            yield Static(id="alert-detail-body")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -65,7 +67,7 @@ class AlertDetailScreen(Screen[None]):
         self._redraw()
 
     def _redraw(self) -> None:
-        details = self.query("#detail")
+        details = self.query("#alert-detail-body")
         if details:
             details.first(Static).update(alert_detail(self.alert, self.status))
 

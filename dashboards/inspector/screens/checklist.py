@@ -71,8 +71,8 @@ class ChecklistScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="checklist-title")
-        yield ConnectionBanner(id="banner")
-        yield ChecklistList(id="checklist")
+        yield ConnectionBanner(id="connection-banner")
+        yield ChecklistList(id="checklist-list")
         yield Static(id="checklist-detail")
         yield ActionLog(
             id="action-log",
@@ -109,7 +109,7 @@ class ChecklistScreen(Screen[None]):
     def watch_status(self, status: wire.Status | None) -> None:
         self.query_one(ChecklistList).status = status
         self.query_one(ActionLog).status = status
-        self.query_one("#checklist", ChecklistList).border_title = checklist_summary(status)
+        self.query_one("#checklist-list", ChecklistList).border_title = checklist_summary(status)
         self._title()
         self._detail()
 
@@ -149,7 +149,7 @@ class ChecklistScreen(Screen[None]):
     def on_resize(self) -> None:
         self.call_after_refresh(self.query_one(ChecklistList).scroll_to_highlight)
 
-    @on(OptionList.OptionHighlighted, "#checklist")
+    @on(OptionList.OptionHighlighted, "#checklist-list")
     def _highlighted(self) -> None:
         self._detail()
 

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -28,24 +28,32 @@ __all__ = [
     "AdjustInput",
     "ConfirmScreen",
     "DeficientForm",
+    "Form",
     "NoteForm",
     "NoteInput",
+    "field_input",
 ]
 
 
-def _input(blink: bool, **kwargs: Any) -> Input:
+def field_input(blink: bool, **kwargs: Any) -> Input:
+    """An input whose cursor blinks or not (snapshots turn blinking off, so they repeat)."""
     field = Input(**kwargs)
     field.cursor_blink = blink
     return field
 
 
-class _Form(ModalScreen[Any]):
-    """A centred dialog with a title, fields, and a line for what is wrong."""
+class Form(ModalScreen[Any]):
+    """A centred dialog with a title, fields, a line for what is wrong and a hint.
+
+    Subclasses yield their fields from :meth:`fields`; every widget id names its form
+    and its field (``adjust-reason``), so no stylesheet rule meant for a panel of the
+    main screen can reach a field.
+    """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, *, blink: bool = True) -> None:
-        super().__init__(classes="form-screen")
+    def __init__(self, title: str, *, blink: bool = True, id: str | None = None) -> None:
+        super().__init__(id=id, classes="form-screen")
         self.form_title = title
         self.blink = blink
 
@@ -56,7 +64,7 @@ class _Form(ModalScreen[Any]):
         with Vertical(classes="form"):
             yield Static(Text(self.form_title, style="bold"), classes="form-title")
             yield from self.fields()
-            yield Static("", classes="form-error")
+            yield Static(Text(""), classes="form-error")
             yield Static(
                 Text("Enter: continue to confirm · Esc: cancel", style="dim"), classes="form-hint"
             )
@@ -68,21 +76,22 @@ class _Form(ModalScreen[Any]):
         self.dismiss(None)
 
 
-class AckForm(_Form):
+class AckForm(Form):
     """The comment for an acknowledgement; required, it is what the record will say."""
 
     def __init__(self, alert_id: str, alert: wire.Alert | None, *, blink: bool = True) -> None:
-        rule = clean(alert.rule) if alert is not None else ""
-        super().__init__(f"Acknowledge {alert_id}" + (f" ({rule})" if rule else ""), blink=blink)
+        rule = clean(alert.rule, limit=60) if alert is not None else ""
+        title = f"Acknowledge {clean(alert_id, limit=40)}" + (f" ({rule})" if rule else "")
+        super().__init__(title, blink=blink, id="ack-form")
         self.alert = alert
 
     def fields(self) -> ComposeResult:
         if self.alert is not None and self.alert.message:
             yield Static(Text(clean(self.alert.message)), classes="form-context")
         yield Label("Comment (what you did or saw)")
-        yield _input(self.blink, id="comment", placeholder="e.g. Called the organiser")
+        yield field_input(self.blink, id="ack-comment", placeholder="e.g. Called the organiser")
 
-    @on(Input.Submitted, "#comment")
+    @on(Input.Submitted, "#ack-comment")
     def _submit(self, event: Input.Submitted) -> None:
         comment = event.value.strip()
         if not comment:
@@ -99,32 +108,39 @@ class NoteInput:
     alert: str | None
 
 
-class NoteForm(_Form):
+class NoteForm(Form):
     """A note, optionally tied to an alert (filled in when opened from one)."""
 
     def __init__(
         self, alert_id: str | None, known_alerts: Collection[str], *, blink: bool = True
     ) -> None:
-        super().__init__("Add a note" + (f" about {alert_id}" if alert_id else ""), blink=blink)
+        about = f" about {clean(alert_id, limit=40)}" if alert_id else ""
+        super().__init__(f"Add a note{about}", blink=blink, id="note-form")
         self.alert_id = alert_id
         self.known_alerts = known_alerts
 
     def fields(self) -> ComposeResult:
         yield Label("Note")
-        yield _input(self.blink, id="text", placeholder="e.g. No drinking water at the east field")
+        yield field_input(
+            self.blink, id="note-text", placeholder="e.g. No drinking water at the east field"
+        )
         yield Label("About alert (optional)")
-        yield _input(self.blink, id="alert", value=self.alert_id or "", placeholder="e.g. A-0007")
+        yield field_input(
+            self.blink, id="note-alert", value=self.alert_id or "", placeholder="e.g. A-0007"
+        )
 
     @on(Input.Submitted)
     def _submit(self, event: Input.Submitted) -> None:
-        text = self.query_one("#text", Input).value.strip()
-        alert = self.query_one("#alert", Input).value.strip() or None
+        text = self.query_one("#note-text", Input).value.strip()
+        alert = self.query_one("#note-alert", Input).value.strip() or None
         if not text:
-            self.query_one("#text", Input).focus()
+            self.query_one("#note-text", Input).focus()
             self.error("The note is empty.")
             return
         if alert is not None and alert not in self.known_alerts:
-            self.error(f"There is no alert {alert}; leave it blank for a general note.")
+            self.error(
+                f"There is no alert {clean(alert, limit=40)}; leave it blank for a general note."
+            )
             return
         self.dismiss(NoteInput(text, alert))
 
@@ -137,11 +153,11 @@ class AdjustInput:
     reason: str
 
 
-class AdjustForm(_Form):
+class AdjustForm(Form):
     """An attendance correction: a counted figure and a required reason."""
 
     def __init__(self, current: int | None, *, blink: bool = True) -> None:
-        super().__init__("Adjust attendance", blink=blink)
+        super().__init__("Adjust attendance", blink=blink, id="adjust-form")
         self.current = current
 
     def fields(self) -> ComposeResult:
@@ -154,45 +170,53 @@ class AdjustForm(_Form):
             classes="form-context",
         )
         yield Label("Counted attendance")
-        yield _input(self.blink, id="attendance", type="integer", placeholder="e.g. 3050")
+        yield field_input(
+            self.blink, id="adjust-attendance", type="integer", placeholder="e.g. 3050"
+        )
         yield Label("Reason (required)")
-        yield _input(self.blink, id="reason", placeholder="e.g. sweep count of the grounds")
+        yield field_input(
+            self.blink, id="adjust-reason", placeholder="e.g. sweep count of the grounds"
+        )
 
     @on(Input.Submitted)
     def _submit(self, event: Input.Submitted) -> None:
-        raw = self.query_one("#attendance", Input).value.strip()
-        reason = self.query_one("#reason", Input).value.strip()
+        raw = self.query_one("#adjust-attendance", Input).value.strip()
+        reason = self.query_one("#adjust-reason", Input).value.strip()
         try:
             attendance = int(raw)
         except ValueError:
-            self.query_one("#attendance", Input).focus()
+            self.query_one("#adjust-attendance", Input).focus()
             self.error("Attendance must be a whole number.")
             return
         if attendance < 0:
             self.error("Attendance cannot be negative.")
             return
         if not reason:
-            self.query_one("#reason", Input).focus()
+            self.query_one("#adjust-reason", Input).focus()
             self.error("An adjustment needs a reason.")
             return
         self.dismiss(AdjustInput(attendance, reason))
 
 
-class DeficientForm(_Form):
+class DeficientForm(Form):
     """What was found, for a checklist item marked deficient; required: it is the evidence."""
 
     def __init__(self, item: str, text: str, cite: str, *, blink: bool = True) -> None:
-        super().__init__(f"Mark {item} deficient", blink=blink)
+        super().__init__(
+            f"Mark {clean(item, limit=40)} deficient", blink=blink, id="deficient-form"
+        )
         self.item, self.text, self.cite = item, text, cite
 
     def fields(self) -> ComposeResult:
-        context = Text(self.text)
-        context.append(f"  {self.cite}", style="cyan")
+        context = Text(clean(self.text))
+        context.append(f"  {clean(self.cite)}", style="cyan")
         yield Static(context, classes="form-context")
         yield Label("What was found (required: it is the evidence)")
-        yield _input(self.blink, id="found", placeholder="e.g. common cup at water station 2")
+        yield field_input(
+            self.blink, id="deficient-found", placeholder="e.g. common cup at water station 2"
+        )
 
-    @on(Input.Submitted, "#found")
+    @on(Input.Submitted, "#deficient-found")
     def _submit(self, event: Input.Submitted) -> None:
         found = event.value.strip()
         if not found:
@@ -202,35 +226,41 @@ class DeficientForm(_Form):
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """Shows exactly what will be published, and by whom; y sends, n or Esc does not."""
+    """Shows exactly what will be published, and by whom; y sends, n or Esc does not.
+
+    What will be sent scrolls inside the dialog (a note may be 4,000 characters), so
+    the buttons always stay on screen.
+    """
 
     BINDINGS = [
         Binding("y", "answer(True)", "Send"),
         Binding("n,escape", "answer(False)", "Cancel"),
     ]
 
-    def __init__(self, what: str, inspector: str, topic: str) -> None:
-        super().__init__(classes="form-screen")
-        self.what, self.inspector, self.topic = what, inspector, topic
+    def __init__(self, what: str, signer: str, topic: str, *, question: str = "Send this?") -> None:
+        super().__init__(id="confirm", classes="form-screen")
+        self.what, self.signer, self.topic, self.question = what, signer, topic, question
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="form"):
-            yield Static(Text("Send this?", style="bold"), classes="form-title")
-            yield Static(Text(self.what), classes="form-context")
+            yield Static(Text(self.question, style="bold"), classes="form-title")
+            with VerticalScroll(classes="form-what"):
+                lines = "\n".join(clean(line) for line in self.what.split("\n"))
+                yield Static(Text(lines), id="confirm-what", classes="form-context")
             yield Static(
-                Text(f"signed as {self.inspector} · {self.topic}", style="dim"),
+                Text(f"signed as {clean(self.signer)} · {self.topic}", style="dim"),
                 classes="form-hint",
             )
             with Horizontal(classes="form-buttons"):
-                yield Button("Send (y)", id="send", variant="primary")
-                yield Button("Cancel (n)", id="cancel")
+                yield Button("Send (y)", id="confirm-send", variant="primary")
+                yield Button("Cancel (n)", id="confirm-cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#send", Button).focus()
+        self.query_one("#confirm-send", Button).focus()
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "send")
+        self.dismiss(event.button.id == "confirm-send")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,6 +24,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("c", "adjust attendance to a counted figure, with a reason"),
     ("i", "the facilities checklist, permit:C, D and F"),
     ("  o / d / n", "there: mark the item ok, deficient (with a note) or n/a"),
+    ("R", "revoke or reinstate the permit, by resolution (the Town Clerk's dashboard)"),
     ("Tab", "move between the alerts, gates and lots"),
     ("Ctrl+P", "command palette: every action by name"),
     ("? / F1", "this help"),
@@ -30,13 +33,18 @@ KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
-def keys_table() -> Table:
-    """The key list, as on the footer but with a sentence each."""
+CLERK_KEY = "R"
+"""The key that only the Town Clerk's dashboard has."""
+
+
+def keys_table(*, clerk: bool = False) -> Table:
+    """The key list, as on the footer but with a sentence each (``R`` for the Clerk only)."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
     for key, what in KEYS:
-        table.add_row(key, what)
+        if key != CLERK_KEY or clerk:
+            table.add_row(key, what)
     return table
 
 
@@ -47,11 +55,18 @@ class HelpScreen(Screen[None]):
         Binding("escape,q,question_mark,f1", "app.pop_screen", "Back"),
     ]
 
+    def __init__(self, *, clerk: str | None = None, notice: Sequence[str] = ()) -> None:
+        super().__init__(id="help")
+        self.clerk = clerk
+        self.notice = tuple(notice)
+
     def compose(self) -> ComposeResult:
         yield Static(Text("Help", style="bold"), id="help-title")
         with VerticalScroll(id="help-scroll"):
+            if self.notice:
+                yield Static(Text("\n".join(self.notice)), id="help-notice")
             yield Static(Text("Keys", style="bold underline"))
-            yield Static(keys_table(), id="help-keys")
+            yield Static(keys_table(clerk=self.clerk is not None), id="help-keys")
             yield Static(
                 Text(
                     "Every action asks for confirmation, then shows “recorded” once the "

@@ -2,17 +2,21 @@
 
 The app binds its reactives into this screen and the screen binds them on into its
 widgets (``data_bind``), so one status snapshot reaches every panel in the same
-refresh. ``i`` opens the facilities checklist, a screen of its own.
+refresh. ``i`` opens the facilities checklist, a screen of its own. On the Town
+Clerk's dashboard ``R`` revokes or reinstates the permit; elsewhere the key is absent.
+Every widget's id names it (``#attendance-panel``), so a rule in the stylesheet meant
+for one can never reach a form's field of a similar name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList
@@ -25,11 +29,18 @@ from dashboards.inspector.messages import (
     AlertChosen,
     ChecklistRequested,
     NoteRequested,
+    PermitChangeRequested,
 )
 from dashboards.inspector.widgets.action_log import ActionLog
 from dashboards.inspector.widgets.alert_list import AlertList
-from dashboards.inspector.widgets.glance import AttendancePanel, CompliancePanel, HeaderBar
-from dashboards.inspector.widgets.tables import GatesTable, LotsTable
+from dashboards.inspector.widgets.glance import (
+    AttendancePanel,
+    CompliancePanel,
+    HeaderBar,
+    PermitAlarm,
+)
+from dashboards.inspector.widgets.notice import NoticeBar
+from dashboards.inspector.widgets.tables import GatesTable, LotsTable, PropertiesTable
 from kent_ops.core import wire
 
 __all__ = ["MainScreen"]
@@ -43,6 +54,7 @@ class MainScreen(Screen[None]):
         Binding("n", "note", "Note"),
         Binding("c", "adjust", "Adjust att."),
         Binding("i", "checklist", "Checklist"),
+        Binding("R", "permit", "Permit status", key_display="R"),
         Binding("d", "details", "Details", show=False),
         Binding("tab", "app.focus_next", "Next panel", show=False),
     ]
@@ -62,33 +74,55 @@ class MainScreen(Screen[None]):
     actions: reactive[tuple[SentAction, ...]] = reactive(tuple, repaint=False)
     """This inspector's actions this session."""
 
-    def __init__(self, event_id: str, inspector: str) -> None:
+    def __init__(
+        self,
+        event_id: str,
+        inspector: str,
+        *,
+        clerk: str | None = None,
+        notice: Sequence[str] = (),
+    ) -> None:
         super().__init__(id="main")
         self.event_id = event_id
         self.inspector = inspector
+        self.clerk = clerk
+        self.notice = tuple(notice)
 
     def compose(self) -> ComposeResult:
-        yield HeaderBar(self.event_id, self.inspector, id="header").data_bind(
+        signed = f"clerk {self.clerk}" if self.clerk else self.inspector
+        yield HeaderBar(self.event_id, signed, id="header-bar").data_bind(
             MainScreen.status, MainScreen.now
         )
-        yield ConnectionBanner(id="banner").data_bind(MainScreen.problem)
+        yield ConnectionBanner(id="connection-banner").data_bind(MainScreen.problem)
+        yield PermitAlarm(id="permit-alarm").data_bind(MainScreen.status)
         with Horizontal(id="glance"):
-            yield AttendancePanel(id="attendance").data_bind(MainScreen.status, MainScreen.trend)
-            yield CompliancePanel(id="compliance").data_bind(MainScreen.status)
+            yield AttendancePanel(id="attendance-panel").data_bind(
+                MainScreen.status, MainScreen.trend
+            )
+            yield CompliancePanel(id="compliance-panel").data_bind(MainScreen.status)
         with Horizontal(id="tables"):
-            yield GatesTable(id="gates").data_bind(MainScreen.status)
-            yield LotsTable(id="lots").data_bind(MainScreen.status)
-        yield AlertList(id="alerts").data_bind(
+            yield GatesTable(id="gates-table").data_bind(MainScreen.status)
+            with VerticalScroll(id="side-tables"):
+                yield LotsTable(id="lots-table").data_bind(MainScreen.status)
+                yield PropertiesTable(id="properties-table").data_bind(MainScreen.status)
+        yield AlertList(id="alert-list").data_bind(
             MainScreen.alerts, MainScreen.status, MainScreen.flash_on
         )
         yield ActionLog(id="action-log").data_bind(MainScreen.actions, MainScreen.status)
+        yield NoticeBar(self.notice, id="notice-bar")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#attendance").border_title = "Attendance"
-        self.query_one("#compliance").border_title = "Staffing & parking"
+        self.query_one("#attendance-panel").border_title = "Attendance"
+        self.query_one("#properties-table").border_title = "Properties"
         self.query_one(AlertList).focus()
         self._titles()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The permit key exists only on the Clerk's dashboard (hidden from the footer too)."""
+        if action == "permit":
+            return self.clerk is not None
+        return True
 
     def watch_status(self) -> None:
         self._titles()
@@ -104,11 +138,11 @@ class MainScreen(Screen[None]):
         lots = status.lots if status is not None else {}
         pending = len(status.pending) if status is not None else 0
         down = sum(1 for g in gates.values() if not g.online)
-        self.query_one("#gates").border_title = f"Gates ({len(gates)}, {down} down)"
-        self.query_one("#lots").border_title = f"Lots ({len(lots)})"
+        self.query_one("#gates-table").border_title = f"Gates ({len(gates)}, {down} down)"
+        self.query_one("#lots-table").border_title = f"Lots ({len(lots)})"
         active = sum(1 for a in self.alerts.values() if a.state == "active")
         self.query_one(
-            "#alerts"
+            "#alert-list"
         ).border_title = f"Alerts ({active} active, {pending} pending, {len(self.alerts)} in all)"
 
     @property
@@ -131,11 +165,15 @@ class MainScreen(Screen[None]):
     def action_checklist(self) -> None:
         self.post_message(ChecklistRequested())
 
+    def action_permit(self) -> None:
+        if self.clerk is not None:
+            self.post_message(PermitChangeRequested())
+
     def action_details(self) -> None:
         alert_id = self.selected_alert
         if alert_id is not None:
             self.post_message(AlertChosen(alert_id))
 
-    @on(OptionList.OptionSelected, "#alerts")
+    @on(OptionList.OptionSelected, "#alert-list")
     def _alert_chosen(self, event: OptionList.OptionSelected) -> None:
         self.action_details()

@@ -15,6 +15,18 @@ from kent_ops.core import wire
 
 __all__ = ["AlertList"]
 
+
+def _unique(rows: Sequence[Item]) -> list[Item]:
+    """Each key once: an option id must be unique, and keys come from topics on the wire."""
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        if row.key not in seen:
+            seen.add(row.key)
+            out.append(row)
+    return out
+
+
 NOTHING = "-none-"
 """The key of the placeholder shown when there is no alert, so the box is never blank."""
 
@@ -66,6 +78,7 @@ class AlertList(OptionList):
         """
         if not rows:
             rows = [Item(NOTHING, Text(""), Text("No alerts and nothing pending.", style="dim"))]
+        rows = _unique(rows)
         if [row.signature for row in rows] == [row.signature for row in self._shown]:
             return
         keys = [row.key for row in rows]

@@ -1,4 +1,5 @@
-"""The top of the main screen: the header line, attendance, and staffing and parking."""
+"""The top of the main screen: the header line, the permit's alarm, attendance, and
+staffing and parking."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ from datetime import datetime
 from textual.reactive import reactive
 
 from dashboards.common.widgets.panel import Panel
-from dashboards.inspector.panels import attendance_panel, compliance_panel, header_text
+from dashboards.inspector.panels import (
+    attendance_panel,
+    compliance_panel,
+    compliance_title,
+    header_text,
+    permit_alarm,
+)
 from kent_ops.core import wire
 
-__all__ = ["AttendancePanel", "CompliancePanel", "HeaderBar"]
+__all__ = ["AttendancePanel", "CompliancePanel", "HeaderBar", "PermitAlarm"]
 
 
 class HeaderBar(Panel):
@@ -61,4 +68,19 @@ class CompliancePanel(Panel):
     """The status snapshot shown."""
 
     def watch_status(self, status: wire.Status | None) -> None:
+        self.border_title = compliance_title(status)
         self.show(compliance_panel(status))
+
+
+class PermitAlarm(Panel):
+    """A red line under the header while the permit is not issued (revoked: since when,
+    by which resolution); hidden while it is."""
+
+    status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
+    """The status snapshot shown."""
+
+    def watch_status(self, status: wire.Status | None) -> None:
+        alarm = permit_alarm(status)
+        self.set_class(alarm is not None, "-shown")
+        if alarm is not None:
+            self.show(alarm)
