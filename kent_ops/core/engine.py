@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from kent_ops.core import snapshot as snapshots
 from kent_ops.core import wire
@@ -32,6 +31,7 @@ from kent_ops.core.assembly import AssemblyTrack, assembly_on
 from kent_ops.core.checklist import applicable_items
 from kent_ops.core.counting import Counting
 from kent_ops.core.deadlines import Deadlines
+from kent_ops.core.engine_io import Changes, FeedResult
 from kent_ops.core.gate_orders import GateOrders
 from kent_ops.core.inspectors import InspectorRecords, Refused
 from kent_ops.core.permit import Permit
@@ -55,36 +55,6 @@ __all__ = ["Changes", "Engine", "FeedResult"]
 Clock = Literal["wall", "sensor"]
 Key = tuple[str, str | None]
 Keys = Mapping[str, bytes] | None
-
-
-class FeedResult(NamedTuple):
-    """What became of one received message.
-
-    ``kind`` is the message's kind (``gate``, ``lot``, ``badge``, ``availability``,
-    ``note``, ``ack``, ``inspection``, ``adjust``, or ``unknown`` for a rejection that
-    could not be classified). ``time`` is the time the engine took it at (the receive
-    time, or the payload's ``ts`` with ``clock="sensor"``).
-    """
-
-    accepted: bool
-    reason: str | None
-    kind: str
-    time: datetime
-
-
-@dataclass(slots=True)
-class Changes:
-    """Alerts and gate commands that changed since the last ``collect_changes``.
-
-    ``alerts`` holds each changed alert once, in its latest form, ordered by id.
-    ``commands`` maps a gate id to its new command.
-    """
-
-    alerts: list[wire.Alert] = field(default_factory=list)
-    commands: dict[str, wire.GateCommand] = field(default_factory=dict)
-
-    def __bool__(self) -> bool:
-        return bool(self.alerts or self.commands)
 
 
 class Engine:

@@ -57,7 +57,7 @@ def test_permit_required_above_500_without_an_issued_permit(status: str) -> None
     assert alert["required"] == {"attendance_at_most": 500}
     assert (
         alert["message"]
-        == "501 persons present and no permit has been issued (permit:A, penalties:A)"
+        == "501 persons present and the permit is not issued (permit:A, penalties:A)"
     )
     assert when(alert["since"]) == local(12, 1)
     d.present(500, local(12, 2))

@@ -38,7 +38,7 @@ class PermitRequired(Rule):
             return (
                 f"{_n(o['attendance'])} persons present, inside the permitted hours ({self.cite})"
             )
-        why = "outside the permitted hours" if o["permit_issued"] else "no permit has been issued"
+        why = "outside the permitted hours" if o["permit_issued"] else "the permit is not issued"
         return f"{_n(o['attendance'])} persons present and {why} ({self.cite})"
 
 
