@@ -11,7 +11,8 @@ to the command post over a Mosquitto bridge that holds what it cannot send:
 - a persistent session at both ends (``cleansession false``, fixed client ids), with
   persistence on and no-drop queue limits: during an outage the property's broker
   keeps every message for the command post, across its own clean restarts, and
-  forwards them in order when the link returns;
+  forwards them in order when the link returns (a bounded in-flight window keeps that
+  order, see ``LIMITS``);
 - **out**: only that property's sensor topics (a gate's counts, a lot's occupancy, a
   station's badges, their availability; a deputy's ``{gate}-manual`` tally is a gate)
   and the topics of the inspectors who may connect there; the Town Clerk and the
@@ -34,7 +35,6 @@ from pathlib import Path
 
 from kent_ops.broker.acl import bridge_topics, bridge_user
 from kent_ops.broker.client import BrokerAddress
-from kent_ops.broker.mosquitto import NO_DROP_LIMITS
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 
@@ -55,6 +55,23 @@ KEEPALIVE_S = 15
 """A link that dies silently (no TCP reset over radio) is noticed within 1.5 times this."""
 RESTART_BASE_S, RESTART_CAP_S = 2, 10
 """Reconnection attempts: from 2 s, backing off to at most 10 s apart."""
+INFLIGHT = 20
+"""Messages the bridge may have unacknowledged at once (Mosquitto's own default)."""
+
+LIMITS = f"""\
+# Never drop a QoS 1 message: Mosquitto's default (max_queued_messages 1000) silently
+# discards the overflow while still acknowledging it to the sensor. 0 means unlimited:
+# a long outage costs memory and disk, never a reading.
+max_queued_messages 0
+max_queued_bytes 0
+# But keep the in-flight window bounded: with no bound (0), Mosquitto 2.0 sends a reading
+# that arrives while the bridge reconnects ahead of the backlog it held (measured: a few
+# at every reconnection), and the aggregator takes a badge scan that comes after a later
+# one as already counted. The window only paces the sending; the rest waits in the queue.
+max_inflight_messages {INFLIGHT}
+max_inflight_bytes 0
+max_packet_size 1048576
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +165,7 @@ def _storage(s: BridgeSettings) -> list[str]:
         f"autosave_interval {s.autosave_s}",
         "# persistent_client_expiration is not set: sessions (the bridge's too) never expire.",
         "",
-        *NO_DROP_LIMITS.splitlines(),
-        "max_packet_size 1048576",
+        *LIMITS.splitlines(),
         "",
         "log_dest stderr",
         "log_type error",

@@ -128,8 +128,9 @@ def test_the_bridge_is_qos_1_persistent_tls_and_says_its_state_locally(permit: P
     assert single["persistence_location"] == "/var/lib/mosquitto/"
     assert single["autosave_interval"] == "5"
     assert "persistent_client_expiration" not in o  # sessions never expire
-    for limit in ("max_queued_messages", "max_queued_bytes", "max_inflight_messages"):
-        assert single[limit] == "0"
+    for limit in ("max_queued_messages", "max_queued_bytes", "max_inflight_bytes"):
+        assert single[limit] == "0"  # unlimited: nothing is ever dropped
+    assert single["max_inflight_messages"] == "20"  # bounded: the order is kept
     assert single["allow_anonymous"] == "false"
     assert single["acl_file"] == "/etc/mosquitto/kent-ops/acl-camping-meadow"
     assert single["password_file"] == "/etc/mosquitto/kent-ops/passwords-camping-meadow"
