@@ -7,7 +7,9 @@ the tally is a sensor, not a view (:class:`dashboards.gate.tally.ManualTally`, t
 sensors' gate counter): it publishes as gate ``{gate}-manual`` through this view's
 connection, keeps its totals on disk so a reboot continues, heartbeats every 30 s once
 used, and publishes its availability (``online`` once used and on every reconnection,
-``offline`` when the app quits or, as the last will, when it vanishes).
+``offline`` when the app quits or, as the last will, when it vanishes). On a remote
+property's broker it also says when that broker cannot reach the command post
+(:mod:`dashboards.gate.bridge`), while the last order stays on the screen.
 
 One factory, :func:`make_gate_app`, builds the app for the command line
 (:mod:`kent_ops.commands.gate`) and the tests.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
@@ -28,7 +31,9 @@ from textual.reactive import reactive
 from dashboards.common.clock import Clock, wall_clock
 from dashboards.common.connection import NO_AGGREGATOR_AFTER_S, STALE_AFTER_S
 from dashboards.common.feed_app import FeedApp
+from dashboards.common.format import event_zone
 from dashboards.common.messages import CommandReceived, LinkChanged
+from dashboards.gate.bridge import BridgeChanged, bridge_problem, watch_bridge
 from dashboards.gate.screens.help import GateHelpScreen
 from dashboards.gate.screens.main import GateScreen
 from dashboards.gate.tally import DEFAULT_STATE_DIR, FeedLink, ManualTally, TallyState
@@ -89,6 +94,7 @@ class GateApp(FeedApp):
                 topics.status,
                 topics.gate_command(gate),
                 topics.aggregator_availability,
+                topics.bridge_states,
             ],
             ca_file=ca_file,
             clock=clock,
@@ -101,6 +107,10 @@ class GateApp(FeedApp):
         self.manual = tally
         self.link = FeedLink(self.feed) if self.feed is not None else None
         """The tally's way to the broker: this view's own connection (None standalone)."""
+        self.bridges_down: dict[str, datetime | None] = {}
+        """Properties whose bridge to the command post is down, with since when if known."""
+        if self.feed is not None:
+            watch_bridge(self.feed, self.post_message)
         self._attached = False
         self._initial_statuses = list(statuses)
         self._initial_command = command
@@ -163,8 +173,29 @@ class GateApp(FeedApp):
             self.link.went_down()
         self._show_tally()
 
+    @on(BridgeChanged)
+    def _bridge_changed(self, message: BridgeChanged) -> None:
+        if message.up:
+            self.bridges_down.pop(message.property_id, None)
+        elif message.property_id not in self.bridges_down:
+            self.bridges_down[message.property_id] = None if message.retained else self.clock()
+        self.tick()
+
     def tick(self) -> None:
-        super().tick()
+        """As every view, but while this property's bridge is down, that is the problem.
+
+        A broker that cannot be reached comes first (then nothing is known); with the
+        local broker up, a bridge that is down explains why no status arrives.
+        """
+        if self.bridges_down and self.connection.link == "up":
+            now = self.clock()
+            self.now = now
+            since = [t for t in self.bridges_down.values() if t is not None]
+            self.problem = bridge_problem(
+                min(since) if since else None, self.connection.status_ts, event_zone(self.status)
+            )
+        else:
+            super().tick()
         self._show_tally()
 
     # the manual tally ---------------------------------------------------------------

@@ -17,9 +17,15 @@ user name                  may
 ``clerk-{id}``             read the event; write only ``clerk/{id}/permit`` (permit:G)
 ``notifier-{id}``          read the event; write only ``notifier/{id}/sent``
 ``dashboard``              read the event
+``bridge-{property}``      the broker of a remote property (``--bridge``): write exactly
+                           that property's sensor (and its inspectors') topics; read its
+                           gates' commands, the status, the alerts and the
+                           aggregator's availability (:mod:`kent_ops.broker.bridge`)
 =========================  ==========================================================
 
-docs/protocol.md lists the same roles beside each topic.
+A remote property's own broker gets an access list of its own
+(:func:`property_acl_text`): its sensors, its deputies, the inspectors who may connect
+there and ``dashboard``. docs/protocol.md lists the same roles beside each topic.
 """
 
 from __future__ import annotations
@@ -33,10 +39,17 @@ from kent_ops.core.wire import Topics
 __all__ = [
     "AGGREGATOR_USER",
     "DASHBOARD_USER",
+    "BridgeTopics",
     "People",
     "acl_text",
+    "bridge_topics",
+    "bridge_user",
     "check_person_id",
+    "check_property",
     "deputy_gates",
+    "property_acl_text",
+    "property_sensors",
+    "property_users",
     "users_for",
 ]
 
@@ -51,6 +64,22 @@ class People:
     inspectors: Sequence[str] = ()
     clerks: Sequence[str] = ()
     notifiers: Sequence[str] = field(default_factory=tuple)
+    bridges: Sequence[str] = ()
+    """Remote properties whose own broker is bridged to this one (an account each)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeTopics:
+    """What one remote property's bridge carries, topic by topic, at QoS 1.
+
+    The same lists make the bridge's ``topic`` lines and its account on the command
+    post's broker, so the two can never disagree.
+    """
+
+    out: tuple[str, ...]
+    """Property -> command post: its sensors' readings and availability, its inspectors'."""
+    inbound: tuple[str, ...]
+    """Command post -> property: its gates' commands, the status, the alerts, availability."""
 
 
 def check_person_id(role: str, who: str) -> str | None:
@@ -58,6 +87,56 @@ def check_person_id(role: str, who: str) -> str | None:
     if not who or any(c in who for c in "/+#") or who.strip() != who:
         return f"{role} id {who!r} cannot be used in an MQTT topic"
     return None
+
+
+def check_property(permit: Permit, property_id: str) -> str | None:
+    """Why ``property_id`` names no property of the permit, or None if it does."""
+    known = [p.id for p in permit.properties]
+    if property_id in known:
+        return None
+    return (
+        f"property {property_id!r} is not in the permit {permit.number} "
+        f"(its properties: {', '.join(known)})"
+    )
+
+
+def bridge_user(property_id: str) -> str:
+    """The command post's account for the bridge of one remote property."""
+    return f"bridge-{property_id}"
+
+
+def property_sensors(permit: Permit, property_id: str) -> dict[str, str]:
+    """The sensors standing on one property, with their kinds, in the permit's order.
+
+    A boundary gate of the property, a gate between it and another property (its
+    counter connects to the broker of the property it stands on: either), a lot and a
+    staff station on it. A ``{gate}-manual`` tally is a gate like any other.
+    """
+    on: dict[str, str] = {}
+    for sensor, kind in permit.sensors.items():
+        if kind == "gate":
+            spec = permit.gate_specs[sensor]
+            here = property_id in (spec.property, spec.from_property, spec.to_property)
+        elif kind == "lot":
+            here = permit.lot_property.get(sensor) == property_id
+        else:
+            here = permit.station_property.get(sensor) == property_id
+        if here:
+            on[sensor] = kind
+    return on
+
+
+def bridge_topics(permit: Permit, property_id: str, inspectors: Sequence[str] = ()) -> BridgeTopics:
+    """Exactly the topics a property's bridge forwards out and receives in."""
+    topics = Topics(permit.event_id)
+    sensors = property_sensors(permit, property_id)
+    out: list[str] = []
+    for sensor, kind in sensors.items():
+        out += [sensor_topic(topics, kind, sensor), topics.availability(sensor)]
+    out += [topics.inspector(who, "+") for who in inspectors]
+    inbound = [topics.gate_command(g) for g, kind in sensors.items() if kind == "gate"]
+    inbound += [topics.status, topics.alerts_wildcard, topics.aggregator_availability]
+    return BridgeTopics(tuple(out), tuple(inbound))
 
 
 def deputy_gates(permit: Permit) -> list[str]:
@@ -73,6 +152,21 @@ def users_for(permit: Permit, people: People) -> list[str]:
     users += [f"inspector-{who}" for who in people.inspectors]
     users += [f"clerk-{who}" for who in people.clerks]
     users += [f"notifier-{who}" for who in people.notifiers]
+    users += [bridge_user(p) for p in people.bridges]
+    return users
+
+
+def _property_deputies(permit: Permit, property_id: str) -> list[str]:
+    sensors = property_sensors(permit, property_id)
+    return [g for g in deputy_gates(permit) if f"{g}-manual" in sensors]
+
+
+def property_users(permit: Permit, property_id: str, inspectors: Sequence[str] = ()) -> list[str]:
+    """Every user name a remote property's own broker grants something to."""
+    users = [DASHBOARD_USER]
+    users += [f"sensor-{sensor}" for sensor in property_sensors(permit, property_id)]
+    users += [f"deputy-{gate}" for gate in _property_deputies(permit, property_id)]
+    users += [f"inspector-{who}" for who in inspectors]
     return users
 
 
@@ -98,6 +192,43 @@ def _aggregator(topics: Topics) -> list[str]:
     return lines
 
 
+def _sensor(topics: Topics, sensor: str, kind: str) -> list[str]:
+    return [
+        f"user sensor-{sensor}",
+        f"topic write {sensor_topic(topics, kind, sensor)}",
+        f"topic write {topics.availability(sensor)}",
+        "",
+    ]
+
+
+def _deputy(topics: Topics, gate: str) -> list[str]:
+    return [
+        f"user deputy-{gate}",
+        f"topic read {topics.everything}",
+        f"topic write {topics.gate_count(f'{gate}-manual')}",
+        f"topic write {topics.availability(f'{gate}-manual')}",
+        "",
+    ]
+
+
+def _inspector(topics: Topics, who: str) -> list[str]:
+    return [
+        f"user inspector-{who}",
+        f"topic read {topics.everything}",
+        f"topic write {topics.inspector(who, '+')}",
+        "",
+    ]
+
+
+def _bridge(permit: Permit, property_id: str, inspectors: Sequence[str]) -> list[str]:
+    routes = bridge_topics(permit, property_id, inspectors)
+    lines = [f"# the broker of {property_id}, over its bridge (kent-ops deploy bridge)"]
+    lines += [f"user {bridge_user(property_id)}"]
+    lines += [f"topic write {t}" for t in routes.out]
+    lines += [f"topic read {t}" for t in routes.inbound]
+    return [*lines, ""]
+
+
 def acl_text(permit: Permit, people: People) -> str:
     """The Mosquitto ACL file for this permit's sensors, deputies, inspectors and clerks."""
     topics = Topics(permit.event_id)
@@ -114,22 +245,12 @@ def acl_text(permit: Permit, people: People) -> str:
         "",
     ]
     for sensor, kind in permit.sensors.items():
-        lines += [
-            f"user sensor-{sensor}",
-            f"topic write {sensor_topic(topics, kind, sensor)}",
-            f"topic write {topics.availability(sensor)}",
-            "",
-        ]
+        lines += _sensor(topics, sensor, kind)
     for gate in deputy_gates(permit):
-        lines += [
-            f"user deputy-{gate}",
-            f"topic read {everything}",
-            f"topic write {topics.gate_count(f'{gate}-manual')}",
-            f"topic write {topics.availability(f'{gate}-manual')}",
-            "",
-        ]
+        lines += _deputy(topics, gate)
+    for who in people.inspectors:
+        lines += _inspector(topics, who)
     for role, ids, topic in (
-        ("inspector", people.inspectors, lambda who: topics.inspector(who, "+")),
         ("clerk", people.clerks, topics.clerk_permit),
         ("notifier", people.notifiers, topics.notifier_sent),
     ):
@@ -140,4 +261,33 @@ def acl_text(permit: Permit, people: People) -> str:
                 f"topic write {topic(who)}",
                 "",
             ]
+    for property_id in people.bridges:
+        lines += _bridge(permit, property_id, people.inspectors)
+    return "\n".join(lines)
+
+
+def property_acl_text(permit: Permit, property_id: str, inspectors: Sequence[str] = ()) -> str:
+    """The ACL of a remote property's own broker: that property's sensors and people only.
+
+    The bridge itself needs no entry (Mosquitto does not check its own bridge against
+    the ACL); what it may carry is fixed by its ``topic`` lines and, at the command
+    post, by the ``bridge-{property}`` account.
+    """
+    topics = Topics(permit.event_id)
+    lines = [
+        f"# kent-ops ACL for the broker of property {property_id} of {permit.event_name} "
+        f"({permit.event_id}), permit {permit.number}.",
+        "# Generated by `kent-ops deploy bridge`; regenerate when the permit's sensors change.",
+        "# Anything not granted here is denied.",
+        "",
+        f"user {DASHBOARD_USER}",
+        f"topic read {topics.everything}",
+        "",
+    ]
+    for sensor, kind in property_sensors(permit, property_id).items():
+        lines += _sensor(topics, sensor, kind)
+    for gate in _property_deputies(permit, property_id):
+        lines += _deputy(topics, gate)
+    for who in inspectors:
+        lines += _inspector(topics, who)
     return "\n".join(lines)

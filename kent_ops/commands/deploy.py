@@ -2,8 +2,10 @@
 
 ``acl`` writes the broker's access list (:mod:`kent_ops.broker.acl` says who may do
 what), ``certs`` a private certificate authority and the broker's certificate,
-``keys`` one HMAC signing key per sensor (:mod:`kent_ops.core.wire.signing`).
-The README's "Deploying at an event" walks a town's IT person through all of it.
+``keys`` one HMAC signing key per sensor (:mod:`kent_ops.core.wire.signing`),
+``bridge`` the broker of a remote property and its bridge to the command post
+(:mod:`kent_ops.broker.bridge`). The README's "Deploying at an event" walks a town's IT
+person through all of it.
 """
 
 from __future__ import annotations
@@ -16,12 +18,25 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kent_ops.broker.acl import People, acl_text, check_person_id, users_for
+from kent_ops.broker.acl import (
+    People,
+    acl_text,
+    bridge_topics,
+    bridge_user,
+    check_person_id,
+    check_property,
+    property_acl_text,
+    property_users,
+    users_for,
+)
+from kent_ops.broker.bridge import BridgeSettings, bridge_config, central_ca_path
+from kent_ops.broker.client import BrokerAddress, parse_broker_url
+from kent_ops.broker.credentials import read_password_file
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.wire import generate_keys_file
 
-__all__ = ["cli_acl", "cli_certs", "cli_keys", "make_certs", "write_keys"]
+__all__ = ["cli_acl", "cli_bridge", "cli_certs", "cli_keys", "make_certs", "write_keys"]
 
 
 def _ids(role: str, ids: list[str]) -> list[str]:
@@ -32,13 +47,22 @@ def _ids(role: str, ids: list[str]) -> list[str]:
     return ids
 
 
+def _properties(permit: Permit, ids: list[str]) -> list[str]:
+    for property_id in ids:
+        problem = check_property(permit, property_id)
+        if problem:
+            raise UsageError(problem)
+    return ids
+
+
 def cli_acl(args: argparse.Namespace) -> int:
-    """``kent-ops deploy acl --permit P [--inspector ID …] [--clerk ID …] [--out FILE]``."""
+    """``kent-ops deploy acl --permit P [--inspector ID …] [--bridge PROPERTY …] [--out FILE]``."""
     permit = load_permit(args.permit)
     people = People(
         inspectors=_ids("inspector", list(args.inspector)),
         clerks=_ids("clerk", list(getattr(args, "clerk", []) or [])),
         notifiers=_ids("notifier", list(getattr(args, "notifier", []) or [])),
+        bridges=_properties(permit, list(getattr(args, "bridge", []) or [])),
     )
     text = acl_text(permit, people)
     if args.out:
@@ -49,6 +73,81 @@ def cli_acl(args: argparse.Namespace) -> int:
         )
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _central(url: str, property_id: str) -> BrokerAddress:
+    """The command post's broker from ``--central``: TLS, and no credentials in the URL."""
+    address = parse_broker_url(url)
+    if not address.tls:
+        raise UsageError(
+            f"--central {url!r} must be mqtts://host:port: the bridge crosses a radio or LTE "
+            "link, so it always uses TLS"
+        )
+    if address.username is not None or address.password is not None:
+        raise UsageError(
+            f"--central takes no user name or password: the bridge logs in as "
+            f"{bridge_user(property_id)}, with the password from --password-file"
+        )
+    return address
+
+
+def _write(path: Path, text: str, mode: int) -> None:
+    """Write ``text`` to ``path`` with ``mode`` from the first byte (it may hold a password)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(f.fileno(), mode)
+        f.write(text)
+
+
+def cli_bridge(args: argparse.Namespace) -> int:
+    """``kent-ops deploy bridge --permit P --property ID --central URL --password-file F``."""
+    permit = load_permit(args.permit)
+    problem = check_property(permit, args.property)
+    if problem:
+        raise UsageError(problem)
+    central = _central(args.central, args.property)
+    inspectors = _ids("inspector", list(args.inspector))
+    if not bridge_topics(permit, args.property, inspectors).out:
+        raise UsageError(
+            f"property {args.property!r} has no gate, lot or staff station in the permit "
+            "and no --inspector connects there: its bridge would carry nothing"
+        )
+    settings = BridgeSettings(
+        property_id=args.property,
+        central=central,
+        password=read_password_file(args.password_file),
+        etc_dir=Path(args.dir),
+        data_dir=Path(args.data_dir),
+        port=args.port,
+        bind=args.bind,
+        tls=args.tls,
+        inspectors=inspectors,
+        autosave_s=args.autosave,
+    )
+    text = bridge_config(permit, settings)
+    if not args.out:
+        sys.stdout.write(text)
+        sys.stderr.write("kent-ops: with --out the property's ACL is written beside it\n")
+        return 0
+    out = Path(args.out)
+    acl = out.parent / settings.acl_path.name
+    _write(out, text, 0o640)
+    _write(acl, property_acl_text(permit, args.property, inspectors), 0o640)
+    users = " ".join(property_users(permit, args.property, inspectors))
+    sys.stderr.write(
+        f"wrote {out} (it holds the bridge's password: mode 640) and {acl}.\n"
+        f"On the machine of {args.property}: put {out.name} in place of "
+        f"/etc/mosquitto/mosquitto.conf, and into {settings.etc_dir}: {acl.name}, the command "
+        f"post's CA certificate as {central_ca_path(settings.etc_dir).name}"
+        f"{', ca.crt, server.crt and server.key' if settings.tls else ''}; give each user a "
+        f"password in {settings.password_path} with mosquitto_passwd: {users}.\n"
+        f"At the command post: kent-ops deploy acl ... --bridge {args.property}, and the "
+        f"same password for {bridge_user(args.property)}.\n"
+    )
     return 0
 
 

@@ -3,8 +3,10 @@ the notifier."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 
+from kent_ops.broker.bridge import DEFAULT_AUTOSAVE_S, DEFAULT_DATA_DIR, DEFAULT_ETC_DIR
 from kent_ops.broker.credentials import add_broker_arguments
 from kent_ops.commands.parsers import EXAMPLE_EVENT, Sub, new_command, positive_float
 
@@ -78,6 +80,14 @@ def _deploy(sub: Sub) -> None:
         ("notifier", "the id of a kent-ops notify service"),
     ):
         pa.add_argument(f"--{role}", action="append", default=[], metavar="ID", help=what)
+    pa.add_argument(
+        "--bridge",
+        action="append",
+        default=[],
+        metavar="PROPERTY",
+        help="a remote property whose broker is bridged here: an account bridge-PROPERTY "
+        "for exactly its topics (repeat; see deploy bridge)",
+    )
     pa.add_argument("--out", metavar="FILE", help="write here (default: print it)")
     pcert = new_command(
         deploy_sub,
@@ -106,6 +116,102 @@ def _deploy(sub: Sub) -> None:
     )
     pkeys.add_argument("--permit", required=True, metavar="P", help="the permit file (TOML)")
     pkeys.add_argument("--out", required=True, metavar="FILE", help="the new keys file (TOML)")
+    _deploy_bridge(deploy_sub)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} must be from 1 to 65535")
+    return value
+
+
+def _seconds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _deploy_bridge(deploy_sub: Sub) -> None:
+    p = new_command(
+        deploy_sub,
+        "bridge",
+        "write the Mosquitto configuration of a remote property's own broker, bridged to "
+        "the command post over TLS, and that property's ACL",
+        [
+            "kent-ops deploy bridge --permit permit.toml --property camping-meadow "
+            "--central mqtts://broker.local:8883 --password-file bridge.password "
+            "--out camping-meadow.conf",
+            "kent-ops deploy bridge --permit permit.toml --property overflow-parking "
+            "--central mqtts://192.168.1.10:8883 --password-file bridge.password --tls "
+            "--inspector insp-1 --out overflow-parking.conf",
+        ],
+        "kent_ops.commands.deploy:cli_bridge",
+    )
+    p.add_argument("--permit", required=True, metavar="P", help="the permit file (TOML)")
+    p.add_argument(
+        "--property", required=True, metavar="ID", help="the property, as in [[properties]]"
+    )
+    p.add_argument(
+        "--central",
+        required=True,
+        metavar="URL",
+        help="the command post's broker, mqtts://host:port (no user, no password)",
+    )
+    p.add_argument(
+        "--password-file",
+        required=True,
+        metavar="FILE",
+        help="bridge-PROPERTY's password at the command post, in a file only you may read",
+    )
+    p.add_argument(
+        "--dir",
+        default=str(DEFAULT_ETC_DIR),
+        metavar="DIR",
+        help="the folder on the property's machine holding the ACL, the passwords and the "
+        "certificates (default %(default)s)",
+    )
+    p.add_argument(
+        "--data-dir",
+        default=str(DEFAULT_DATA_DIR),
+        metavar="DIR",
+        help="where that broker keeps its persistent database (default %(default)s)",
+    )
+    p.add_argument(
+        "--port",
+        type=_port,
+        metavar="N",
+        help="the port for the property's devices (default 8883 with --tls, else 1883)",
+    )
+    p.add_argument("--bind", metavar="ADDR", help="listen on this address only (default: all)")
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="TLS for the property's devices too (ca.crt, server.crt, server.key in --dir)",
+    )
+    p.add_argument(
+        "--inspector",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="an inspector who may connect at this property (repeat; the same ids as deploy acl)",
+    )
+    p.add_argument(
+        "--autosave",
+        type=_seconds,
+        default=DEFAULT_AUTOSAVE_S,
+        metavar="S",
+        help="seconds between saves to disk: a kill -9 or power cut loses up to this much "
+        "(default %(default)s)",
+    )
+    p.add_argument("--out", metavar="FILE", help="write the configuration here (default: print it)")
 
 
 def _notify(sub: Sub) -> None:

@@ -33,6 +33,7 @@ TopicKind = Literal[
     "command",
     "checkpoint",
     "aggregator-availability",
+    "bridge-state",
 ]
 
 INSPECTOR_ACTIONS: tuple[str, ...] = ("note", "ack", "inspection", "adjust")
@@ -51,6 +52,7 @@ _THREE_LEVEL: dict[tuple[str, str], TopicKind] = {
     ("clerk", "permit"): "clerk-permit",
     ("notifier", "sent"): "notifier-sent",
     ("gate", "command"): "command",
+    ("bridge", "state"): "bridge-state",
 }
 _TWO_LEVEL: dict[tuple[str, str], TopicKind] = {
     ("evidence", "checkpoint"): "checkpoint",
@@ -139,6 +141,20 @@ class Topics:
     @property
     def aggregator_availability(self) -> str:
         return f"{self.prefix}/aggregator/availability"
+
+    # -- a remote property's broker -----------------------------------------------------
+
+    def bridge_state(self, property_id: str) -> str:
+        """Where a property's broker says whether its bridge to the command post is up.
+
+        Mosquitto publishes it (retained, ``1`` up, ``0`` down) on that property's own
+        broker only (docs/protocol.md, "Remote properties: bridges").
+        """
+        return f"{self.prefix}/bridge/{property_id}/state"
+
+    @property
+    def bridge_states(self) -> str:
+        return f"{self.prefix}/bridge/+/state"
 
     @property
     def everything(self) -> str:
