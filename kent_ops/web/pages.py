@@ -92,6 +92,7 @@ _APP_STYLE = """<link rel="stylesheet" href="/static/css/xterm.css">
     align-items: center; justify-content: center; }
   body.-closed .closed { display: flex; }
   .closed main { text-align: center; }
+  .closed h1, .closed p { background: transparent; color: #f0f0f0; }
   form.signout button { background: #39444c; }
 </style>
 """
