@@ -249,11 +249,21 @@ def load_accounts(path: str | Path, *, missing_ok: bool = False) -> dict[str, Ac
     return {a.name: a for a in accounts}
 
 
+def _keep_owner(path: Path, temporary: Path) -> None:
+    """Give the new file the old one's owner: root editing the service's file keeps it theirs."""
+    try:
+        info = path.stat()
+        os.chown(temporary, info.st_uid, info.st_gid)
+    except (FileNotFoundError, PermissionError):
+        pass
+
+
 def save_accounts(path: str | Path, accounts: dict[str, Account]) -> None:
     """Write the users file, readable by its owner only, replacing the old one at once.
 
     The new text goes to a private temporary file beside it, which then takes its
-    place: a reader sees the old file or the new one, never half of one.
+    place: a reader sees the old file or the new one, never half of one. The file keeps
+    its owner (the service's user, after ``chown``) when root changes it.
     """
     p = Path(path)
     text = json.dumps(
@@ -270,6 +280,7 @@ def save_accounts(path: str | Path, accounts: dict[str, Account]) -> None:
     except OSError as exc:
         raise UsageError(f"cannot write {p}: {exc.strerror}") from None
     try:
+        _keep_owner(p, temporary)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text + "\n")
             f.flush()

@@ -170,13 +170,15 @@ class WebServer:
         address = request.remote or "unknown"
         keys = self.throttle.keys(name, address)
         if not self.throttle.begin(keys):
-            wait = max(1, round(self.throttle.wait_s(keys)))
+            waiting = self.throttle.wait_s(keys)
+            wait = max(1, round(waiting))
             log.warning("sign-in refused for %r from %s: too many failures", name, address)
-            page = pages.sign_in_page(
-                self.settings.apps.event_id,
-                error=f"Too many failed sign-ins: try again in {wait} s.",
-                name=name,
+            error = (
+                f"Too many failed sign-ins: try again in {wait} s."
+                if waiting > 0
+                else "A sign-in for this name is being checked already: try again."
             )
+            page = pages.sign_in_page(self.settings.apps.event_id, error=error, name=name)
             return _html(page, status=429, headers={"Retry-After": str(wait)})
         account: Account | None = None
         try:

@@ -3,10 +3,10 @@
 The wait is kept per account name and per client address, so neither guessing many
 passwords for one person from many phones nor guessing many names from one phone
 goes fast: after the k-th failure in a row the next try is refused for
-``first_s · 2^(k-1)`` seconds, up to ``most_s``. A success clears both. One attempt per
-key is checked at a time, so parallel requests cannot slip past the wait. A key with
-no failure for ``forget_s`` is forgotten, and the table has a size limit, so a flood
-of made-up names cannot fill the server's memory.
+``first_s · 2^(k-1)`` seconds, up to ``most_s``. A success clears both. A name, and an
+address that has failed, is checked one attempt at a time, so parallel requests cannot
+slip past the wait. A key with no failure for ``forget_s`` is forgotten, and the table
+has a size limit, so a flood of made-up names cannot fill the server's memory.
 
 Pure bookkeeping on an injected monotonic clock: the tests drive the clock.
 """
@@ -14,6 +14,7 @@ Pure bookkeeping on an injected monotonic clock: the tests drive the clock.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -43,7 +44,7 @@ class SignInThrottle:
         self.most_keys = most_keys
         self.clock = clock
         self._failures: dict[str, _Failures] = {}
-        self._busy: set[str] = set()
+        self._busy: Counter[str] = Counter()
 
     @staticmethod
     def keys(name: str, address: str) -> tuple[str, str]:
@@ -57,9 +58,16 @@ class SignInThrottle:
         return max([0.0, *waits])
 
     def begin(self, keys: Iterable[str]) -> bool:
-        """Claim the keys for one attempt; False while waiting or another attempt is checked."""
+        """Claim the keys for one attempt; False while waiting or another attempt is checked.
+
+        A name is checked one attempt at a time, and so is an address that has failed:
+        parallel guesses cannot slip past the wait, while people signing in at once
+        from one address (a shared network) are not held up until one of them fails.
+        """
         keys = tuple(keys)
-        if self.wait_s(keys) > 0 or any(k in self._busy for k in keys):
+        if self.wait_s(keys) > 0:
+            return False
+        if any(k in self._busy and (k.startswith("account:") or self.failures(k)) for k in keys):
             return False
         self._busy.update(keys)
         return True
@@ -67,7 +75,8 @@ class SignInThrottle:
     def end(self, keys: Iterable[str], *, ok: bool) -> None:
         """Record an attempt's outcome and release its keys."""
         keys = tuple(keys)
-        self._busy.difference_update(keys)
+        self._busy.subtract(keys)
+        self._busy += Counter()  # drops the keys no attempt holds any more
         if ok:
             for key in keys:
                 self._failures.pop(key, None)

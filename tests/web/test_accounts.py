@@ -147,3 +147,13 @@ def test_users_add_refuses_two_different_passwords_and_changes_nothing(tmp_path:
     assert bad.returncode == 2
     assert "letters, digits" in bad.stderr
     assert "password for" not in bad.stderr  # refused before asking for a password
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_root_changing_the_file_leaves_it_the_services(tmp_path: Path) -> None:
+    path = tmp_path / "users.json"
+    save_accounts(path, {})
+    os.chown(path, 65534, 65534)  # the service's user, after the README's chown
+    save_accounts(path, {"a": make_account("a", "clerk", "pw", cost=CHEAP)})
+    assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
+    assert _mode(path) == 0o600

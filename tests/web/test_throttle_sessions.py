@@ -45,7 +45,7 @@ def test_a_success_clears_the_wait_and_one_attempt_is_checked_at_a_time() -> Non
     clock.now += 1
     assert throttle.begin(keys)
     assert not throttle.begin(keys)  # a parallel attempt while the first is checked
-    assert not throttle.begin(throttle.keys("other", "10.0.0.7"))
+    assert not throttle.begin(throttle.keys("other", "10.0.0.7"))  # this address failed
     throttle.end(keys, ok=True)
     assert throttle.failures(keys[0]) == 0
     assert throttle.wait_s(keys) == 0
@@ -78,3 +78,15 @@ def test_a_session_lasts_its_time_and_ends_with_its_account() -> None:
     clock.now += 30
     assert sessions.get(one.token) is None
     assert len(sessions) == 0
+
+
+def test_people_signing_in_at_once_from_one_address_are_not_held_up() -> None:
+    throttle = SignInThrottle(clock=Clock())
+    first = throttle.keys("insp-1", "10.0.0.1")
+    second = throttle.keys("insp-2", "10.0.0.1")  # the same shared network
+    assert throttle.begin(first)
+    assert throttle.begin(second)
+    assert not throttle.begin(throttle.keys("insp-1", "10.0.0.2"))  # one check per name
+    throttle.end(first, ok=True)
+    throttle.end(second, ok=False)
+    assert throttle.wait_s(throttle.keys("insp-3", "10.0.0.1")) == 1
