@@ -13,6 +13,7 @@ import argparse
 import getpass
 import ipaddress
 import os
+import re
 import ssl
 import sys
 from dataclasses import replace
@@ -87,6 +88,8 @@ def _clerk_option() -> str:
 def _app_config(args: argparse.Namespace) -> AppConfig:
     if not args.event:
         raise UsageError("kent-ops serve needs --event ID (the [event] id of the permit)")
+    if not re.fullmatch(r"[a-z0-9-]+", args.event):
+        raise UsageError(f"event id {args.event!r} must be lower-case letters, digits and dashes")
     url = args.broker or os.environ.get(ENV_URL) or DEFAULT_BROKER_URL
     broker = parse_broker_url(url)
     if broker.password is not None:
