@@ -38,9 +38,7 @@ def serve(*argv: str) -> subprocess.CompletedProcess[str]:
         (["--event", "e", "--ca-file", "/nonexistent/ca.crt"], "no such file"),
     ],
 )
-def test_bad_arguments_are_one_sentence_and_exit_2(
-    users: Path, argv: list[str], says: str
-) -> None:
+def test_bad_arguments_are_one_sentence_and_exit_2(users: Path, argv: list[str], says: str) -> None:
     result = serve(*argv, "--users", str(users))
     assert result.returncode == 2
     assert says in result.stderr
