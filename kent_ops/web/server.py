@@ -293,6 +293,7 @@ class WebServer:
             await app.stop()
             if self.running.get(launch.seat) is running:
                 del self.running[launch.seat]
+            log.info("%s's %s closed: %s", account.name, app_name, running.ended or "tab closed")
         return websocket
 
 
