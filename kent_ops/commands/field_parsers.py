@@ -9,6 +9,7 @@ from collections.abc import Callable
 from kent_ops.broker.bridge import DEFAULT_AUTOSAVE_S, DEFAULT_DATA_DIR, DEFAULT_ETC_DIR
 from kent_ops.broker.credentials import add_broker_arguments
 from kent_ops.commands.parsers import EXAMPLE_EVENT, Sub, new_command, positive_float
+from kent_ops.commands.serve_parsers import add_serve
 
 __all__ = ["FIELD_COMMANDS"]
 
@@ -244,5 +245,5 @@ def _notify(sub: Sub) -> None:
     )
 
 
-FIELD_COMMANDS: tuple[Callable[[Sub], None], ...] = (_clerk, _deploy, _notify)
+FIELD_COMMANDS: tuple[Callable[[Sub], None], ...] = (_clerk, _deploy, _notify, add_serve)
 """Each adds one command group to the ``kent-ops`` parser."""

@@ -1,4 +1,9 @@
-"""The gate screen: the order filling the screen, the figures, the manual tally."""
+"""The gate screen: the order filling the screen, the figures, the manual tally.
+
+The same screen serves a terminal (80×24 and up) and a phone held upright in a
+browser (``kent-ops serve``, about 40×45 cells): the order takes whatever height is
+left, and the tally's buttons grow with the screen's height (gate.tcss).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from dashboards.gate.panels import GateOrder, gate_order
 from dashboards.gate.tally import TallyState
 from dashboards.gate.widgets.figures import GateCounts, GateHeader, OrderDetails, TallyPanel
 from dashboards.gate.widgets.order_sign import OrderSign
+from dashboards.gate.widgets.tally_keys import TallyKeys
 from kent_ops.core import wire
 
 __all__ = ["GateScreen"]
@@ -56,6 +62,7 @@ class GateScreen(Screen[None]):
         yield TallyPanel(self.gate, id="tally").data_bind(
             GateScreen.tally, GateScreen.delivered, GateScreen.unheard, GateScreen.status
         )
+        yield TallyKeys(id="tally-keys")
         yield Footer()
 
     def _reorder(self) -> None:

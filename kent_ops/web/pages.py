@@ -1,0 +1,135 @@
+"""The server's few HTML pages: sign in, the app's page, and refusals.
+
+The app page is textual-serve's own front end (``textual.js``, xterm.js), served from
+the textual-serve package with no outside fonts or scripts, so it works on an event
+network with no internet. It is sized for a phone held in one hand as well as a
+tablet or a laptop. Everything that comes from outside (a name, an error) is escaped.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+__all__ = ["app_page", "message_page", "sign_in_page"]
+
+_HEAD = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="referrer" content="no-referrer">
+<title>{title}</title>
+<style>
+  @font-face {{ font-family: "Roboto Mono"; font-weight: 100 700;
+    src: url("/static/fonts/RobotoMono-VariableFont_wght.ttf") format("truetype"); }}
+  html, body {{ margin: 0; height: 100%; background: #0c181f; color: #f0f0f0;
+    font-family: system-ui, sans-serif; }}
+  main {{ max-width: 26rem; margin: 0 auto; padding: 2rem 1.25rem; }}
+  h1 {{ font-size: 1.4rem; margin: 0 0 .25rem; }}
+  p.event {{ margin: 0 0 1.5rem; color: #a8b3ba; }}
+  label {{ display: block; margin: 1rem 0 .35rem; font-size: 1.05rem; }}
+  input {{ box-sizing: border-box; width: 100%; font-size: 1.2rem; padding: .7rem;
+    border-radius: .4rem; border: 1px solid #587080; background: #12232d; color: #fff; }}
+  button, a.button {{ display: block; box-sizing: border-box; width: 100%; margin-top: 1.5rem;
+    padding: .9rem; font-size: 1.2rem; border: 0; border-radius: .4rem; background: #1f6feb;
+    color: #fff; text-align: center; text-decoration: none; cursor: pointer; }}
+  .error {{ background: #5c1a1f; border-left: .3rem solid #f85149; padding: .7rem; }}
+</style>
+</head>
+"""
+
+
+def sign_in_page(event_id: str, *, error: str = "", name: str = "") -> str:
+    """The sign-in form: a name and the person's broker password."""
+    error_html = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
+    return (
+        _HEAD.format(title="Sign in · kent-ops")
+        + f"""<body>
+<main>
+<h1>kent-ops</h1>
+<p class="event">{escape(event_id)}</p>
+{error_html}
+<form method="post" action="/signin" autocomplete="on">
+<label for="name">Name</label>
+<input id="name" name="name" value="{escape(name)}" autocapitalize="none" autocorrect="off"
+ autocomplete="username" required autofocus>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit" id="signin">Sign in</button>
+</form>
+</main>
+</body>
+</html>
+"""
+    )
+
+
+def message_page(title: str, text: str, *, link: tuple[str, str] | None = None) -> str:
+    """A page that says one thing (a refusal, a sign-out), with one way on."""
+    more = f'<a class="button" href="{escape(link[0])}">{escape(link[1])}</a>' if link else ""
+    return (
+        _HEAD.format(title=f"{escape(title)} · kent-ops")
+        + f"""<body>
+<main>
+<h1>{escape(title)}</h1>
+<p id="message">{escape(text)}</p>
+{more}
+</main>
+</body>
+</html>
+"""
+    )
+
+
+_APP_STYLE = """<link rel="stylesheet" href="/static/css/xterm.css">
+<link rel="preload" href="/static/fonts/RobotoMono-VariableFont_wght.ttf" as="font"
+ type="font/ttf" crossorigin>
+<script src="/static/js/textual.js"></script>
+<style>
+  body { overflow: hidden; }
+  #terminal { position: absolute; inset: 0; }
+  .closed { display: none; position: absolute; inset: 0; z-index: 10; background: #0c181fee;
+    align-items: center; justify-content: center; }
+  body.-closed .closed { display: flex; }
+  .closed main { text-align: center; }
+  .closed h1, .closed p { background: transparent; color: #f0f0f0; }
+  form.signout button { background: #39444c; }
+</style>
+"""
+
+
+def app_page(*, title: str, websocket_url: str, font_size: int, keyboard: bool) -> str:
+    """The page that runs one app: textual-serve's terminal, and a notice when it ends.
+
+    ``keyboard=False`` keeps a phone's on-screen keyboard away (the gate view is all
+    buttons); the dashboard needs one for comments and notes.
+    """
+    no_keyboard = (
+        """<script>
+window.addEventListener("load", () => {
+  for (const area of document.querySelectorAll("textarea")) area.setAttribute("inputmode", "none");
+});
+</script>
+"""
+        if not keyboard
+        else ""
+    )
+    return (
+        _HEAD.format(title=f"{escape(title)} · kent-ops")
+        + _APP_STYLE
+        + no_keyboard
+        + f"""<body>
+<div id="terminal" class="textual-terminal"
+ data-session-websocket-url="{escape(websocket_url)}" data-font-size="{int(font_size)}"></div>
+<div class="closed" id="closed">
+<main>
+<h1>Session ended</h1>
+<p>The app was closed, or your sign-in ran out.</p>
+<a class="button" id="again" href="/">Open again</a>
+<form class="signout" method="post" action="/signout"><button type="submit">Sign out</button></form>
+</main>
+</div>
+</body>
+</html>
+"""
+    )

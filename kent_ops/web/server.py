@@ -1,0 +1,367 @@
+"""``kent-ops serve``'s web server: sign in, then exactly your own app in the browser.
+
+Routes: ``/signin`` (the form and its POST), ``/signout``, ``/`` (sends a signed-in
+person to their app), ``/dashboard`` and ``/gate`` (the app page, for the roles that
+own it), ``/ws/{app}`` (the websocket that drives the app process, textual-serve's
+protocol) and ``/static`` (textual-serve's front end).
+
+Security, in short: HTTPS with the event's certificate; a random session token in an
+``HttpOnly``, ``SameSite=Strict`` (and ``Secure`` over HTTPS) cookie, the session on
+the server only; a websocket from another origin is refused; a failed sign-in makes
+the next one on that name and that address wait, doubling each time
+(:mod:`kent_ops.web.throttle`); a session ends after ``--session-minutes``, closing
+its apps. One app runs per seat (a person's dashboard, a gate's tally): opening it
+again elsewhere closes the older one, so two tallies never count for the same gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import textual_serve
+from aiohttp import WSMsgType, web
+from textual_serve.download_manager import DownloadManager
+
+from kent_ops.web import pages
+from kent_ops.web.accounts import Account, load_accounts, verify_sign_in
+from kent_ops.web.apps import AppConfig, PersonApp, launch_for
+from kent_ops.web.sessions import Session, Sessions
+from kent_ops.web.throttle import SignInThrottle
+
+__all__ = ["COOKIE", "ServeSettings", "WebServer"]
+
+log = logging.getLogger("kent-ops.serve")
+COOKIE = "kent_ops_session"
+STATIC = Path(textual_serve.__file__).resolve().parent / "static"
+_APPS = ("dashboard", "gate")
+_SECURITY_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ServeSettings:
+    """Everything the server is started with."""
+
+    apps: AppConfig
+    users_file: Path
+    session_s: float = 720 * 60
+    tls: bool = False
+    sweep_s: float = 1.0
+
+
+@dataclass(slots=True)
+class _Running:
+    """An app process and the websocket it draws on."""
+
+    token: str
+    app: PersonApp
+    websocket: web.WebSocketResponse
+    ended: str = ""
+
+
+@dataclass
+class WebServer:
+    """The aiohttp application, its sessions and the apps running for them."""
+
+    settings: ServeSettings
+    throttle: SignInThrottle = field(default_factory=SignInThrottle)
+    clock: Callable[[], float] = time.monotonic
+    accounts: dict[str, Account] = field(default_factory=dict)
+    running: dict[str, _Running] = field(default_factory=dict)
+    _users_mtime: float | None = None
+
+    def __post_init__(self) -> None:
+        self.sessions = Sessions(self.settings.session_s, clock=self.clock)
+        self.downloads = DownloadManager()
+        self.reload_accounts()
+
+    # accounts and sessions ------------------------------------------------------------
+
+    def reload_accounts(self) -> None:
+        """Read the users file again if it changed: ``users add``/``remove`` need no restart."""
+        try:
+            mtime = self.settings.users_file.stat().st_mtime_ns
+        except OSError:
+            mtime = None
+        if mtime == self._users_mtime:
+            return
+        self.accounts = load_accounts(self.settings.users_file)
+        self._users_mtime = mtime
+
+    def _session(self, request: web.Request) -> Session | None:
+        return self.sessions.get(request.cookies.get(COOKIE))
+
+    async def _sweep(self) -> None:
+        """End expired sessions and those of removed accounts, closing their apps."""
+        while True:
+            await asyncio.sleep(self.settings.sweep_s)
+            try:
+                self.reload_accounts()
+            except Exception as exc:  # a half-edited file: keep the accounts we have
+                log.warning("users file not reloaded: %s", exc)
+            for session in self.sessions.sweep(set(self.accounts)):
+                log.info("session ended for %s (expired or removed)", session.account)
+                await self._close_apps(session.token, "your sign-in ran out")
+
+    async def _close_apps(self, token: str, why: str) -> None:
+        for running in [r for r in self.running.values() if r.token == token]:
+            running.ended = why
+            await running.websocket.close()
+
+    # the web application ------------------------------------------------------------
+
+    def make_app(self) -> web.Application:
+        app = web.Application(client_max_size=16 * 1024)
+        app.add_routes(
+            [
+                web.get("/", self.handle_root),
+                web.get("/signin", self.handle_sign_in_form),
+                web.post("/signin", self.handle_sign_in),
+                web.post("/signout", self.handle_sign_out),
+                web.get("/dashboard", self.handle_app_page),
+                web.get("/gate", self.handle_app_page),
+                web.get("/ws/{app}", self.handle_websocket),
+                web.static("/static", STATIC),
+            ]
+        )
+        app.on_response_prepare.append(self._headers)
+        app.cleanup_ctx.append(self._background)
+        return app
+
+    async def _headers(self, request: web.Request, response: web.StreamResponse) -> None:
+        for name, value in _SECURITY_HEADERS.items():
+            if name == "Cache-Control" and request.path.startswith("/static/"):
+                continue
+            response.headers.setdefault(name, value)
+
+    async def _background(self, app: web.Application):  # type: ignore[no-untyped-def]
+        sweeper = asyncio.create_task(self._sweep(), name="session-sweep")
+        yield
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
+        await asyncio.gather(*(r.app.stop() for r in list(self.running.values())))
+
+    async def handle_root(self, request: web.Request) -> web.StreamResponse:
+        session = self._session(request)
+        account = self.accounts.get(session.account) if session else None
+        return _redirect(f"/{account.app}" if account is not None else "/signin")
+
+    async def handle_sign_in_form(self, request: web.Request) -> web.Response:
+        if (session := self._session(request)) and session.account in self.accounts:
+            return _redirect("/")
+        return _html(pages.sign_in_page(self.settings.apps.event_id))
+
+    async def handle_sign_in(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        name, password = str(form.get("name", "")).strip(), str(form.get("password", ""))
+        address = request.remote or "unknown"
+        keys = self.throttle.keys(name, address)
+        if not self.throttle.begin(keys):
+            waiting = self.throttle.wait_s(keys)
+            wait = max(1, round(waiting))
+            log.warning("sign-in refused for %r from %s: too many failures", name, address)
+            error = (
+                f"Too many failed sign-ins: try again in {wait} s."
+                if waiting > 0
+                else "A sign-in for this name is being checked already: try again."
+            )
+            page = pages.sign_in_page(self.settings.apps.event_id, error=error, name=name)
+            return _html(page, status=429, headers={"Retry-After": str(wait)})
+        account: Account | None = None
+        try:
+            self.reload_accounts()
+            loop = asyncio.get_running_loop()
+            account = await loop.run_in_executor(
+                None, verify_sign_in, self.accounts, name, password
+            )
+        finally:
+            self.throttle.end(keys, ok=account is not None)
+        if account is None:
+            log.warning("sign-in failed for %r from %s", name, address)
+            page = pages.sign_in_page(
+                self.settings.apps.event_id, error="Wrong name or password.", name=name
+            )
+            return _html(page, status=401)
+        session = self.sessions.open(account.name, address, password)
+        log.info("signed in: %s (%s) from %s", account.name, account.describe(), address)
+        response = _redirect(f"/{account.app}")
+        response.set_cookie(
+            COOKIE,
+            session.token,
+            max_age=int(self.settings.session_s),
+            path="/",
+            secure=self.settings.tls,
+            httponly=True,
+            samesite="Strict",
+        )
+        return response
+
+    async def handle_sign_out(self, request: web.Request) -> web.Response:
+        token = request.cookies.get(COOKIE)
+        if token and (session := self.sessions.close(token)) is not None:
+            log.info("signed out: %s", session.account)
+            await self._close_apps(token, "signed out")
+        response = _html(pages.message_page("Signed out", "You are signed out.",
+                                            link=("/signin", "Sign in")))  # fmt: skip
+        response.del_cookie(COOKIE, path="/")
+        return response
+
+    def _allowed(self, request: web.Request, app_name: str) -> tuple[Session, Account]:
+        """The session and account that may open ``app_name``; else an HTTP refusal."""
+        session = self._session(request)
+        account = self.accounts.get(session.account) if session else None
+        if session is None or account is None:
+            raise web.HTTPSeeOther("/signin")
+        if app_name != account.app:
+            log.warning("refused: %s (%s) asked for %s", account.name, account.role, app_name)
+            raise web.HTTPForbidden(
+                text=pages.message_page(
+                    "Not for your account",
+                    f"You are signed in as {account.name}, {account.describe()}: "
+                    f"your app is the {'gate view' if account.app == 'gate' else 'dashboard'}.",
+                    link=("/", "Open my app"),
+                ),
+                content_type="text/html",
+            )
+        return session, account
+
+    async def handle_app_page(self, request: web.Request) -> web.Response:
+        app_name = request.path.strip("/")
+        _, account = self._allowed(request, app_name)
+        scheme = "wss" if self.settings.tls else "ws"
+        try:
+            font_size = min(32, max(8, int(request.query.get("fontsize", "16"))))
+        except ValueError:
+            font_size = 16
+        title = f"Gate {account.gate}" if account.role == "deputy" else f"{account.name} dashboard"
+        page = pages.app_page(
+            title=title,
+            websocket_url=f"{scheme}://{request.host}/ws/{app_name}",
+            font_size=font_size,
+            keyboard=app_name != "gate",
+        )
+        return _html(page)
+
+    def _same_origin(self, request: web.Request) -> bool:
+        origin = request.headers.get("Origin")
+        return origin is not None and urlsplit(origin).netloc == request.host
+
+    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+        app_name = request.match_info["app"]
+        if app_name not in _APPS:
+            raise web.HTTPNotFound()
+        if not self._same_origin(request):
+            raise web.HTTPForbidden(text="websocket from another origin")
+        if self._session(request) is None:
+            raise web.HTTPUnauthorized(text="sign in first")
+        session, account = self._allowed(request, app_name)
+        websocket = web.WebSocketResponse(heartbeat=15)
+        await websocket.prepare(request)
+        launch = launch_for(account, self.settings.apps)
+        previous = self.running.pop(launch.seat, None)
+        if previous is not None:
+            previous.ended = "opened elsewhere"
+            await previous.app.stop()
+            await previous.websocket.close()
+        app = PersonApp(
+            launch,
+            session.password,
+            write_bytes=websocket.send_bytes,
+            write_str=websocket.send_str,
+            close=websocket.close,
+            download_manager=self.downloads,
+        )
+        running = _Running(session.token, app, websocket)
+        self.running[launch.seat] = running
+        try:
+            await app.start(*_size(request))
+            await _relay(websocket, app)
+        finally:
+            await app.stop()
+            if self.running.get(launch.seat) is running:
+                del self.running[launch.seat]
+            log.info("%s's %s closed: %s", account.name, app_name, running.ended or "tab closed")
+        return websocket
+
+
+def _size(request: web.Request) -> tuple[int, int]:
+    def number(name: str, default: int) -> int:
+        try:
+            return min(500, max(10, int(request.query.get(name, default))))
+        except ValueError:
+            return default
+
+    return number("width", 80), number("height", 24)
+
+
+async def _relay(websocket: web.WebSocketResponse, app: PersonApp) -> None:
+    """The browser's keys, taps and resizes to the app: textual-serve's protocol."""
+    actions: dict[str, Callable[[list[object]], Awaitable[object]]] = {
+        "stdin": lambda m: app.send_bytes(str(m[1]).encode("utf-8")),
+        "resize": lambda m: app.set_terminal_size(int(m[1]["width"]), int(m[1]["height"])),  # type: ignore[index]
+        "ping": lambda m: websocket.send_json(["pong", m[1]]),
+        "blur": lambda m: app.blur(),
+        "focus": lambda m: app.focus(),
+    }
+    async for message in websocket:
+        if message.type != WSMsgType.TEXT:
+            continue
+        try:
+            envelope = message.json()
+            await actions[str(envelope[0])](envelope)
+        except (ValueError, KeyError, IndexError, TypeError):
+            continue  # a malformed message is ignored, never fatal
+
+
+def _redirect(location: str) -> web.Response:
+    return web.Response(status=303, headers={"Location": location})
+
+
+def _html(text: str, *, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(text=text, status=status, content_type="text/html", headers=headers)
+
+
+def serve_forever(
+    settings: ServeSettings,
+    host: str,
+    port: int,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """Run the server until SIGINT or SIGTERM; then end every app and return."""
+    server = WebServer(settings)
+    app = server.make_app()
+    url = f"{'https' if settings.tls else 'http'}://{_url_host(host)}:{port}/"
+
+    async def started(_: web.Application) -> None:
+        if announce is not None:
+            announce(url)
+
+    app.on_startup.append(started)
+    web.run_app(
+        app,
+        host=host,
+        port=port,
+        ssl_context=ssl_context,
+        print=None,
+        handle_signals=True,
+        shutdown_timeout=10,
+    )
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

@@ -1,0 +1,124 @@
+"""Debian's chromium, headless, driven by Playwright, reading textual-serve's terminal.
+
+The browser is the system's ``/usr/bin/chromium`` (scripts/test installs it); no
+browser is downloaded. What the page shows is read from xterm.js's own screen buffer:
+an init script notes textual-serve's terminal object when its page creates it (the
+``websocket_url`` it sets is unique to that object), so a test reads the very
+characters the browser draws, and taps and clicks land on the cells it finds them in.
+Screenshots go to a temporary folder, or to ./out/screenshots with
+``KENT_OPS_KEEP_SCREENSHOTS=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from field_support import wait_for
+from playwright.sync_api import Browser, BrowserContext, Page
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+PHONE = {"width": 390, "height": 844}
+TABLET = {"width": 1280, "height": 800}
+KEEP = "KENT_OPS_KEEP_SCREENSHOTS"
+
+_NOTE_TERMINAL = """
+Object.defineProperty(Object.prototype, "websocket_url", {
+  configurable: true,
+  set(value) {
+    window.__kentTerminal = this;
+    Object.defineProperty(this, "websocket_url",
+      {value, writable: true, configurable: true, enumerable: true});
+  },
+});
+"""
+
+_SCREEN = """() => {
+  const holder = window.__kentTerminal;
+  if (!holder || !holder.terminal) return null;
+  const t = holder.terminal, buffer = t.buffer.active, lines = [];
+  for (let y = 0; y < t.rows; y++) {
+    const line = buffer.getLine(buffer.viewportY + y);
+    lines.push(line ? line.translateToString(true) : "");
+  }
+  const box = t.element.querySelector(".xterm-screen").getBoundingClientRect();
+  return {lines, cols: t.cols, rows: t.rows, x: box.x, y: box.y, w: box.width, h: box.height};
+}"""
+
+
+def screenshot_dir(default: Path) -> Path:
+    """Where screenshots go: ./out/screenshots when kept, else the test's temporary folder."""
+    if os.environ.get(KEEP):
+        folder = Path.cwd() / "out" / "screenshots"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+    return default
+
+
+def new_context(browser: Browser, viewport: dict[str, int]) -> BrowserContext:
+    """A fresh browser profile (no cookies), phone-like at phone size."""
+    phone = viewport["width"] < 500
+    context = browser.new_context(
+        viewport=viewport, is_mobile=phone, has_touch=phone, ignore_https_errors=True
+    )
+    context.add_init_script(_NOTE_TERMINAL)
+    return context
+
+
+def sign_in(page: Page, base: str, name: str, password: str) -> None:
+    page.goto(f"{base}/")
+    page.fill("#name", name)
+    page.fill("#password", password)
+    page.click("#signin")
+
+
+class Screen:
+    """The terminal on a page: its text, where a text is, and taps on it."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+
+    def _state(self) -> dict[str, Any] | None:
+        return self.page.evaluate(_SCREEN)  # type: ignore[no-any-return]
+
+    def text(self) -> str:
+        state = self._state()
+        return "\n".join(state["lines"]) if state else ""
+
+    def wait_for_text(self, pattern: str, timeout: float = 30) -> re.Match[str]:
+        """Poll the terminal until ``pattern`` (a regular expression) is on it."""
+        return wait_for(lambda: re.search(pattern, self.text()), timeout, f"{pattern!r} on screen")  # type: ignore[no-any-return]
+
+    def cell_point(self, text: str) -> tuple[float, float]:
+        """The page coordinates of the middle of the first cell showing ``text``."""
+        state = self._state()
+        assert state is not None, "no terminal on the page"
+        for row, line in enumerate(state["lines"]):
+            col = line.find(text)
+            if col >= 0:
+                width, height = state["w"] / state["cols"], state["h"] / state["rows"]
+                return state["x"] + (col + 0.5) * width, state["y"] + (row + 0.5) * height
+        raise AssertionError(f"{text!r} is not on the screen:\n{self.text()}")
+
+    def tap(self, text: str) -> None:
+        """Tap (a phone) or click the cell showing ``text``, as a person would."""
+        x, y = self.cell_point(text)
+        if self.page.context.browser and self.page.viewport_size["width"] < 500:  # type: ignore[index]
+            self.page.touchscreen.tap(x, y)
+        else:
+            self.page.mouse.click(x, y)
+
+    def size(self) -> tuple[int, int]:
+        state = self._state()
+        assert state is not None
+        return state["cols"], state["rows"]

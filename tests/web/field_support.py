@@ -1,0 +1,224 @@
+"""A field set-up on the loopback, as the README deploys it, for the browser tests.
+
+A Mosquitto with a password per user and the ACL of ``kent-ops deploy acl``, a real
+aggregator (``kent-ops run``, wall clock), a users file whose passwords are the
+people's broker passwords, and ``kent-ops serve`` over HTTPS with the certificate of
+``kent-ops deploy certs``. Each is a real process, stopped at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from live_support import permit_text
+
+from kent_ops.broker.acl import People, acl_text, users_for
+from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.broker.credentials import ENV_PASSWORD, ENV_URL
+from kent_ops.broker.mosquitto import MosquittoBroker, free_port
+from kent_ops.commands.deploy import make_certs
+from kent_ops.core.permit import load_permit
+from kent_ops.core.wire import Topics
+from kent_ops.web.accounts import KdfCost, make_account, save_accounts
+
+EVENT = "kent-summer-fest-2027"
+TOPICS = Topics(EVENT)
+PEOPLE = People(inspectors=["insp-1"], clerks=["clerk-1"])
+CHEAP = KdfCost(n=2**12, r=8, p=1)
+"""Cheaper than the default so sign-ins are quick on a shared test machine."""
+HOLD_AT, RESUME_BELOW = 550, 500
+
+
+def password(user: str) -> str:
+    """Each broker user's password (and, for people, their web password)."""
+    return f"pw {user} 7!"
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll until ``predicate`` returns something true; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def _wait_for_line(log: Path, text: str, process: subprocess.Popen[bytes], what: str) -> None:
+    def seen() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"{what} exited ({process.returncode}): {log.read_text()}")
+        return text in log.read_text()
+
+    wait_for(seen, 30, f"{what} to say {text!r}")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+class Field:
+    """Broker, aggregator and users of one event; ``serve()`` starts a web server on it."""
+
+    def __init__(self, root: Path) -> None:
+        if shutil.which("mosquitto_passwd") is None:
+            raise AssertionError("mosquitto_passwd is needed (Debian package mosquitto)")
+        self.root = root
+        self.certs = make_certs(root / "certs", ["localhost", "127.0.0.1"])
+        self.permit = root / "permit.toml"
+        self.permit.write_text(
+            permit_text(
+                window_now=True,
+                pending_s=0.5,
+                clear_s=600,
+                hold_at=HOLD_AT,
+                resume_below=RESUME_BELOW,
+            )  # fmt: skip
+        )
+        self.broker = self._start_broker()
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.aggregator = self._run("aggregator", ["run", "--permit", str(self.permit),
+                                    "--evidence", str(root / "evidence.sqlite")],
+                                    "kent-ops-aggregator")  # fmt: skip
+        _wait_for_line(root / "aggregator.log", "connected to", self.aggregator, "the aggregator")
+        self.users = root / "users.json"
+        save_accounts(
+            self.users,
+            {
+                "insp-1": make_account(
+                    "insp-1", "inspector", password("inspector-insp-1"), cost=CHEAP
+                ),  # fmt: skip
+                "jsmith": make_account(
+                    "jsmith", "deputy", password("deputy-north"), gate="north", cost=CHEAP
+                ),  # fmt: skip
+            },
+        )
+        self.north_seq, self.north_in, self.north_out = 0, 0, 0
+        self.watcher = Subscriber(self.address("dashboard"), TOPICS.everything)
+
+    def _start_broker(self) -> MosquittoBroker:
+        permit = load_permit(self.permit)
+        acl = self.root / "acl"
+        acl.write_text(acl_text(permit, PEOPLE))
+        passwords = self.root / "passwords"
+        passwords.touch()
+        for user in users_for(permit, PEOPLE):
+            subprocess.run(["mosquitto_passwd", "-b", str(passwords), user, password(user)],
+                           check=True, timeout=10)  # fmt: skip
+        port = free_port()
+        listener = (
+            "per_listener_settings false\nallow_anonymous false\n"
+            f"password_file {passwords}\nacl_file {acl}\nlistener {port} 127.0.0.1\n"
+        )
+        broker = MosquittoBroker(self.root / "broker", port=port, listener_config=listener)
+        broker.start()
+        return broker
+
+    def address(self, user: str) -> BrokerAddress:
+        return BrokerAddress("127.0.0.1", self.broker.port, username=user, password=password(user))
+
+    def _run(self, name: str, argv: list[str], user: str | None) -> subprocess.Popen[bytes]:
+        env = {k: v for k, v in os.environ.items() if k not in (ENV_URL, ENV_PASSWORD)}
+        if user is not None:
+            env[ENV_URL] = f"mqtt://{user}@127.0.0.1:{self.broker.port}"
+            env[ENV_PASSWORD] = password(user)
+        log = (self.root / f"{name}.log").open("ab")
+        process = subprocess.Popen([sys.executable, "-m", "kent_ops", *argv],
+                                   stdout=subprocess.DEVNULL, stderr=log, env=env)  # fmt: skip
+        self.processes.append(process)
+        return process
+
+    def serve(self, name: str = "serve", *extra: str) -> tuple[str, subprocess.Popen[bytes]]:
+        """Start ``kent-ops serve`` over HTTPS; its base URL and its process."""
+        port = free_port()
+        process = self._run(
+            name,
+            ["serve", "--event", EVENT, "--broker", f"mqtt://127.0.0.1:{self.broker.port}",
+             "--listen", f"127.0.0.1:{port}", "--users", str(self.users),
+             "--tls-cert", str(self.certs["server_crt"]),
+             "--tls-key", str(self.certs["server_key"]),
+             "--state-dir", str(self.root / "tally"), *extra],
+            None,
+        )  # fmt: skip
+        _wait_for_line(self.root / f"{name}.log", "kent-ops serve:", process, "kent-ops serve")
+        return f"https://127.0.0.1:{port}", process
+
+    def north_net(self, net: int) -> None:
+        """Bring the north gate's net count to ``net``, as ``sensor-north`` would: its
+        cumulative totals only rise, so people come in or go out to get there."""
+        now = self.north_in - self.north_out
+        if net > now:
+            self.north_in += net - now
+        else:
+            self.north_out += now - net
+        self.north_seq += 1
+        body = {"seq": self.north_seq, "ts": datetime.now(UTC).isoformat(),
+                "in_total": self.north_in, "out_total": self.north_out}  # fmt: skip
+        publish(self.address("sensor-north"), TOPICS.gate_count("north"), body)
+
+    def close(self) -> None:
+        self.watcher.close()
+        for process in reversed(self.processes):
+            _stop(process)
+        self.broker.stop()
+
+
+def publish(address: BrokerAddress, topic: str, body: dict[str, Any]) -> None:
+    """One QoS 1 publish on a connection of its own, waiting for the PUBACK."""
+    client = make_client(address)
+    client.connect(address.host, address.port)
+    client.loop_start()
+    try:
+        client.publish(topic, json.dumps(body).encode(), qos=1).wait_for_publish(10)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
+class Subscriber:
+    """A real subscriber (with a user and password) keeping the latest payload per topic."""
+
+    def __init__(self, address: BrokerAddress, topic: str) -> None:
+        self.latest: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+        subscribed = threading.Event()
+        self.client = make_client(address)
+        self.client.on_message = self._on_message
+        self.client.on_connect = lambda c, *a: c.subscribe(topic, qos=1)
+        self.client.on_subscribe = lambda *a: subscribed.set()
+        self.client.connect(address.host, address.port)
+        self.client.loop_start()
+        if not subscribed.wait(10):
+            raise AssertionError("the test's subscriber could not subscribe")
+
+    def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
+        with self._lock:
+            self.latest[msg.topic] = msg.payload
+
+    def json(self, topic: str) -> dict[str, Any] | None:
+        with self._lock:
+            raw = self.latest.get(topic)
+        return json.loads(raw) if raw else None
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()

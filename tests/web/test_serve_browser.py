@@ -1,0 +1,266 @@
+"""``kent-ops serve`` in a real browser, against a real broker and a real aggregator.
+
+Debian's chromium, headless, signs in over HTTPS to ``kent-ops serve`` (the
+certificate of ``kent-ops deploy certs``) in front of a Mosquitto with a password
+per user and the ACL of ``kent-ops deploy acl``, and a running ``kent-ops run``.
+Each test looks at the screen as a person would: the terminal's own characters, the
+colour of the gate's order, and a screenshot of each screen (kept in ./out/screenshots
+with ``KENT_OPS_KEEP_SCREENSHOTS=1``).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from browser_support import (
+    CHROMIUM,
+    FLAGS,
+    PHONE,
+    TABLET,
+    Screen,
+    new_context,
+    screenshot_dir,
+    sign_in,
+)
+from field_support import HOLD_AT, TOPICS, Field, password, wait_for
+from PIL import Image
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from kent_ops.broker.credentials import ENV_PASSWORD
+
+pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(180)]
+
+Shoot = Callable[[Page, str], Path]
+INSPECTOR_PW = password("inspector-insp-1")
+DEPUTY_PW = password("deputy-north")
+
+
+@pytest.fixture(scope="module")
+def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
+    f = Field(tmp_path_factory.mktemp("field"))
+    try:
+        yield f
+    finally:
+        f.close()
+
+
+@pytest.fixture(scope="module")
+def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
+    return field.serve()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"the browser tests need {CHROMIUM} (scripts/test installs Debian's chromium)")
+    with sync_playwright() as playwright:
+        b = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Shoot:
+    folder = screenshot_dir(tmp_path_factory.mktemp("screenshots"))
+
+    def shoot(page: Page, name: str) -> Path:
+        path = folder / f"{name}.png"
+        page.screenshot(path=str(path))
+        return path
+
+    return shoot
+
+
+def apps_of(server: subprocess.Popen[bytes], *words: str) -> list[int]:
+    """The app processes the server started whose command line has all of ``words``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            argv = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == server.pid and all(w.encode() in argv for w in words):
+            found.append(int(stat.parent.name))
+    return sorted(found)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def order_colour(page: Page) -> str:
+    """Red, green or other: the colour a deputy sees behind the order, from a screenshot."""
+    image = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
+    red, green, blue = image.getpixel((4, image.height // 4))  # type: ignore[misc]
+    if red > 120 and green < 60 and blue < 60:
+        return "red"
+    if green > 80 and red < 40 and blue < 80:
+        return "green"
+    return f"other {red},{green},{blue}"
+
+
+def test_a_wrong_password_is_refused_and_the_next_try_is_slowed(
+    served: tuple[str, subprocess.Popen[bytes]], browser: Browser, shots: Shoot
+) -> None:
+    base, _ = served
+    context = new_context(browser, PHONE)
+    page = context.new_page()
+    sign_in(page, base, "insp-1", "not the password")
+    assert page.locator(".error").inner_text() == "Wrong name or password."
+    assert page.url == f"{base}/signin"
+    shots(page, "01-signin-wrong-password")
+    # At once, on the page the refusal came with: even the right password must wait.
+    page.fill("#password", INSPECTOR_PW)
+    page.click("#signin")
+    assert "Too many failed sign-ins: try again in" in page.locator(".error").inner_text()
+    shots(page, "02-signin-slowed")
+    assert not [c for c in context.cookies() if c["name"] == "kent_ops_session"]
+
+    def signed_in() -> bool:
+        sign_in(page, base, "insp-1", INSPECTOR_PW)
+        return page.url == f"{base}/dashboard"
+
+    wait_for(signed_in, 20, "a sign-in once the wait is over")
+    cookie = next(c for c in context.cookies() if c["name"] == "kent_ops_session")
+    assert cookie["secure"]
+    assert cookie["httpOnly"]
+    assert cookie["sameSite"] == "Strict"
+    context.close()
+
+
+def test_an_inspector_sees_attendance_and_acknowledges_an_alert(
+    field: Field, served: tuple[str, subprocess.Popen[bytes]], browser: Browser, shots: Shoot
+) -> None:
+    base, _ = served
+    field.north_net(600)  # over 500 with nobody on duty: the aggregator raises breaches
+    context = new_context(browser, TABLET)
+    page = context.new_page()
+    sign_in(page, base, "insp-1", INSPECTOR_PW)
+    screen = Screen(page)
+    screen.wait_for_text(r"north\s+600\s+0\s+600")  # the gate's row, from the status
+    screen.wait_for_text(r"peak 600")
+    screen.wait_for_text(r"BREACH\s+A-\d{4}\s+doctor-on-duty")
+    status = field.watcher.json(TOPICS.status)
+    assert status is not None
+    assert status["attendance"]["current"] == 600
+    shots(page, "03-dashboard-attendance")
+
+    page.focus(".xterm-helper-textarea")
+    page.keyboard.press("a")
+    title = screen.wait_for_text(r"Acknowledge (A-\d{4})")
+    alert_id = title.group(1)
+    page.keyboard.type("Called the organiser")
+    page.keyboard.press("Enter")
+    screen.wait_for_text(r"Send \(y\)")
+    shots(page, "04-ack-confirm")
+    screen.tap("Send (y)")  # a click on the button, through the terminal
+    screen.wait_for_text(r"✓ recorded")
+    screen.wait_for_text(rf"{alert_id}.*✓ insp-1")
+    shots(page, "05-ack-recorded")
+    alert = field.watcher.json(TOPICS.alert(alert_id))
+    assert alert is not None
+    assert [(a["by"], a["comment"]) for a in alert["acknowledged"]] == [
+        ("insp-1", "Called the organiser")
+    ]
+    context.close()
+
+
+def test_a_deputys_phone_flips_to_hold_and_counts_with_a_tap(
+    field: Field, served: tuple[str, subprocess.Popen[bytes]], browser: Browser, shots: Shoot
+) -> None:
+    base, _ = served
+    field.north_net(100)
+    context = new_context(browser, PHONE)
+    page = context.new_page()
+    sign_in(page, base, "jsmith", DEPUTY_PW)
+    screen = Screen(page)
+    screen.wait_for_text(r"Attendance 100 of 550 \(hold at\)")
+    cols, rows = screen.size()
+    assert cols < 50  # a phone's width: the phone layout is what is seen
+    assert rows >= 36
+    wait_for(lambda: order_colour(page) == "green", 10, "the green of ADMIT")
+    shots(page, "06-gate-admit-phone")
+
+    field.north_net(HOLD_AT + 50)
+    screen.wait_for_text(r"Attendance 600 of 550")
+    screen.wait_for_text(r"HOLD: attendance reached 550")
+    wait_for(lambda: order_colour(page) == "red", 10, "the red of HOLD")
+    shots(page, "07-gate-hold-phone")
+
+    screen.tap("+ in")
+    screen.tap("+ in")
+    screen.wait_for_text(r"Manual tally \(north-manual\)\s+in 2\s+out 0")
+    screen.wait_for_text(r"delivered ✓")
+    shots(page, "08-gate-tally-phone")
+
+    def counted() -> bool:
+        status = field.watcher.json(TOPICS.status)
+        manual = (status or {}).get("gates", {}).get("north-manual")
+        return manual is not None and manual["in"] == 2
+
+    wait_for(counted, 15, "the aggregator to count the deputy's tally")
+    context.close()
+
+
+def test_a_deputy_is_refused_the_inspector_dashboard(
+    served: tuple[str, subprocess.Popen[bytes]], browser: Browser, shots: Shoot
+) -> None:
+    base, server = served
+    context = new_context(browser, PHONE)
+    page = context.new_page()
+    sign_in(page, base, "jsmith", DEPUTY_PW)
+    assert page.url == f"{base}/gate"
+    response = page.goto(f"{base}/dashboard")
+    assert response is not None
+    assert response.status == 403
+    assert "Not for your account" in page.inner_text("h1")
+    assert "deputy at gate north" in page.inner_text("#message")
+    shots(page, "09-deputy-refused-dashboard")
+    assert apps_of(server, "dashboard") == []
+    context.close()
+
+
+def test_closing_the_tab_ends_its_app_and_the_password_is_only_in_its_environment(
+    served: tuple[str, subprocess.Popen[bytes]], browser: Browser
+) -> None:
+    base, server = served
+    context = new_context(browser, TABLET)
+    page = context.new_page()
+    sign_in(page, base, "insp-1", INSPECTOR_PW)
+    Screen(page).wait_for_text(r"insp-1")
+    (pid,) = wait_for(lambda: apps_of(server, "dashboard", "insp-1"), 10, "the app process")
+    assert INSPECTOR_PW.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    environment = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    assert f"{ENV_PASSWORD}={INSPECTOR_PW}".encode() in environment
+    page.close()
+    wait_for(lambda: not alive(pid), 20, f"app process {pid} to end after its tab closed")
+    context.close()
+
+
+def test_the_session_ends_after_its_time_with_its_app(
+    field: Field, browser: Browser, shots: Shoot
+) -> None:
+    base, server = field.serve("serve-short", "--session-minutes", "0.25")
+    context = new_context(browser, TABLET)
+    page = context.new_page()
+    sign_in(page, base, "insp-1", INSPECTOR_PW)
+    Screen(page).wait_for_text(r"insp-1")
+    (pid,) = wait_for(lambda: apps_of(server, "dashboard", "insp-1"), 10, "the app process")
+    page.wait_for_selector("body.-closed", timeout=40_000)  # 15 s of session, then closed
+    assert re.search(r"Session ended", page.inner_text("#closed"))
+    shots(page, "10-session-expired")
+    wait_for(lambda: not alive(pid), 20, f"app process {pid} to end with the session")
+    page.click("#again")
+    page.wait_for_url(f"{base}/signin")
+    shots(page, "11-signin-after-expiry")
+    context.close()
