@@ -45,6 +45,8 @@ Clock = Callable[[], datetime]
 
 ONLINE = b"online"
 OFFLINE = b"offline"
+CATCH_UP_WAIT_S = 30.0
+"""After a reconnection, how long what waited waits for the resent messages' PUBACK."""
 
 
 def utc_now() -> datetime:
@@ -164,6 +166,14 @@ class MqttLink:
     def send(self, topic: str, payload: bytes, retain: bool) -> None:
         self._last_info = self._client.publish(topic, payload, qos=1, retain=retain)
 
+    def in_flight(self) -> mqtt.MQTTMessageInfo | None:
+        """The last message sent, if the broker has not acknowledged it yet.
+
+        paho resends it (and any sent before it) on reconnection.
+        """
+        info = self._last_info
+        return info if info is not None and not info.is_published() else None
+
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until the last message sent is acknowledged (True) or ``timeout`` passes."""
         info = self._last_info
@@ -264,6 +274,8 @@ class Device(ABC):
         self.last_reading: dict[str, Any] | None = None
         """The fields (without ``seq`` and ``ts``) of the last message handed to the link."""
         self._lock = threading.RLock()
+        self._catching_up = False
+        """Reconnected, with older messages still to be resent: new ones wait behind them."""
         self._link: Link | None = None
         self._last_sent_at: datetime | None = None
         self._load_state()
@@ -339,12 +351,38 @@ class Device(ABC):
             link.close(timeout)
 
     def _on_up(self) -> None:
+        """Announce the device, then send what waited, after what was in flight.
+
+        On a reconnection paho resends the messages left unacknowledged only after this
+        callback returns: a reading sent from here would overtake them, and the
+        aggregator would take the older ``seq`` for a repeat (a badge scan lost). So when
+        something is in flight, what waited goes out once it is acknowledged.
+        """
         with self._lock:
             link = self._link
             if link is None:
                 return
+            in_flight = link.in_flight() if isinstance(link, MqttLink) else None
+            if in_flight is not None:
+                self._catching_up = True
             link.send(self.availability_topic, ONLINE, True)
-            self._link_up()
+            if in_flight is None:
+                self._link_up()
+                return
+        threading.Thread(
+            target=self._catch_up,
+            args=(link, in_flight),
+            name=f"{self.sensor_id}-catch-up",
+            daemon=True,
+        ).start()
+
+    def _catch_up(self, link: MqttLink, in_flight: mqtt.MQTTMessageInfo) -> None:
+        with contextlib.suppress(RuntimeError, ValueError):
+            in_flight.wait_for_publish(CATCH_UP_WAIT_S)  # paho resends, then it is acked
+        with self._lock:
+            self._catching_up = False
+            if self._link is link and link.online:
+                self._link_up()
 
     # -- publishing --------------------------------------------------------------------
 
@@ -367,7 +405,7 @@ class Device(ABC):
         """
         with self._lock:
             link = self._link
-            if link is None or not link.online:
+            if link is None or not link.online or self._catching_up:
                 return False
             now = self.clock()
             self.seq += 1
