@@ -31,6 +31,7 @@ __all__ = [
     "add_broker_arguments",
     "broker_from_args",
     "read_password_file",
+    "read_private_file",
     "resolve_broker",
 ]
 
@@ -64,34 +65,39 @@ def add_broker_arguments(parser: argparse.ArgumentParser, *, default: str | None
     parser.set_defaults(broker_default=default)
 
 
-def read_password_file(path: str | Path) -> str:
-    """The first line of a password file that only its owner may read.
+def read_private_file(path: str | Path, what: str, why: str = "") -> str:
+    """The text of a file only its owner may read; ``what`` names it in the sentence.
 
     Raises:
-        UsageError: missing, not a file, readable by group or others, or empty.
+        UsageError: missing, unreadable, not a regular file, or readable by others
+            (saying how to make it private; ``why`` says what is at stake).
     """
     p = Path(path)
     try:
         info = p.stat()
     except FileNotFoundError:
-        raise UsageError(f"password file {p}: no such file") from None
+        raise UsageError(f"{what} {p}: no such file") from None
     except PermissionError:
-        raise UsageError(f"password file {p} cannot be read (permission denied)") from None
+        raise UsageError(f"{what} {p} cannot be read (permission denied)") from None
     if not stat.S_ISREG(info.st_mode):
-        raise UsageError(f"password file {p} is not a regular file")
+        raise UsageError(f"{what} {p} is not a regular file")
     if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise UsageError(
-            f"password file {p} may be read by others (mode {stat.S_IMODE(info.st_mode):o}); "
+            f"{what} {p} may be read by others (mode {stat.S_IMODE(info.st_mode):o}){why}; "
             f"make it private with: chmod 600 {p}"
         )
     try:
-        text = p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"password file {p} cannot be read ({exc})") from None
-    lines = text.splitlines()
+        raise UsageError(f"{what} {p} cannot be read ({exc})") from None
+
+
+def read_password_file(path: str | Path) -> str:
+    """The first line of a password file that only its owner may read."""
+    lines = read_private_file(path, "password file").splitlines()
     password = lines[0].strip() if lines else ""
     if not password:
-        raise UsageError(f"password file {p} is empty")
+        raise UsageError(f"password file {path} is empty")
     return password
 
 

@@ -9,7 +9,6 @@ channel's number.
 
 from __future__ import annotations
 
-import stat
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kent_ops.broker.acl import check_person_id
+from kent_ops.broker.credentials import read_private_file
 from kent_ops.core.errors import UsageError
 from kent_ops.notify.scrub import channel_scheme
 
@@ -89,24 +89,8 @@ class NotifyConfig:
 
 def _private_text(path: Path) -> str:
     """The file's text, refused when others may read it (it holds channel passwords)."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise UsageError(f"notify config {path}: no such file") from None
-    except PermissionError:
-        raise UsageError(f"notify config {path} cannot be read (permission denied)") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise UsageError(f"notify config {path} is not a regular file")
-    if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise UsageError(
-            f"notify config {path} may be read by others (mode {stat.S_IMODE(info.st_mode):o}) "
-            f"and its channel URLs hold addresses and passwords; make it private with: "
-            f"chmod 600 {path}"
-        )
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"notify config {path} cannot be read ({exc})") from None
+    why = " and its channel URLs hold addresses and passwords"
+    return read_private_file(path, "notify config", why)
 
 
 def load_config(path: str | Path, url_ok: UrlCheck) -> NotifyConfig:
