@@ -1,0 +1,132 @@
+"""The engine at its edges: before sensor time starts, a Clerk's repeated change, changes.
+
+With ``clock="sensor"`` the engine's time is the payloads' ``ts``; a sensor's
+availability carries none, so one that arrives before any timed message is taken
+without starting the clock (its receive time is on another clock).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from core_support import PREFIX, QUICK, Driver, local, permit_variant
+
+from kent_ops.core import wire
+from kent_ops.core.engine import Changes, Engine, FeedResult
+from kent_ops.core.timeutil import to_us
+
+RECEIVED = datetime(2031, 1, 1, 9, 0, tzinfo=UTC)
+"""A receive time on another clock than the payloads' (a replay on another day)."""
+
+
+def availability(
+    engine: Engine, sensor: str, state: bytes, record_id: int | None = None
+) -> FeedResult:
+    return engine.feed(f"{PREFIX}/sensor/{sensor}/availability", state, RECEIVED, record_id)
+
+
+def test_an_availability_before_sensor_time_is_taken_without_starting_the_clock() -> None:
+    engine = Engine(permit_variant(QUICK), clock="sensor")
+    result = availability(engine, "lot-a", b"offline")
+    assert result == FeedResult(True, None, "availability", RECEIVED)
+    assert engine.now is None  # the receive time did not become the engine's time
+    status = engine.status()
+    assert status.sensors["lot-a"].online is False
+    assert (status.accepted, status.rejected) == (1, 0)
+    assert availability(engine, "lot-a", b"online").accepted
+    assert engine.status().sensors["lot-a"].online is True
+    assert engine.now is None
+
+
+def test_a_bad_message_before_sensor_time_is_counted_once_each() -> None:
+    engine = Engine(permit_variant(QUICK), clock="sensor")
+    first = engine.feed(f"{PREFIX}/gate/north/count", b"not json", RECEIVED)
+    assert not first.accepted
+    assert first.reason
+    assert (first.kind, first.time) == ("gate", RECEIVED)
+    assert engine.status().rejected == 1
+    second = availability(engine, "lot-z", b"online")  # no such sensor
+    assert not second.accepted
+    assert second.time == RECEIVED
+    assert engine.status().rejected == 2
+    assert engine.status().accepted == 0
+    assert engine.now is None
+
+
+def test_the_record_of_a_message_before_sensor_time_is_the_one_cited() -> None:
+    """The lot said offline before the clock started: the alert cites that record."""
+    d = Driver(permit_variant({**QUICK, "alerting.pending_s": 0}))
+    assert availability(d.engine, "lot-a", b"offline", record_id=3).accepted
+    d.feed("inspector/insp-1/note", {"ts": local(12).isoformat(), "text": "gates open"}, local(12))
+    (alert,) = d.alerts("sensor-offline", "lot-a")
+    assert alert["evidence"]["record"] == 3
+    assert (
+        availability(d.engine, "lot-z", b"online", record_id=4).accepted is False
+    )  # a rejection is a record too
+    d.present(600, local(12, 1))
+    (nurse,) = d.alerts("nurse-ratio")
+    assert nurse["evidence"]["record"] == 4
+
+
+# -- the Clerk ------------------------------------------------------------------------------
+
+
+def clerk_body(t: datetime, effective: datetime) -> dict[str, str]:
+    return {
+        "ts": t.isoformat(),
+        "status": "revoked",
+        "effective_at": effective.isoformat(),
+        "resolution": "TB-2027-41",
+        "reason": "no doctor on site since 14:10",
+    }
+
+
+def test_a_clerks_change_received_twice_is_recorded_once_and_says_so() -> None:
+    d = Driver(permit_variant(QUICK))
+    body = clerk_body(local(11), local(11, 30))
+    first = d.feed("clerk/clerk-1/permit", body, local(11))
+    assert (first.accepted, first.reason) == (True, None)
+    again = d.feed("clerk/clerk-1/permit", body, local(11, 5))
+    assert again.accepted
+    assert again.reason == "duplicate: this change of the permit was already recorded"
+    assert len(d.engine.permit_status.changes) == 1
+
+
+def test_a_clerks_change_keeps_on_whose_word_and_why() -> None:
+    d = Driver(permit_variant(QUICK))
+    d.feed("clerk/clerk-1/permit", clerk_body(local(11), local(11, 30)), local(11))
+    d.tick(local(12))
+    status, change = d.engine.permit_status.state(to_us(local(12)))
+    assert status == "revoked"
+    assert change is not None
+    assert (change.by, change.reason, change.resolution) == (
+        "clerk-1",
+        "no doctor on site since 14:10",
+        "TB-2027-41",
+    )
+
+
+def test_a_clerks_change_effective_on_receipt_applies_at_once() -> None:
+    d = Driver(permit_variant(QUICK))
+    d.present(3000, local(11))
+    d.feed("clerk/clerk-1/permit", clerk_body(local(11, 1), local(11, 1)), local(11, 1))
+    assert d.status()["permit"]["status"] == "revoked"
+    assert d.holds("permit-required")
+    d.tick(local(11, 1) + timedelta(seconds=1))
+    assert d.status()["permit"]["status"] == "revoked"
+
+
+# -- what changed ---------------------------------------------------------------------------
+
+
+def test_changes_are_true_when_an_alert_or_a_command_changed() -> None:
+    assert not Changes()
+    command = wire.GateCommand(admit=False, attendance=4000, hold_at=4000, resume_below=3960,
+                               reason="HOLD")  # fmt: skip
+    assert Changes(commands={"north": command})
+    d = Driver(permit_variant(QUICK))
+    d.present(600, local(12))  # no doctor, no nurse: alerts at once
+    alerts_only = d.engine.collect_changes()
+    assert alerts_only.alerts
+    assert Changes(alerts=alerts_only.alerts)
+    assert not d.engine.collect_changes()  # nothing since
