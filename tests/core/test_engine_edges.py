@@ -35,18 +35,19 @@ def test_an_availability_before_sensor_time_is_taken_without_starting_the_clock(
     assert (status.accepted, status.rejected) == (1, 0)
     assert availability(engine, "lot-a", b"online").accepted
     assert engine.status().sensors["lot-a"].online is True
+    assert engine.status().accepted == 2
     assert engine.now is None
 
 
 def test_a_bad_message_before_sensor_time_is_counted_once_each() -> None:
     engine = Engine(permit_variant(QUICK), clock="sensor")
     first = engine.feed(f"{PREFIX}/gate/north/count", b"not json", RECEIVED)
-    assert not first.accepted
+    assert first.accepted is False
     assert first.reason
     assert (first.kind, first.time) == ("gate", RECEIVED)
     assert engine.status().rejected == 1
     second = availability(engine, "lot-z", b"online")  # no such sensor
-    assert not second.accepted
+    assert second.accepted is False
     assert second.time == RECEIVED
     assert engine.status().rejected == 2
     assert engine.status().accepted == 0
@@ -130,3 +131,28 @@ def test_changes_are_true_when_an_alert_or_a_command_changed() -> None:
     assert alerts_only.alerts
     assert Changes(alerts=alerts_only.alerts)
     assert not d.engine.collect_changes()  # nothing since
+
+
+# -- a counter that restarts twice ----------------------------------------------------------
+
+
+def test_a_second_restart_within_clear_s_republishes_the_same_alert() -> None:
+    d = Driver(permit_variant({**QUICK, "alerting.clear_s": 30}))
+
+    def resets() -> list[wire.Alert]:
+        return [a for a in d.engine.collect_changes().alerts if a.rule == "counter-reset"]
+
+    d.gate("north", local(12), 100, 10)
+    d.gate("north", local(12, 0, 10), 3, 0, seq=0)  # restarted
+    (first,) = resets()
+    assert first.observed["restarts"] == 1
+    d.gate("north", local(12, 0, 20), 9, 1, seq=1)
+    d.gate("north", local(12, 0, 25), 2, 0, seq=0)  # and again, 15 s after the first
+    (again,) = resets()
+    assert again.id == first.id
+    assert again.observed["restarts"] == 2
+    assert again.ended_at == local(12, 0, 25)
+    d.tick(local(12, 1))
+    (cleared,) = resets()
+    assert (cleared.id, cleared.state) == (first.id, "cleared")
+    assert cleared.cleared_at == local(12, 0, 55)

@@ -138,3 +138,16 @@ def test_a_badge_reader_restarting_at_seq_0_is_believed_through_the_engine() -> 
     # The first run's seq 0, redelivered after the restart, is from another run.
     assert d.badge(local(12, 1), "RN-1", "nurse", "on", seq=0).reason == "seq 0 already seen"
     assert figures(d)["medical"]["nurses_on_duty"] == 2
+
+
+def test_a_restart_is_recognised_only_once_the_run_has_gone_past_seq_1() -> None:
+    """seq 0 after seq 1 is an older message of this run, not a reboot: figures stay."""
+    d = driver()
+    d.lot("lot-a", local(12, 1), 10, seq=0)
+    d.lot("lot-a", local(12, 2), 20, seq=1)
+    assert d.lot("lot-a", local(12, 3), 5, seq=0).reason == "seq 0 already seen"
+    assert figures(d)["lots"]["lot-a"] == 20
+    d.badge(local(12, 1), "RN-1", "nurse", "on", seq=0)
+    d.badge(local(12, 2), "RN-2", "nurse", "on", seq=1)
+    assert d.badge(local(12, 3), "RN-1", "nurse", "off", seq=0).reason == "seq 0 already seen"
+    assert figures(d)["medical"]["nurses_on_duty"] == 2
