@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from kent_ops.core.rules import RULES, message_for
+from kent_ops.core.rules.base import figure
 
 CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
     (
@@ -182,3 +183,9 @@ def test_a_message_for_figures_that_do_not_fit_is_the_rule_and_subject() -> None
     assert message_for("nurse-ratio", None, {}, {}) == "nurse-ratio"
     assert message_for("lot-full", "lot-a", {"occupied": 3}, {}) == "lot-full lot-a"
     assert message_for("no-such-rule", "x", {}, {}) == "no-such-rule x"
+
+
+def test_figures_are_grouped_by_thousands_and_anything_else_is_shown_as_it_is() -> None:
+    assert [figure(v) for v in (1234567, 0, -4500, True, 2.5, "n/a", None)] == [
+        "1,234,567", "0", "-4,500", "True", "2.5", "n/a", "None",
+    ]  # fmt: skip
