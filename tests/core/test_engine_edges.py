@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from core_support import PREFIX, QUICK, Driver, local, permit_variant
 
 from kent_ops.core import wire
+from kent_ops.core.checklist import applicable_items
 from kent_ops.core.engine import Changes, Engine, FeedResult
 from kent_ops.core.timeutil import to_us
 
@@ -167,3 +168,17 @@ def test_pending_conditions_are_listed_oldest_first() -> None:
         ("nurse-ratio", "2027-07-04T16:00:01Z"),
         ("lot-full", "2027-07-04T16:00:05Z"),
     ]
+
+
+def test_the_status_names_every_checklist_item_that_applies_with_its_cite() -> None:
+    """The dashboard has no permit: the status tells it what the inspectors check."""
+    permit = permit_variant(QUICK)
+    items = Engine(permit).status().checklist_items
+    assert [i.item for i in items] == [i.item for i in applicable_items(permit)]
+    assert items[0] == wire.ChecklistItemInfo(
+        item="C(1)(a)",
+        paragraph="C(1) Drinking water",
+        text="Drinking water readily available to everyone attending",
+        cite="permit:C(1)(a)",
+    )
+    assert all(i.cite == f"permit:{i.item}" or i.cite.startswith("permit:") for i in items)
