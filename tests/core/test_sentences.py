@@ -183,6 +183,7 @@ def test_a_message_for_figures_that_do_not_fit_is_the_rule_and_subject() -> None
     assert message_for("nurse-ratio", None, {}, {}) == "nurse-ratio"
     assert message_for("lot-full", "lot-a", {"occupied": 3}, {}) == "lot-full lot-a"
     assert message_for("no-such-rule", "x", {}, {}) == "no-such-rule x"
+    assert message_for("no-such-rule", None, {}, {}) == "no-such-rule"
 
 
 def test_figures_are_grouped_by_thousands_and_anything_else_is_shown_as_it_is() -> None:
