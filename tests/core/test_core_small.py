@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -49,3 +50,12 @@ def test_an_outbound_record_encodes_to_its_json() -> None:
         "admit": False, "attendance": 4000, "hold_at": 4000, "resume_below": 3960,
         "reason": "HOLD",
     }  # fmt: skip
+
+
+def test_a_prefix_never_seen_before_is_decoded() -> None:
+    """Topics are cached per event: the first message of a new event must work too."""
+    prefix = f"kent/fresh-{uuid.uuid4().hex[:8]}"
+    payload = b'{"seq":1,"ts":"2027-07-04T14:00:00Z","in_total":5,"out_total":0}'
+    decoded = wire.decode(prefix, {"north": "gate"}, f"{prefix}/gate/north/count", payload)
+    assert isinstance(decoded, wire.Decoded)
+    assert (decoded.kind, decoded.source) == ("gate", "north")
