@@ -278,3 +278,51 @@ def test_a_restart_through_the_engine_keeps_totals_and_raises_counter_reset() ->
     assert alert["id"] not in d.status()["active_alerts"]
     d.gate("north", local(12, 4), 9, 1, seq=1)
     assert d.status()["gates"]["north"]["in"] == 159
+
+
+# -- the entry rate and the split by property ---------------------------------------------
+
+
+def test_the_rate_is_taken_from_the_newest_entry_a_minute_back() -> None:
+    g = GateCounter()
+    for seq, (at, total) in enumerate(((10, 10), (20, 50), (100, 60)), start=1):
+        g.apply(gc(seq, total, 0), at * SECOND)
+    # At 100 s the window starts at 40 s: 20 s is the newest entry before it, kept as the
+    # base so the rate spans the whole minute; 10 s is dropped.
+    assert [t // SECOND for t, _ in g.recent] == [20, 100]
+    assert g.per_minute(100 * SECOND) == (60 - 50) * 60 / 80
+
+
+def test_the_rate_counts_only_persons_in_since_the_window_began() -> None:
+    g = GateCounter()
+    g.apply(gc(1, 100, 0), 0)
+    g.apply(gc(2, 130, 0), 30 * SECOND)
+    assert g.per_minute(30 * SECOND) == 60.0  # 30 in 30 s, not 230
+
+
+def test_no_rate_from_messages_less_than_a_second_apart() -> None:
+    g = GateCounter()
+    g.apply(gc(1, 0, 0), 0)
+    g.apply(gc(2, 5, 0), SECOND // 2)
+    assert g.per_minute(SECOND // 2) == 0.0
+
+
+def test_persons_by_property_follow_boundary_and_internal_gates() -> None:
+    c = Counting.for_sensors(
+        ["north", "link", "path"], set(), {}, [],
+        gate_property={"north": "main"},
+        internal={"link": ("main", "field"), "path": ("woods", "main")},
+    )  # fmt: skip
+    c.apply_gate("north", gc(1, 100, 0), 0)
+    c.apply_gate("link", gc(1, 40, 10), 0)  # 30 moved from main to the field
+    c.apply_gate("path", gc(1, 5, 0), 0)  # 5 came out of the woods into main
+    assert c.by_property() == {"main": 75, "field": 30, "woods": -5}
+    assert c.attendance == 100  # internal gates move persons, the aggregate stays
+
+
+def test_a_redelivered_first_message_says_why_it_is_a_duplicate() -> None:
+    g = GateCounter()
+    first = gc(1, 0, 0)
+    g.apply(first, 0)
+    g.apply(gc(2, 10, 1), 0)
+    assert g.apply(first, 0) == ("duplicate", "seq 1 already counted (redelivered)")

@@ -118,13 +118,24 @@ async def test_a_tally_in_use_heartbeats_its_totals(
     broker: MosquittoBroker, tmp_path: Path, tally_topics: Collector
 ) -> None:
     app = make_app(broker, tmp_path, heartbeat_s=0.2)
+    beats = 0
+    heartbeat = app.manual.tick
+
+    def counted_heartbeat() -> bool:
+        nonlocal beats
+        beats += 1
+        return heartbeat()
+
+    app.manual.tick = counted_heartbeat  # type: ignore[method-assign]
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.feed is not None and app.feed.connected)
-        await pilot.pause(0.5)
-        assert counts(tally_topics) == []  # never used: no heartbeat
+        await until(pilot, lambda: beats >= 3)  # its heartbeat came round, unused, thrice
         await pilot.press("plus")
         await until(pilot, lambda: len(counts(tally_topics)) >= 3)
     seen = counts(tally_topics)
+    # One connection keeps the order: a heartbeat sent while unused would have come
+    # before the first count, with seq 1 and totals 0 and 0.
+    assert seen[0] == (1, 1, 0)
     assert [seq for seq, _, _ in seen] == list(range(1, len(seen) + 1))
     assert {(i, o) for _, i, o in seen} == {(1, 0)}
 

@@ -14,7 +14,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -329,8 +328,10 @@ def test_a_full_disk_holds_messages_unacknowledged_until_it_frees(
     pub.send("inspector/insp-1/note", {"ts": ts(2), "text": "a" * 3900})
     pub.send("inspector/insp-1/note", {"ts": ts(2), "text": "b" * 3900})
     pub.gate("north", 2, 3, 250, 0)
-    time.sleep(1.0)  # the aggregator retries meanwhile; nothing may show
-    assert watcher.status(lambda s: True)["attendance"]["entries"] == 100
+    # The status that says all three are held proves they arrived and were not counted.
+    down = watcher.status(lambda s: s.get("evidence", {}).get("held") == 3)
+    assert down["evidence"]["ok"] is False
+    assert down["attendance"]["entries"] == 100
     assert all(b"insp-1" not in r.topic.encode() for r in read_records(evidence) if r.topic)
     conn.execute("PRAGMA max_page_count=1073741823")  # space again
     s = watcher.status(lambda s: s["attendance"]["entries"] == 250)
@@ -381,27 +382,27 @@ def test_sigkill_mid_stream_then_restart_loses_nothing(
     evidence = tmp_path / "evidence.sqlite"
     log = tmp_path / "aggregator.log"
     stream = _stream(3000)
+    cut = len(stream) // 2  # the kill comes after the first half is published, before the rest
     proc = _run_process(permit_path, evidence, broker, log)
     try:
         watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online", timeout=20)
-        done = threading.Event()
-
-        def publish_steadily() -> None:
-            for topic, payload in stream:
-                publisher.send(topic, payload, wait=False)
-                time.sleep(0.0005)
-            done.set()
-
-        thread = threading.Thread(target=publish_steadily, daemon=True)
-        thread.start()
-        # Kill it while it is taking the stream: some batches committed, some not.
+        for topic, payload in stream[:cut]:
+            publisher.send(topic, payload, wait=False)
+        # Kill it while it is taking the first half: some batches committed, the rest
+        # (perhaps none) still with the broker or unacknowledged.
         watcher.status(lambda s: s["attendance"]["entries"] > 1500, timeout=20)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-        assert not done.is_set(), "the stream ended before the kill; slow the publisher"
         watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"offline")
-        thread.join(30)
-        publisher.send(*stream[-1], wait=True)  # a repeat, and a barrier for the rest
+        before_restart = {(r.topic, r.payload) for r in read_records(evidence)
+                          if r.kind == "message"}  # fmt: skip
+        second_half = {(f"{P}/{t}", json.dumps(p).encode()) for t, p in stream[cut:]}
+        assert 0 < len(before_restart) <= cut
+        assert not before_restart & second_half, "the second half was published before the kill"
+        # The second half while it is down: the broker keeps it for its session.
+        for topic, payload in stream[cut:]:
+            publisher.send(topic, payload, wait=False)
+        assert publisher.all_acknowledged(), "the broker did not acknowledge every publish"
         assert verify(evidence).ok
         proc = _run_process(permit_path, evidence, broker, log)
         last_ts = stream[-1][1]["ts"]

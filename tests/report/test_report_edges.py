@@ -16,7 +16,7 @@ import pytest
 from report_support import ROOT, ScriptedLog, sha256_file, utc, write_permit
 
 from kent_ops.core.permit import load_permit
-from kent_ops.evidence.log import ChainBroken, EvidenceLog, record_hash
+from kent_ops.evidence.log import ChainBroken, EvidenceLog, read_records, record_hash, verify
 from kent_ops.report.build import FILES, build_report
 from kent_ops.report.cleanup import CleanUp, clean_up_status
 from kent_ops.report.collect import InspectionMark, InspectorNote
@@ -151,10 +151,22 @@ def test_a_rewritten_record_with_a_fresh_hash_breaks_the_next_one(
     conn.execute("UPDATE records SET payload = ?, hash = ? WHERE id = 9", (forged, fresh))
     conn.commit()
     conn.close()
+    # What the file now holds is what the test's name says: record 9 is a gate count
+    # saying 4,000, stored with the hash of that content on the true chain before it.
+    (stored,) = [r for r in read_records(evidence) if r.id == 9]
+    assert (stored.kind, stored.topic) == (kind, topic)
+    assert topic.endswith("/gate/north/count")
+    assert json.loads(stored.payload)["in_total"] == 4000
+    assert stored.hash == fresh == record_hash(prev, 9, kind, at, topic, stored.payload,
+                                               accepted, reason)  # fmt: skip
+    checked = verify(evidence)
+    assert (checked.ok, checked.first_bad, checked.count) == (False, 10, 9)
+    assert "does not match its hash" in (checked.problem or "")
     out = tmp_path / "report"
     with pytest.raises(ChainBroken) as caught:
         build_report(permit, evidence, out, parallel_verify=parallel)
     assert caught.value.record == 10
+    assert "record 10" in str(caught.value)
     assert "no report was written" in str(caught.value)
     assert not out.exists()
 

@@ -1,0 +1,192 @@
+"""The one sentence an inspector reads for each rule, word for word.
+
+The sentence is what the dashboard shows and what the report quotes at a hearing, so
+each figure in it must be the one observed or required, in its place, with the rule's
+citation. Every field below has its own figure, so a sentence that printed the wrong
+one would read differently.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kent_ops.core.rules import RULES, message_for
+from kent_ops.core.rules.base import figure
+
+CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
+    (
+        "permit-required",
+        None,
+        {"attendance": 1234, "permit_issued": True},
+        {},
+        "1,234 persons present and outside the permitted hours (permit:A, penalties:A)",
+    ),
+    (
+        "permit-required",
+        None,
+        {"attendance": 2345, "permit_issued": False},
+        {},
+        "2,345 persons present and no permit has been issued (permit:A, penalties:A)",
+    ),
+    (
+        "max-at-one-time",
+        None,
+        {"attendance": 4321},
+        {"attendance_at_most": 4000},
+        "4,321 persons present; the permit allows 4,000 at one time (permit:A, permit:B(2))",
+    ),
+    (
+        "max-collective",
+        None,
+        {"entries": 9876},
+        {"entries_at_most": 9000},
+        "9,876 entries; the permit allows 9,000 collectively (permit:A, permit:B(2))",
+    ),
+    (
+        "doctor-on-duty",
+        None,
+        {"doctors_on_duty": 0, "attendance": 1501},
+        {"doctors": 1},
+        "0 doctors on duty with 1,501 persons present; at least 1 required at all times"
+        " (permit:C(9))",
+    ),
+    (
+        "nurse-ratio",
+        None,
+        {"nurses_on_duty": 2, "attendance": 1450},
+        {"nurses": 3},
+        "2 nurses on duty; 1,450 persons need 3 (permit:C(9))",
+    ),
+    (
+        "parking-ratio",
+        None,
+        {"spaces_provided": 1050, "attendance": 4300},
+        {"spaces": 1075},
+        "1,050 car spaces provided; 4,300 persons need 1,075 (permit:C(6))",
+    ),
+    (
+        "overnight-housing",
+        None,
+        {"attendance": 2750},
+        {},
+        "2,750 persons present past midnight and no housing declared (permit:B(14), permit:C(7))",
+    ),
+    (
+        "facility-deficient",
+        "C(2)(a)",
+        {"note": "toilets overflowing"},
+        {},
+        "checklist item C(2)(a) marked deficient: toilets overflowing (permit:C(2)(a), permit:G)",
+    ),
+    (
+        "facility-deficient",
+        "C(2)(a)",
+        {},
+        {},
+        "checklist item C(2)(a) marked deficient (permit:C(2)(a), permit:G)",
+    ),
+    (
+        "vehicles-at-one-time",
+        None,
+        {"vehicles": 1234},
+        {"vehicles_at_most": 1100},
+        "1,234 cars in the lots; the permit expects at most 1,100 at one time (permit:B(2))",
+    ),
+    (
+        "lot-full",
+        "lot-a",
+        {"share": 0.96, "occupied": 576, "capacity": 600},
+        {},
+        "lot lot-a is 96% full (576 of 600) (permit:C(6))",
+    ),
+    (
+        "security-staffing",
+        None,
+        {"security_on_duty": 17},
+        {"security": 20},
+        "17 security guards on duty; 20 declared (permit:B(8))",
+    ),
+    (
+        "sensor-offline",
+        "north",
+        {"kind": "gate", "available": False},
+        {},
+        "gate sensor north is offline (its availability says so); its figures may be behind",
+    ),
+    (
+        "sensor-offline",
+        "lot-b",
+        {"kind": "lot", "available": None},
+        {},
+        "lot sensor lot-b is silent; its figures may be behind",
+    ),
+    (
+        "counter-reset",
+        "south",
+        {"seq": 0, "restarts": 1},
+        {},
+        "gate counter south restarted at seq 0; its earlier totals were kept",
+    ),
+    (
+        "clock-skew",
+        "north",
+        {"skew_s": 95.123},
+        {"skew_s_at_most": 30},
+        "sensor north's clock is off by +95 s; its messages are timed on receipt",
+    ),
+    (
+        "clock-skew",
+        "north",
+        {"skew_s": -1234.5},
+        {"skew_s_at_most": 30},
+        "sensor north's clock is off by -1,234 s; its messages are timed on receipt",
+    ),
+    (
+        "evidence-storage",
+        None,
+        {"error": "disk full"},
+        {},
+        "the evidence log cannot be written (disk full); messages are held "
+        "unacknowledged until it can",
+    ),
+    (
+        "evidence-storage",
+        None,
+        {},
+        {},
+        "the evidence log cannot be written (error); messages are held unacknowledged until it can",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "subject", "observed", "required", "sentence"),
+    CASES,
+    ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)],
+)
+def test_each_rule_says_its_figures_in_one_sentence(
+    rule: str, subject: str | None, observed: dict[str, Any], required: dict[str, Any],
+    sentence: str,
+) -> None:  # fmt: skip
+    assert RULES[rule].sentence(subject, observed, required) == sentence
+    assert message_for(rule, subject, observed, required) == sentence
+
+
+def test_every_rule_has_a_sentence_here() -> None:
+    assert {c[0] for c in CASES} == set(RULES)
+
+
+def test_a_message_for_figures_that_do_not_fit_is_the_rule_and_subject() -> None:
+    """A record from another version may lack a field: the message degrades, never raises."""
+    assert message_for("nurse-ratio", None, {}, {}) == "nurse-ratio"
+    assert message_for("lot-full", "lot-a", {"occupied": 3}, {}) == "lot-full lot-a"
+    assert message_for("no-such-rule", "x", {}, {}) == "no-such-rule x"
+    assert message_for("no-such-rule", None, {}, {}) == "no-such-rule"
+
+
+def test_figures_are_grouped_by_thousands_and_anything_else_is_shown_as_it_is() -> None:
+    assert [figure(v) for v in (1234567, 0, -4500, True, 2.5, "n/a", None)] == [
+        "1,234,567", "0", "-4,500", "True", "2.5", "n/a", "None",
+    ]  # fmt: skip
