@@ -28,7 +28,7 @@ CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
         None,
         {"attendance": 2345, "permit_issued": False},
         {},
-        "2,345 persons present and no permit has been issued (permit:A, penalties:A)",
+        "2,345 persons present and the permit is not issued (permit:A, penalties:A)",
     ),
     (
         "max-at-one-time",

@@ -140,9 +140,9 @@ async def test_cancelling_sends_nothing(
         # Then something that is sent: the dashboard publishes in order on one
         # connection, so a cancelled acknowledgement, had it gone out, comes first.
         await pilot.press("c")
-        await until(pilot, lambda: app.screen.query("#attendance"))
+        await until(pilot, lambda: app.screen.query("#adjust-attendance"))
         await pilot.press(*"3050", "enter", *"sweep", "enter")
-        await until(pilot, lambda: app.screen.query("#send"))
+        await until(pilot, lambda: app.screen.query("#confirm-send"))
         await pilot.press("y")
         await until(pilot, lambda: bool(inspector_topics.messages))
         assert [a.kind for a in app.actions] == ["adjust"]

@@ -32,7 +32,7 @@ class PermitRequired(Rule):
         return () if s.issued and s.inside else (law.PERMIT_THRESHOLD,)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
-        if o["attendance"] <= r["attendance_at_most"]:
+        if o["attendance"] <= r.get("attendance_at_most", law.PERMIT_THRESHOLD):
             return f"{_n(o['attendance'])} persons present: not more than 500 ({self.cite})"
         if o.get("permit_issued") and o.get("inside_window"):
             return (
