@@ -13,7 +13,6 @@ with the next ``seq``); badge readers keep each scan and send them in order.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import tempfile
@@ -28,6 +27,7 @@ from typing import Any, ClassVar, Protocol
 import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.broker.delivery import Deliveries, Delivery
 from kent_ops.core.wire import Topics, encode_payload, format_ts
 
 __all__ = [
@@ -60,6 +60,9 @@ class Link(Protocol):
     on_up: Callable[[], None] | None
     """Called (by the link) each time the link comes up, before anything else is sent."""
 
+    on_down: Callable[[], None] | None
+    """Called (by the link) each time the link drops."""
+
     @property
     def online(self) -> bool:
         """True while messages sent now reach the broker."""
@@ -90,6 +93,7 @@ class MemoryLink:
     will_topic: str | None = None
     sent: list[Sent] = field(default_factory=list)
     on_up: Callable[[], None] | None = None
+    on_down: Callable[[], None] | None = None
     _online: bool = True
 
     @property
@@ -109,8 +113,11 @@ class MemoryLink:
         if online:
             if self.on_up is not None:
                 self.on_up()
-        elif will and self.will_topic is not None:
-            self.sent.append(Sent(self.will_topic, OFFLINE, True))
+        else:
+            if self.on_down is not None:
+                self.on_down()
+            if will and self.will_topic is not None:
+                self.sent.append(Sent(self.will_topic, OFFLINE, True))
 
     def drain(self) -> list[Sent]:
         """Everything sent since the last drain, oldest first."""
@@ -137,9 +144,10 @@ class MqttLink:
         self.address = address
         self.keepalive = keepalive
         self.on_up: Callable[[], None] | None = None
+        self.on_down: Callable[[], None] | None = None
         self.last_error: str | None = None
         self._up = threading.Event()
-        self._last_info: mqtt.MQTTMessageInfo | None = None
+        self._last_sent: Delivery | None = None
         self._client = make_client(
             address,
             client_id,
@@ -150,6 +158,7 @@ class MqttLink:
         )
         self._client.on_connect = self._on_connect
         self._client.on_disconnect = self._on_disconnect
+        self._deliveries = Deliveries(self._client)
 
     @property
     def online(self) -> bool:
@@ -164,24 +173,21 @@ class MqttLink:
         return self._up.wait(timeout)
 
     def send(self, topic: str, payload: bytes, retain: bool) -> None:
-        self._last_info = self._client.publish(topic, payload, qos=1, retain=retain)
+        self._last_sent = self._deliveries.publish(topic, payload, retain=retain)
 
-    def in_flight(self) -> mqtt.MQTTMessageInfo | None:
+    def in_flight(self) -> Delivery | None:
         """The last message sent, if the broker has not acknowledged it yet.
 
-        paho resends it (and any sent before it) on reconnection.
+        paho resends it (and any sent before it) on reconnection, also one it took while
+        the link was down (see :mod:`kent_ops.broker.delivery`).
         """
-        info = self._last_info
-        return info if info is not None and not info.is_published() else None
+        sent = self._last_sent
+        return sent if sent is not None and not sent.done else None
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until the last message sent is acknowledged (True) or ``timeout`` passes."""
-        info = self._last_info
-        if info is None:
-            return True
-        with contextlib.suppress(RuntimeError, ValueError):
-            info.wait_for_publish(timeout)
-        return info.is_published()
+        sent = self._last_sent
+        return sent is None or sent.wait(timeout)
 
     def close(self, timeout: float = 5.0) -> None:
         """Wait for what was sent, then disconnect cleanly (no will) and stop the thread."""
@@ -216,6 +222,8 @@ class MqttLink:
         properties: mqtt.Properties | None,
     ) -> None:
         self._up.clear()
+        if self.on_down is not None:
+            self.on_down()
 
 
 class Device(ABC):
@@ -274,7 +282,8 @@ class Device(ABC):
         self.last_reading: dict[str, Any] | None = None
         """The fields (without ``seq`` and ``ts``) of the last message handed to the link."""
         self._lock = threading.RLock()
-        self._catching_up = False
+        self._announced = threading.Event()  # on this connection, caught up: see _on_up
+        self._closed = False
         """Reconnected, with older messages still to be resent: new ones wait behind them."""
         self._link: Link | None = None
         self._last_sent_at: datetime | None = None
@@ -311,13 +320,19 @@ class Device(ABC):
 
     @property
     def online(self) -> bool:
-        return self._link is not None and self._link.online
+        """True once the device has announced itself on its connection and caught up."""
+        return self._link is not None and self._link.online and self._announced.is_set()
+
+    def wait_online(self, timeout: float) -> bool:
+        """Wait until :attr:`online` (what was kept meanwhile has then been sent)."""
+        return self._announced.wait(timeout) and self.online
 
     def attach(self, link: Link) -> None:
         """Send through ``link`` from now on; announce ourselves if it is already up."""
         with self._lock:
             self._link = link
             link.on_up = self._on_up
+            link.on_down = self._on_down
             if link.online:
                 self._on_up()
 
@@ -347,6 +362,8 @@ class Device(ABC):
             link = self._link
             if link is not None and link.online and announce:
                 link.send(self.availability_topic, OFFLINE, True)
+            self._closed = True  # nothing after "offline", not even a catch-up
+            self._announced.clear()
         if isinstance(link, MqttLink):
             link.close(timeout)
 
@@ -357,16 +374,19 @@ class Device(ABC):
         callback returns: a reading sent from here would overtake them, and the
         aggregator would take the older ``seq`` for a repeat (a badge scan lost). So when
         something is in flight, what waited goes out once it is acknowledged.
+
+        Until then the device keeps what it reads, as while the link was down: the link
+        says it is up a moment before this runs, and a reading sent in that moment would
+        go out before ``online``, or (with something in flight) overtake it.
         """
         with self._lock:
             link = self._link
-            if link is None:
+            if link is None or self._closed:
                 return
             in_flight = link.in_flight() if isinstance(link, MqttLink) else None
-            if in_flight is not None:
-                self._catching_up = True
             link.send(self.availability_topic, ONLINE, True)
             if in_flight is None:
+                self._announced.set()
                 self._link_up()
                 return
         threading.Thread(
@@ -376,13 +396,16 @@ class Device(ABC):
             daemon=True,
         ).start()
 
-    def _catch_up(self, link: MqttLink, in_flight: mqtt.MQTTMessageInfo) -> None:
-        with contextlib.suppress(RuntimeError, ValueError):
-            in_flight.wait_for_publish(CATCH_UP_WAIT_S)  # paho resends, then it is acked
+    def _catch_up(self, link: MqttLink, in_flight: Delivery) -> None:
+        in_flight.wait(CATCH_UP_WAIT_S)  # paho resends, then it is acked
         with self._lock:
-            self._catching_up = False
-            if self._link is link and link.online:
+            if self._link is link and link.online and not self._closed:
+                self._announced.set()
                 self._link_up()
+
+    def _on_down(self) -> None:
+        with self._lock:
+            self._announced.clear()
 
     # -- publishing --------------------------------------------------------------------
 
@@ -405,7 +428,7 @@ class Device(ABC):
         """
         with self._lock:
             link = self._link
-            if link is None or not link.online or self._catching_up:
+            if link is None or not link.online or not self._announced.is_set():
                 return False
             now = self.clock()
             self.seq += 1

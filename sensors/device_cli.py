@@ -87,7 +87,7 @@ def run_device_cli(spec: DeviceSpec, argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{spec.prog}: {opened}\n")
         return EXIT_USAGE
     device, address = opened
-    link = device.connect(address, ca_file=args.ca_file)
+    device.connect(address, ca_file=args.ca_file)
     signal.signal(signal.SIGTERM, _interrupt)
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(device, stop), name="heartbeat", daemon=True)
@@ -96,7 +96,7 @@ def run_device_cli(spec: DeviceSpec, argv: Sequence[str] | None = None) -> int:
     try:
         _feed(spec, device)
         # End of input: give a broker that is still coming up the chance to hear the end.
-        if not link.wait_online(FINAL_WAIT_S):
+        if not device.wait_online(FINAL_WAIT_S):
             sys.stderr.write(
                 f"{spec.prog}: broker {address.url} not reachable; last reading not sent\n"
             )

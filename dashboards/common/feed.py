@@ -26,6 +26,7 @@ import msgspec
 import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.broker.delivery import Deliveries, Delivery
 from kent_ops.core import wire
 from kent_ops.core.wire import TopicRef, Topics
 
@@ -275,6 +276,7 @@ class MqttFeed:
         self.client.on_connect_fail = self._handle_connect_fail
         self.client.on_disconnect = self._handle_disconnect
         self.client.on_message = self._handle_message
+        self._deliveries = Deliveries(self.client)
 
     def start(self) -> None:
         """Connect in the background; paho keeps retrying (1 s to 30 s) until it can."""
@@ -294,11 +296,9 @@ class MqttFeed:
         self.client.disconnect()
         self.client.loop_stop()
 
-    def publish(
-        self, topic: str, payload: bytes | str, *, qos: int = 1, retain: bool = False
-    ) -> mqtt.MQTTMessageInfo:
-        """Publish (thread-safe); QoS 1 messages wait in paho's queue while offline."""
-        return self.client.publish(topic, payload, qos=qos, retain=retain)
+    def publish(self, topic: str, payload: bytes | str, *, retain: bool = False) -> Delivery:
+        """Publish at QoS 1 (thread-safe); kept in paho's queue while offline."""
+        return self._deliveries.publish(topic, payload, retain=retain)
 
     @property
     def connected(self) -> bool:

@@ -17,13 +17,11 @@ One factory, :func:`make_gate_app`, builds the app for the command line
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-import paho.mqtt.client as mqtt
 from textual import on
 from textual.binding import Binding
 from textual.reactive import reactive
@@ -150,10 +148,9 @@ class GateApp(FeedApp):
         if self.link is None or not self._attached or not self.link.online:
             return
         self.manual.close(announce=True)  # says offline, retained: a clean disconnect has no will
-        info = self.link.sent.get(self.manual.availability_topic)
-        if info is not None:
-            with contextlib.suppress(RuntimeError, ValueError):
-                info.wait_for_publish(timeout=2.0)
+        sent = self.link.sent.get(self.manual.availability_topic)
+        if sent is not None:
+            sent.wait(2.0)
 
     # what arrives -------------------------------------------------------------------
 
@@ -230,20 +227,12 @@ class GateApp(FeedApp):
         if self.link is None:
             self.delivered = None
             return
-        info = self.link.sent.get(self.manual.topic)
-        self.delivered = not state.unsent and info is not None and _delivered(info)
+        sent = self.link.sent.get(self.manual.topic)
+        self.delivered = not state.unsent and sent is not None and sent.done
 
     def action_help(self) -> None:
         if not isinstance(self.screen, GateHelpScreen):
             self.push_screen(GateHelpScreen())
-
-
-def _delivered(info: mqtt.MQTTMessageInfo) -> bool:
-    """Whether the broker acknowledged a message; one queued while offline says so late."""
-    try:
-        return info.is_published()
-    except (RuntimeError, ValueError):  # published while the link was down: still queued
-        return False
 
 
 def make_gate_app(

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
 
-import paho.mqtt.client as mqtt
-
 from dashboards.common.feed import MqttFeed
+from kent_ops.broker.delivery import Delivery
 from sensors.device import Clock, utc_now
 from sensors.gate_counter import GateCounter
 
@@ -134,7 +133,8 @@ class FeedLink:
     def __init__(self, feed: MqttFeed) -> None:
         self.feed = feed
         self.on_up: Callable[[], None] | None = None
-        self.sent: dict[str, mqtt.MQTTMessageInfo] = {}
+        self.on_down: Callable[[], None] | None = None
+        self.sent: dict[str, Delivery] = {}
         """The last message published on each topic, with its delivery."""
         self._up = False
 
@@ -143,7 +143,7 @@ class FeedLink:
         return self._up
 
     def send(self, topic: str, payload: bytes, retain: bool) -> None:
-        self.sent[topic] = self.feed.publish(topic, payload, qos=1, retain=retain)
+        self.sent[topic] = self.feed.publish(topic, payload, retain=retain)
 
     def came_up(self) -> None:
         """The broker link is up (again): the attached device announces itself."""
@@ -154,3 +154,5 @@ class FeedLink:
     def went_down(self) -> None:
         """The broker link is down: the device keeps its counts for the reconnection."""
         self._up = False
+        if self.on_down is not None:
+            self.on_down()

@@ -15,7 +15,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-import paho.mqtt.client as mqtt
 from textual.reactive import reactive
 
 from dashboards.common.feed_app import FeedApp
@@ -45,6 +44,7 @@ from dashboards.inspector.screens.forms import (
     NoteInput,
 )
 from dashboards.inspector.screens.permit_form import PermitChange, PermitForm
+from kent_ops.broker.delivery import Delivery
 from kent_ops.core import wire
 from kent_ops.core.permit_status import BACKDATE_LIMIT_S
 
@@ -71,7 +71,7 @@ class ActingApp(FeedApp):
 
     def _setup_acting(self) -> None:
         """Called by the app's ``__init__``: nothing published yet."""
-        self._deliveries: dict[int, mqtt.MQTTMessageInfo] = {}
+        self._deliveries: dict[int, Delivery] = {}
         """Each published action's delivery, by its number, until it is recorded."""
 
     # starting an action ---------------------------------------------------------------
@@ -203,7 +203,7 @@ class ActingApp(FeedApp):
         state = "unsent"
         if self.feed is not None:
             body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-            self._deliveries[number] = self.feed.publish(topic, body, qos=1)
+            self._deliveries[number] = self.feed.publish(topic, body)
             state = "sent"
         action = SentAction(
             number=number,
@@ -235,7 +235,7 @@ class ActingApp(FeedApp):
         updated = []
         for action in self.actions:
             info = self._deliveries.get(action.number)
-            if action.state == "sent" and info is not None and info.is_published():
+            if action.state == "sent" and info is not None and info.done:
                 action = replace(action, state="delivered")
                 changed = True
             updated.append(action)

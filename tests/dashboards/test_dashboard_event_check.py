@@ -58,7 +58,8 @@ async def test_the_gate_view_says_no_aggregator_answers_for_its_event_within_10_
     )
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.feed is not None and app.feed.connected)
-        assert app.problem == "Waiting for the aggregator's first status…"
+        # The banner follows the connection on the app's own loop, a moment later.
+        await until(pilot, lambda: app.problem == "Waiting for the aggregator's first status…")
         await pilot.press("plus", "plus")  # counted on the tablet meanwhile
         await until(pilot, lambda: app.problem == expected, within=12)
         await pilot.pause()
@@ -75,7 +76,7 @@ async def test_the_gate_view_says_no_aggregator_answers_for_its_event_within_10_
         # An aggregator for this event comes up: the banner goes, the tally is heard.
         publish(other_event, [(Topics(MISTYPED).aggregator_availability, "online")])
         await until(pilot, lambda: not app.unheard)
-        assert app.problem == "Waiting for the aggregator's first status…"
+        await until(pilot, lambda: app.problem == "Waiting for the aggregator's first status…")
         await until(pilot, lambda: "delivered ✓" in shown(app.screen.query_one(TallyPanel)))
 
 

@@ -29,6 +29,7 @@ from textual.pilot import Pilot
 from kent_ops.broker.acl import People, acl_text, property_acl_text, property_users, users_for
 from kent_ops.broker.bridge import BridgeSettings, bridge_config, central_ca_path
 from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.broker.delivery import Delivery
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.commands.deploy import make_certs
 from kent_ops.core.permit import Permit
@@ -168,7 +169,7 @@ class Sent:
 
     topic: str
     payload: bytes
-    info: mqtt.MQTTMessageInfo
+    delivery: Delivery
 
 
 @dataclass
@@ -182,24 +183,12 @@ class Journal:
         """Wait (bounded) until the broker acknowledged every message sent."""
         deadline = time.monotonic() + timeout
         with self.lock:
-            infos = [s.info for s in self.sent]
+            deliveries = [s.delivery for s in self.sent]
         while time.monotonic() < deadline:
-            if all(_acknowledged(info) for info in infos):
+            if all(d.done for d in deliveries):
                 return True
             time.sleep(0.05)
         return False
-
-
-def _acknowledged(info: mqtt.MQTTMessageInfo) -> bool:
-    """Whether the broker has acknowledged the message, however it was first sent.
-
-    A message published in the instant the link was dropping keeps the "no connection"
-    code of its first try even after paho resent it on reconnecting, so its
-    ``is_published()`` raises; paho still marks it published when the PUBACK comes.
-    """
-    if info.rc == mqtt.MQTT_ERR_NO_CONN:
-        return bool(info._published)  # noqa: SLF001 - paho keeps the first try's rc
-    return info.is_published()
 
 
 class RecordingLink(MqttLink):
@@ -212,8 +201,8 @@ class RecordingLink(MqttLink):
     def send(self, topic: str, payload: bytes, retain: bool) -> None:
         with self.journal.lock:  # one order for the journal and for paho
             super().send(topic, payload, retain)
-            assert self._last_info is not None
-            self.journal.sent.append(Sent(topic, payload, self._last_info))
+            assert self._last_sent is not None
+            self.journal.sent.append(Sent(topic, payload, self._last_sent))
 
 
 def attach(
