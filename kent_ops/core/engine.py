@@ -340,11 +340,17 @@ class Engine:
             self._deadlines.stale_at(sensor, t + self._stale_us)
 
     def _note_skew(self, sensor: str, rec: Any, received: int) -> bool:
-        """Track sensors whose clock is off by more than 30 s; True if that set changed."""
+        """Track sensors whose clock is off by more than 30 s; True if that set changed.
+
+        The figure is kept to a tenth of a second: a skewed sensor's every message moves
+        the exact one by a few milliseconds (network and queueing), which would re-raise
+        its alert's figures with each message and say nothing new.
+        """
         if self.clock != "wall":
             return False
-        skew = (to_us(rec.ts) - received) / SECOND
-        if abs(skew) > CLOCK_SKEW_S:
+        exact = (to_us(rec.ts) - received) / SECOND
+        if abs(exact) > CLOCK_SKEW_S:
+            skew = round(exact, 1)
             changed = self._skewed.get(sensor) != skew  # a new figure must be observed now
             self._skewed[sensor] = skew
             return changed

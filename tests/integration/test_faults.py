@@ -490,7 +490,7 @@ def test_a_skewed_sensor_clock_is_a_finding_and_its_messages_are_timed_on_receip
     }
     first = rows[0]
     assert alert["evidence"]["record"] == first.id
-    assert alert["observed"]["skew_s"] in {round(v, 3) for v in recorded.values()}
+    assert alert["observed"]["skew_s"] in {round(v, 1) for v in recorded.values()}
     # Each device stamps its clock (95 s ahead) before sending; receipt comes after.
     assert all(30 < v <= skew.total_seconds() for v in recorded.values()), recorded
     assert datetime.fromisoformat(alert["since"]) == first.received_at

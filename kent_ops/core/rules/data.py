@@ -75,7 +75,7 @@ class ClockSkew(Rule):
         skew = s.skewed.get(subject or "")
         if skew is None:
             return None  # right again: the skew that was seen stays on the record
-        return Condition({"skew_s": round(skew, 3)}, {"skew_s_at_most": CLOCK_SKEW_S}, abs(skew))
+        return Condition({"skew_s": round(skew, 1)}, {"skew_s_at_most": CLOCK_SKEW_S}, abs(skew))
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
