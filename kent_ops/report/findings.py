@@ -200,7 +200,10 @@ class Verdict:
 
 
 def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    """``1 breach``, ``2 breaches``, ``3 findings``."""
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n} {noun}{'es' if noun.endswith(('ch', 'sh', 's', 'x')) else 's'}"
 
 
 def _rules(findings: Sequence[Finding]) -> str:
