@@ -19,6 +19,7 @@ from pathlib import Path
 from kent_ops.core.errors import UsageError
 from kent_ops.evidence.replay import last_record_id
 from kent_ops.report.build import ReportOutcome, build_report
+from kent_ops.report.findings import plural
 
 __all__ = ["cli_report"]
 
@@ -96,7 +97,8 @@ def cli_report(args: argparse.Namespace) -> int:
     incomplete = "; the record is incomplete" if data.incomplete else ""
     sys.stdout.write(
         f"{data.verdict.word.upper()}: {data.verdict.reason}\n"
-        f"{len(data.findings)} findings ({breaches} breaches), clean-up {data.clean_up.status}; "
+        f"{plural(len(data.findings), 'finding')} ({plural(breaches, 'breach')}), "
+        f"clean-up {data.clean_up.status}; "
         f"{data.replay.records:,} records verified, head {data.replay.head_hash[:16]}…"
         f"{incomplete}\n"
         f"report written to {written}\n"

@@ -32,6 +32,7 @@ __all__ = [
     "day_spans",
     "distinct_breaches",
     "findings_from_alerts",
+    "plural",
     "rule_name",
     "verdict",
 ]
@@ -199,7 +200,7 @@ class Verdict:
     reason: str
 
 
-def _plural(n: int, noun: str) -> str:
+def plural(n: int, noun: str) -> str:
     """``1 breach``, ``2 breaches``, ``3 findings``."""
     if n == 1:
         return f"{n} {noun}"
@@ -228,11 +229,11 @@ def verdict(
     before = [p for p in pre_event if p.severity == "breach"]
     parts = []
     if proven:
-        parts.append(f"{_plural(len(proven), 'breach finding')} during the assembly: "
+        parts.append(f"{plural(len(proven), 'breach finding')} during the assembly: "
                      f"{_rules(proven)}")  # fmt: skip
     if before:
         ids = ", ".join(dict.fromkeys(p.id for p in before))
-        parts.append(f"{_plural(len(before), 'pre-event breach')} in the permit file ({ids})")
+        parts.append(f"{plural(len(before), 'pre-event breach')} in the permit file ({ids})")
     if clean_up.is_breach:
         parts.append(f"clean-up {clean_up.status} (permit:F)")
     if parts:
@@ -242,7 +243,7 @@ def verdict(
     if uncertain:
         return Verdict(
             "indeterminate",
-            f"{_plural(len(uncertain), 'breach finding')} ({_rules(uncertain)}) arose while a "
+            f"{plural(len(uncertain), 'breach finding')} ({_rules(uncertain)}) arose while a "
             "gate counter was offline or stale, so the counts behind them are uncertain",
         )
     if messages == 0:

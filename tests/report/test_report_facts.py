@@ -12,7 +12,7 @@ from report_support import EVENT, ROOT, ScriptedLog, page_text, utc, write_permi
 from kent_ops.core.precheck import CHECKS
 from kent_ops.report.build import build_report
 from kent_ops.report.facts import CHECK_WORDS
-from kent_ops.report.findings import _plural
+from kent_ops.report.findings import plural
 
 T0 = utc(2027, 7, 4, 14, 0)  # 10:00 EDT
 
@@ -167,6 +167,6 @@ def test_every_pre_event_check_has_its_cite_and_plain_words() -> None:
 
 
 def test_the_verdict_counts_its_breaches_in_plain_english() -> None:
-    assert _plural(1, "pre-event breach") == "1 pre-event breach"
-    assert _plural(2, "pre-event breach") == "2 pre-event breaches"
-    assert _plural(3, "breach finding") == "3 breach findings"
+    assert plural(1, "pre-event breach") == "1 pre-event breach"
+    assert plural(2, "pre-event breach") == "2 pre-event breaches"
+    assert plural(3, "breach finding") == "3 breach findings"

@@ -299,5 +299,10 @@ def test_the_command_line_writes_the_report_and_exits_1_for_breaches(
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.startswith("BREACHED:")
+    counts = re.search(r"^(\d+) (findings?) \((\d+) (breach(?:es)?)\), clean-up", proc.stdout, re.M)
+    assert counts is not None, proc.stdout  # "1 finding (1 breach)", "3 findings (2 breaches)"
+    assert counts[2] == ("finding" if counts[1] == "1" else "findings")
+    assert counts[4] == ("breach" if counts[3] == "1" else "breaches")
+    assert int(counts[1]) >= int(counts[3]) >= 1
     assert proc.stderr == ""  # not a terminal: no progress bar, and no warning
     assert (out / "index.html").is_file()
