@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
+from textual.pilot import Pilot
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -99,6 +100,16 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.05)
+
+
+async def until(pilot: Pilot[Any], check: Callable[[], bool], within: float = 10.0) -> None:
+    """Let a Textual app run until ``check()`` holds; fail after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if check():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out after {within:g} s waiting for the app")
 
 
 class Watcher:

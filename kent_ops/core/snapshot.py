@@ -85,7 +85,7 @@ class Header(msgspec.Struct, kw_only=True):
 
 
 class _State(msgspec.Struct, forbid_unknown_fields=True):
-    pass
+    """A part's state: a field this program does not know makes the snapshot unusable."""
 
 
 class DeadlinesState(_State):

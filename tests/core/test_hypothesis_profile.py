@@ -8,19 +8,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-
-@pytest.mark.skipif(
-    os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci", reason="a developer chose another profile"
+CHOSEN_PROFILE = pytest.mark.skipif(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci",
+    reason="a developer chose another profile (HYPOTHESIS_PROFILE); CI never does",
 )
+
+
+@CHOSEN_PROFILE
 def test_the_default_profile_is_derandomized() -> None:
     assert settings().derandomize is True
     assert settings().database is None
 
 
+@CHOSEN_PROFILE
 def test_a_property_test_draws_the_same_examples_on_every_run() -> None:
     """Two runs of one test in one process draw the same examples, as two CI runs do."""
-    if not settings().derandomize:
-        pytest.skip("a developer chose a random profile")
     runs: list[list[int]] = []
 
     def run() -> None:

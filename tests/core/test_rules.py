@@ -608,3 +608,18 @@ def test_time_never_goes_back_for_a_late_message() -> None:
     assert d.engine.now == local(12)
     assert d.attendance == 15
     assert isinstance(late.time, datetime)
+
+
+def test_every_rule_the_pass_finds_has_its_own_condition_and_the_others_none() -> None:
+    """A rule left out of the rule pass, or one in it without a condition, never fires."""
+    from kent_ops.core.rules import _EVALUATED, RULES
+    from kent_ops.core.rules.base import Rule
+
+    evaluated = {r.name for r in _EVALUATED}
+    raised_elsewhere = set(RULES) - evaluated
+    assert raised_elsewhere == {"counter-reset", "evidence-storage"}
+    for rule in _EVALUATED:
+        assert type(rule).holds is not Rule.holds, rule.name
+        assert type(rule).measure is not Rule.measure, rule.name
+    for name in raised_elsewhere:
+        assert type(RULES[name]).holds is Rule.holds, name

@@ -11,7 +11,6 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
-from textual.pilot import Pilot
 
 from kent_ops.broker.mosquitto import MosquittoBroker
 
@@ -84,13 +83,3 @@ class Collector:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
-
-
-async def until(pilot: Pilot[Any], check: Callable[[], bool], within: float = 10.0) -> None:
-    """Let the app run until ``check()`` holds; fail after ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if check():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("timed out waiting for the dashboard")

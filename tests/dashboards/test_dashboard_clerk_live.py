@@ -14,9 +14,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from dashboard_mqtt import Collector, until
+from dashboard_mqtt import Collector
 from form_support import keys
-from live_support import EVENT, FAST, P, Watcher, permit_text
+from live_support import EVENT, FAST, P, Watcher, permit_text, until
 from rich.console import Console
 from textual.widgets import Static
 

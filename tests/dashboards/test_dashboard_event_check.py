@@ -16,7 +16,8 @@ from pathlib import Path
 
 import dashboard_samples as samples
 import pytest
-from dashboard_mqtt import publish, until
+from dashboard_mqtt import publish
+from live_support import until
 from rich.console import Console
 from textual.widgets import Static
 

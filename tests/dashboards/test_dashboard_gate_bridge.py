@@ -14,7 +14,8 @@ from pathlib import Path
 
 import dashboard_samples as samples
 import pytest
-from dashboard_mqtt import publish, until
+from dashboard_mqtt import publish
+from live_support import until
 
 from dashboards.common.widgets.banner import ConnectionBanner
 from dashboards.gate.app import GateApp, make_gate_app

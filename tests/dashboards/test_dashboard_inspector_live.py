@@ -14,7 +14,8 @@ from typing import Any
 
 import dashboard_samples as samples
 import pytest
-from dashboard_mqtt import Collector, publish, until
+from dashboard_mqtt import Collector, publish
+from live_support import until
 from rich.console import Console
 
 from dashboards.common.widgets.banner import ConnectionBanner

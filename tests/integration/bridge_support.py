@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from textual.pilot import Pilot
 
 from kent_ops.broker.acl import People, acl_text, property_acl_text, property_users, users_for
 from kent_ops.broker.bridge import BridgeSettings, bridge_config, central_ca_path
@@ -290,13 +289,3 @@ class Subscriber:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
-
-
-async def until(pilot: Pilot[Any], check: Callable[[], bool], within: float = 10.0) -> None:
-    """Let the app run until ``check()`` holds; fail after ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if check():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("timed out waiting for the gate view")

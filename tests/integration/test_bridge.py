@@ -32,8 +32,8 @@ from bridge_support import (
     attach,
     build_site,
     two_property_permit,
-    until,
 )
+from live_support import until
 
 from dashboards.common.widgets.banner import ConnectionBanner
 from dashboards.gate.app import make_gate_app

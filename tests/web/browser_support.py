@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from field_support import wait_for
+from live_support import wait_until
 from playwright.sync_api import Browser, BrowserContext, Page
 
 CHROMIUM = "/usr/bin/chromium"
@@ -97,7 +97,9 @@ class Screen:
 
     def wait_for_text(self, pattern: str, timeout: float = 30) -> re.Match[str]:
         """Poll the terminal until ``pattern`` (a regular expression) is on it."""
-        return wait_for(lambda: re.search(pattern, self.text()), timeout, f"{pattern!r} on screen")  # type: ignore[no-any-return]
+        return wait_until(
+            lambda: re.search(pattern, self.text()), timeout, f"{pattern!r} on screen"
+        )  # type: ignore[no-any-return]
 
     def cell_point(self, text: str) -> tuple[float, float]:
         """The page coordinates of the middle of the first cell showing ``text``."""

@@ -14,14 +14,12 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from live_support import permit_text
+from live_support import permit_text, wait_until
 
 from kent_ops.broker.acl import People, acl_text, users_for
 from kent_ops.broker.client import BrokerAddress, make_client
@@ -45,25 +43,13 @@ def password(user: str) -> str:
     return f"pw {user} 7!"
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Poll until ``predicate`` returns something true; fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.05)
-
-
 def _wait_for_line(log: Path, text: str, process: subprocess.Popen[bytes], what: str) -> None:
     def seen() -> bool:
         if process.poll() is not None:
             raise AssertionError(f"{what} exited ({process.returncode}): {log.read_text()}")
         return text in log.read_text()
 
-    wait_for(seen, 30, f"{what} to say {text!r}")
+    wait_until(seen, 30, f"{what} to say {text!r}")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

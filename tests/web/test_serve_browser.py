@@ -27,7 +27,8 @@ from browser_support import (
     screenshot_dir,
     sign_in,
 )
-from field_support import HOLD_AT, TOPICS, Field, password, wait_for
+from field_support import HOLD_AT, TOPICS, Field, password
+from live_support import wait_until
 from PIL import Image
 from playwright.sync_api import Browser, Page, sync_playwright
 
@@ -130,7 +131,7 @@ def test_a_wrong_password_is_refused_and_the_next_try_is_slowed(
         sign_in(page, base, "insp-1", INSPECTOR_PW)
         return page.url == f"{base}/dashboard"
 
-    wait_for(signed_in, 20, "a sign-in once the wait is over")
+    wait_until(signed_in, 20, "a sign-in once the wait is over")
     cookie = next(c for c in context.cookies() if c["name"] == "kent_ops_session")
     assert cookie["secure"]
     assert cookie["httpOnly"]
@@ -188,13 +189,13 @@ def test_a_deputys_phone_flips_to_hold_and_counts_with_a_tap(
     cols, rows = screen.size()
     assert cols < 50  # a phone's width: the phone layout is what is seen
     assert rows >= 36
-    wait_for(lambda: order_colour(page) == "green", 10, "the green of ADMIT")
+    wait_until(lambda: order_colour(page) == "green", 10, "the green of ADMIT")
     shots(page, "06-gate-admit-phone")
 
     field.north_net(HOLD_AT + 50)
     screen.wait_for_text(r"Attendance 600 of 550")
     screen.wait_for_text(r"HOLD: attendance reached 550")
-    wait_for(lambda: order_colour(page) == "red", 10, "the red of HOLD")
+    wait_until(lambda: order_colour(page) == "red", 10, "the red of HOLD")
     shots(page, "07-gate-hold-phone")
 
     screen.tap("+ in")
@@ -208,7 +209,7 @@ def test_a_deputys_phone_flips_to_hold_and_counts_with_a_tap(
         manual = (status or {}).get("gates", {}).get("north-manual")
         return manual is not None and manual["in"] == 2
 
-    wait_for(counted, 15, "the aggregator to count the deputy's tally")
+    wait_until(counted, 15, "the aggregator to count the deputy's tally")
     context.close()
 
 
@@ -238,12 +239,12 @@ def test_closing_the_tab_ends_its_app_and_the_password_is_only_in_its_environmen
     page = context.new_page()
     sign_in(page, base, "insp-1", INSPECTOR_PW)
     Screen(page).wait_for_text(r"insp-1")
-    (pid,) = wait_for(lambda: apps_of(server, "dashboard", "insp-1"), 10, "the app process")
+    (pid,) = wait_until(lambda: apps_of(server, "dashboard", "insp-1"), 10, "the app process")
     assert INSPECTOR_PW.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
     environment = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     assert f"{ENV_PASSWORD}={INSPECTOR_PW}".encode() in environment
     page.close()
-    wait_for(lambda: not alive(pid), 20, f"app process {pid} to end after its tab closed")
+    wait_until(lambda: not alive(pid), 20, f"app process {pid} to end after its tab closed")
     context.close()
 
 
@@ -255,11 +256,11 @@ def test_the_session_ends_after_its_time_with_its_app(
     page = context.new_page()
     sign_in(page, base, "insp-1", INSPECTOR_PW)
     Screen(page).wait_for_text(r"insp-1")
-    (pid,) = wait_for(lambda: apps_of(server, "dashboard", "insp-1"), 10, "the app process")
+    (pid,) = wait_until(lambda: apps_of(server, "dashboard", "insp-1"), 10, "the app process")
     page.wait_for_selector("body.-closed", timeout=40_000)  # 15 s of session, then closed
     assert re.search(r"Session ended", page.inner_text("#closed"))
     shots(page, "10-session-expired")
-    wait_for(lambda: not alive(pid), 20, f"app process {pid} to end with the session")
+    wait_until(lambda: not alive(pid), 20, f"app process {pid} to end with the session")
     page.click("#again")
     page.wait_for_url(f"{base}/signin")
     shots(page, "11-signin-after-expiry")

@@ -172,5 +172,5 @@ def message_for(
         return f"{rule} {subject or ''}".strip()
     try:
         return entry.sentence(subject, observed, required)
-    except (KeyError, TypeError, ValueError, NotImplementedError):
+    except (KeyError, TypeError, ValueError):  # figures from an older program's log
         return f"{rule} {subject or ''}".strip()

@@ -12,6 +12,7 @@ Add a rule by writing one class here and listing an instance in :data:`RULES`.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -126,8 +127,13 @@ class Situation:
 Held = Iterator[tuple[str | None, Condition]]
 
 
-class Rule:
-    """One live rule. Subclasses set the class attributes and override what applies."""
+class Rule(ABC):
+    """One live rule. Subclasses set the class attributes and override what applies.
+
+    A rule the engine's rule pass finds overrides :meth:`holds` and :meth:`measure`;
+    ``counter-reset`` and ``evidence-storage`` are raised outside it (by the counts and
+    by the service) and keep the defaults, which never hold.
+    """
 
     name: ClassVar[str]
     severity: ClassVar[Severity]
@@ -148,7 +154,7 @@ class Rule:
         return (None,)
 
     def holds(self, s: Situation, subject: str | None) -> bool:
-        """Whether the rule is breached for ``subject`` in ``s``."""
+        """Whether the rule is breached for ``subject`` in ``s`` (never, unless overridden)."""
         return False
 
     def measure(self, s: Situation, subject: str | None) -> Condition | None:
@@ -171,9 +177,9 @@ class Rule:
         """Attendance figures ``x`` at which it flips: it holds iff attendance > x."""
         return ()
 
+    @abstractmethod
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         """The one sentence an inspector reads, with the citation."""
-        raise NotImplementedError
 
     def cite_for(self, subject: str | None) -> str:
         """The citation of one of its conditions (some depend on the subject)."""
