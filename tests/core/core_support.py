@@ -37,6 +37,21 @@ def local(hour: int, minute: int = 0, second: int = 0, *, day: int = 4) -> datet
     return datetime(2027, 7, day, hour, minute, second, tzinfo=NY)
 
 
+TIGHT = {
+    "limits.max_at_one_time": 60,
+    "limits.max_collective": 200,
+    "limits.vehicles_at_one_time": 5,
+    "staffing.persons_per_nurse": 10,
+    "staffing.security_guards": 2,
+    "alerting.hold_at": 50,
+    "alerting.resume_below": 45,
+    "alerting.stale_after_s": 20,
+    "lots": [{"id": "lot-a", "capacity": 3}, {"id": "lot-b", "capacity": 4}],
+    "windows": [{"start": local(12, 0, 30), "end": local(12, 3)}],
+}
+"""Small figures, so a short random history crosses many thresholds and the window."""
+
+
 def when(value: str | None) -> datetime | None:
     """An ISO time from a status or alert dict, as an aware datetime."""
     return None if value is None else datetime.fromisoformat(value)

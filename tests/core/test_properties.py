@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
-from core_support import PREFIX, Driver, local, permit_variant, when
+from core_support import PREFIX, TIGHT, Driver, local, permit_variant, when
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -346,19 +346,6 @@ def test_the_model_itself_on_a_written_example() -> None:
 
 # -- ticks and looks never change the outcome --------------------------------------------------
 
-TIGHT = {
-    "limits.max_at_one_time": 60,
-    "limits.max_collective": 200,
-    "limits.vehicles_at_one_time": 5,
-    "staffing.persons_per_nurse": 10,
-    "staffing.security_guards": 2,
-    "alerting.hold_at": 50,
-    "alerting.resume_below": 45,
-    "alerting.stale_after_s": 20,
-    "lots": [{"id": "lot-a", "capacity": 3}, {"id": "lot-b", "capacity": 4}],
-    "windows": [{"start": local(12, 0, 30), "end": local(12, 3)}],
-}
-"""Small figures, so a short random history crosses many thresholds and the window."""
 
 steps = st.lists(
     st.tuples(

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from core_support import Driver, local, permit_variant
+from core_support import TIGHT, Driver, local, permit_variant
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -28,26 +28,14 @@ from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit
 from kent_ops.core.snapshot import DERIVED, PARTS, SnapshotRefused
 
-TIGHT_CHANGES = {
-    "limits.max_at_one_time": 60,
-    "limits.max_collective": 200,
-    "limits.vehicles_at_one_time": 5,
-    "staffing.persons_per_nurse": 10,
-    "staffing.security_guards": 2,
-    "alerting.hold_at": 50,
-    "alerting.resume_below": 45,
-    "alerting.stale_after_s": 20,
-    "alerting.pending_s": 2,
-    "alerting.clear_s": 3,
-    "lots": [{"id": "lot-a", "capacity": 3}, {"id": "lot-b", "capacity": 4}],
-    "windows": [{"start": local(12, 0, 30), "end": local(12, 3)}],
-}
-TIGHT = permit_variant(TIGHT_CHANGES)
+TIGHT_CHANGES = {**TIGHT, "alerting.pending_s": 2, "alerting.clear_s": 3}
+"""The property tests' small figures, with short pending and clear delays."""
+TIGHT_PERMIT = permit_variant(TIGHT_CHANGES)
 """Small figures, so a short random history crosses many thresholds and the window."""
-ITEMS = [item.item for item in applicable_items(TIGHT)]
+ITEMS = [item.item for item in applicable_items(TIGHT_PERMIT)]
 
 
-def busy(clock: str = "sensor", permit: Permit = TIGHT) -> Driver:
+def busy(clock: str = "sensor", permit: Permit = TIGHT_PERMIT) -> Driver:
     """An engine with something in every part: counts, alerts pending, live and cleared,
     notes, acknowledgements, checklist marks, an adjustment, a revocation, a skewed clock."""
     d = Driver(permit, clock=clock)
@@ -148,7 +136,7 @@ def _attributes(obj: Any) -> set[str]:
 @pytest.mark.parametrize("clock", ["sensor", "wall"])
 def test_a_restored_engine_equals_the_original_all_the_way_down(clock: str) -> None:
     engine = busy(clock).engine
-    restored = Engine.restore(TIGHT, engine.snapshot(), clock)  # type: ignore[arg-type]
+    restored = Engine.restore(TIGHT_PERMIT, engine.snapshot(), clock)  # type: ignore[arg-type]
     assert differences(engine, restored) == []
     book = restored.alert_book
     assert book.live
@@ -159,7 +147,7 @@ def test_a_restored_engine_equals_the_original_all_the_way_down(clock: str) -> N
 
 def test_the_comparison_would_see_a_changed_figure() -> None:
     engine = busy().engine
-    restored = Engine.restore(TIGHT, engine.snapshot(), "sensor")
+    restored = Engine.restore(TIGHT_PERMIT, engine.snapshot(), "sensor")
     restored.alert_book.alerts["A-0001"].worst_observed = {"attendance": 1}
     restored._deadlines._heap.append((1, 1, ""))
     restored.inspectors.notes = deque(restored.inspectors.notes)  # the bound is lost
@@ -170,7 +158,7 @@ def test_the_comparison_would_see_a_changed_figure() -> None:
 
 def test_taking_a_snapshot_changes_nothing_and_gives_the_same_bytes_twice() -> None:
     engine = busy().engine
-    before = Engine.restore(TIGHT, engine.snapshot(), "sensor")
+    before = Engine.restore(TIGHT_PERMIT, engine.snapshot(), "sensor")
     assert engine.snapshot() == engine.snapshot()
     assert differences(engine, before) == []
 
@@ -218,7 +206,7 @@ class Player:
     """Feeds one history to a driver; the same step always becomes the same payload."""
 
     def __init__(self, clock: str) -> None:
-        self.d = Driver(TIGHT, clock=clock)
+        self.d = Driver(TIGHT_PERMIT, clock=clock)
         self.clock = clock
         self.totals = {"north": [0, 0], "south": [0, 0]}
         self.seq: dict[str, int] = {}
@@ -280,7 +268,7 @@ def test_a_restored_engine_goes_on_exactly_as_one_that_never_stopped(
                 whole.d.engine.collect_changes()
                 part.d.engine.collect_changes()
             saved = part.d.engine.snapshot()
-            part.d.engine = Engine.restore(TIGHT, saved, clock)  # type: ignore[arg-type]
+            part.d.engine = Engine.restore(TIGHT_PERMIT, saved, clock)  # type: ignore[arg-type]
             assert snapshots.differences(whole.d.engine, saved) == []
         whole.step(*step)
         part.step(*step)
@@ -319,7 +307,7 @@ def test_a_snapshot_of_another_program_or_setting_is_refused(
 ) -> None:
     data = _with_header(busy().engine.snapshot(), **change)
     with pytest.raises(SnapshotRefused, match=words):
-        Engine.restore(TIGHT, data, "sensor")
+        Engine.restore(TIGHT_PERMIT, data, "sensor")
 
 
 def test_a_snapshot_under_another_permit_or_unreadable_is_refused() -> None:
@@ -328,13 +316,13 @@ def test_a_snapshot_under_another_permit_or_unreadable_is_refused() -> None:
     with pytest.raises(SnapshotRefused, match="another permit"):
         Engine.restore(other, data, "sensor")
     with pytest.raises(SnapshotRefused, match="other signing keys"):
-        Engine.restore(TIGHT, data, "sensor", {"north": b"k" * 32})
+        Engine.restore(TIGHT_PERMIT, data, "sensor", {"north": b"k" * 32})
     with pytest.raises(SnapshotRefused, match="not an engine snapshot"):
-        Engine.restore(TIGHT, b"not json", "sensor")
+        Engine.restore(TIGHT_PERMIT, b"not json", "sensor")
     doc = msgspec.json.decode(data)
     doc["state"]["surprise"] = 1  # a field this program does not know
     with pytest.raises(SnapshotRefused, match="cannot be read"):
-        Engine.restore(TIGHT, msgspec.json.encode(doc), "sensor")
+        Engine.restore(TIGHT_PERMIT, msgspec.json.encode(doc), "sensor")
 
 
 def test_the_header_says_who_wrote_it_and_carries_the_services_own_figures() -> None:
@@ -342,7 +330,7 @@ def test_the_header_says_who_wrote_it_and_carries_the_services_own_figures() -> 
     header = snapshots.read_header(data)
     assert (header.format, header.program, header.clock) == (snapshots.FORMAT, "kent-ops", "sensor")
     assert header.service == {"storage_alerts": 2}
-    assert header.permit == snapshots.permit_fingerprint(TIGHT)
+    assert header.permit == snapshots.permit_fingerprint(TIGHT_PERMIT)
 
 
 def test_differences_name_the_figures_that_differ() -> None:
