@@ -19,12 +19,14 @@ matplotlib.use("Agg")
 
 import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from kent_ops.core import ordinance as law  # noqa: E402
+from kent_ops.core.assembly import assembly_on  # noqa: E402
 from kent_ops.core.permit import Permit  # noqa: E402
 from kent_ops.report.findings import Finding  # noqa: E402
 
@@ -87,6 +89,23 @@ def _step(ax: Axes, frame: pd.DataFrame, column: str, **kwargs: object) -> None:
         x = [*x, (frame.index[-1] + pd.Timedelta(minutes=1)).to_pydatetime()]
         y = [*y, y[-1]]
     ax.step(x, y, where="post", **kwargs)  # type: ignore[arg-type]
+
+
+def _while_on(frame: pd.DataFrame, permit: Permit, required: pd.Series) -> pd.Series:
+    """A requirement as it binds: only in minutes the assembly is on, else 0.
+
+    The medical and parking terms hold during the assembly (docs/law.md, "The
+    assembly"): set-up crew before the gates open, or drift after the close, require
+    nothing. ``timeline.csv`` keeps the ratio figure for every minute, as the live
+    status does; the charts draw what the law required.
+    """
+    start = frame.index
+    stop = start + pd.Timedelta(minutes=1)
+    inside = np.zeros(len(frame), dtype=bool)
+    for window in permit.windows:  # any second of the minute inside the window
+        inside |= np.asarray((start < window.end) & (stop > window.start))
+    on = np.vectorize(assembly_on)(frame["attendance_max"].to_numpy(), inside)
+    return required.where(on.astype(bool), 0)
 
 
 def _shade(
@@ -218,9 +237,16 @@ def staffing_chart(
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True, nbins=5))
+    frame = frame.assign(
+        nurses_required=_while_on(frame, permit, frame["nurses_required"]),
+        doctors_required=_while_on(
+            frame, permit, pd.Series(permit.doctors_min, index=frame.index, dtype="int64")
+        ),
+    )
     _step(
         nurses, frame, "nurses_required", color=REQUIRED_COLOUR, linestyle="--",
-        linewidth=1.6, zorder=3, label=f"nurses required (1 per {permit.persons_per_nurse:,})",
+        linewidth=1.6, zorder=3,
+        label=f"nurses required (1 per {permit.persons_per_nurse:,}, during the assembly)",
     )  # fmt: skip
     _step(
         nurses, frame, "nurses_on_duty", color=NURSE_COLOUR, linewidth=2.2, zorder=2,
@@ -229,9 +255,10 @@ def staffing_chart(
     nurses.set_ylabel("nurses")
     top = max(float(frame[["nurses_on_duty", "nurses_required"]].max().max()), 1.0)
     nurses.set_ylim(0, top * 1.15 + 0.5)
-    doctors.axhline(
-        permit.doctors_min, color=REQUIRED_COLOUR, linestyle="--", linewidth=1.6, zorder=3,
-        label=f"doctors required ({permit.doctors_min})",
+    _step(
+        doctors, frame, "doctors_required", color=REQUIRED_COLOUR, linestyle="--",
+        linewidth=1.6, zorder=3,
+        label=f"doctors required ({permit.doctors_min}, during the assembly)",
     )  # fmt: skip
     _step(
         doctors, frame, "doctors_on_duty", color=DOCTOR_COLOUR, linewidth=2.2, zorder=2,
@@ -265,6 +292,7 @@ def parking_chart(
         linewidth=1.4,
         label=f"spaces provided ({permit.spaces_provided:,})",
     )
+    frame = frame.assign(spaces_required=_while_on(frame, permit, frame["spaces_required"]))
     _step(
         ax,
         frame,
@@ -272,7 +300,7 @@ def parking_chart(
         color=REQUIRED_COLOUR,
         linestyle="--",
         linewidth=1.1,
-        label="spaces required (1 per 4 persons)",
+        label="spaces required (1 per 4 persons, during the assembly)",
     )
     _step(ax, frame, "vehicles", color="#7f7f7f", linewidth=1.2, label="cars in the lots")
     ax.set_ylabel("car spaces / cars")
