@@ -10,7 +10,7 @@ import argparse
 
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import load_permit
-from kent_ops.core.precheck import CHECKED, pre_event_findings
+from kent_ops.core.precheck import CHECKED, NO_PERMIT_NEEDED, pre_event_findings
 
 __all__ = ["cli_check"]
 
@@ -21,6 +21,9 @@ def cli_check(args: argparse.Namespace) -> int:
         permit = load_permit(args.permit)
     except OSError as exc:  # the common ones are already a PermitError naming the file
         raise UsageError(f"cannot read {args.permit}: {exc.strerror}") from None
+    if not permit.regulated:
+        print(NO_PERMIT_NEEDED.format(n=permit.max_at_one_time))
+        return 0
     findings = pre_event_findings(permit)
     for finding in findings:
         print(finding.line())

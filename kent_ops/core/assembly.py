@@ -18,9 +18,13 @@ from kent_ops.core.timeutil import from_us, to_us
 __all__ = ["AssemblyTrack", "assembly_on"]
 
 
-def assembly_on(attendance: int, inside: bool) -> bool:
-    """Persons present inside a permitted window, or more than 500 at any time."""
-    return attendance > PERMIT_THRESHOLD or (inside and attendance > 0)
+def assembly_on(attendance: int, inside: bool, regulated: bool = True) -> bool:
+    """Persons present inside a permitted window, or more than 500 at any time.
+
+    Never for a permit of 500 or fewer: the chapter regulates no such assembly, and
+    none of its duties binds it (docs/law.md, "What the chapter regulates").
+    """
+    return regulated and (attendance > PERMIT_THRESHOLD or (inside and attendance > 0))
 
 
 def assembly_edge(inside: bool) -> int:

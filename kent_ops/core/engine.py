@@ -30,6 +30,7 @@ from kent_ops.core.alerts import Alert, AlertBook
 from kent_ops.core.assembly import AssemblyTrack, assembly_on
 from kent_ops.core.checklist import applicable_items
 from kent_ops.core.counting import Counting
+from kent_ops.core.coverage import Dispersal, cover_end, why_uncovered
 from kent_ops.core.deadlines import Deadlines
 from kent_ops.core.engine_io import Changes, FeedResult
 from kent_ops.core.gate_orders import GateOrders
@@ -103,6 +104,7 @@ class Engine:
             seconds(al.pending_s), seconds(al.clear_s), self._deadlines.evaluate_at
         )
         self.permit_status = PermitStatus(permit)
+        self.dispersal = Dispersal(self.terms.dispersal_us)
         self.assembly = AssemblyTrack(permit.timezone)
         checklist = {item.item: item for item in applicable_items(permit)}
         self.inspectors = InspectorRecords(checklist)
@@ -269,6 +271,9 @@ class Engine:
             return False
         if (counts.entries > self.terms.max_collective) != self._over_collective:
             return False
+        now = self._now if self._now is not None else 0
+        if self.dispersal.watching_entries(now) and counts.entries > self.dispersal.entries_at_end:
+            return False  # an admission ends the dispersal allowance: pass the rules now
         if self._stretch_peak is None or attendance > self._stretch_peak:
             self._stretch_peak = attendance
             self._stretch_at = self._now if self._now is not None else 0
@@ -364,40 +369,55 @@ class Engine:
         counts = self.counts
         self._fold_stretch()
         attendance = counts.attendance
+        terms = self.terms
         issued = self.permit_status.issued(t)
-        midnight = self.assembly.update(assembly_on(attendance, self.terms.inside_window(t)), t)
+        inside = terms.inside_window(t)
+        ended = cover_end(terms.windows, self.permit_status, t) if terms.regulated else None
+        allowance_end = self.dispersal.update(ended, counts.entries, t)
+        if allowance_end is not None:
+            self._deadlines.evaluate_at(allowance_end)
+        midnight = self.assembly.update(assembly_on(attendance, inside, terms.regulated), t)
         if midnight is not None:
             self._deadlines.evaluate_at(midnight)
         s = Situation(
-            self.terms,
-            counts,
-            t,
-            attendance,
-            self.terms.inside_window(t),
-            issued,
-            self.assembly.overnight_from,
-            self.inspectors.deficient,
-            self._skewed,
+            terms=terms,
+            counts=counts,
+            t=t,
+            attendance=attendance,
+            inside=inside,
+            issued=issued,
+            overnight_from=self.assembly.overnight_from,
+            deficient=self.inspectors.deficient,
+            skewed=self._skewed,
+            allowance=self.dispersal.view(t),
         )
         held = held_in(s)
         book = self.alert_book
-        ended = book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
-        for alert in ended:  # the figures that ended it, not the last breaching ones
+        ended_alerts = book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
+        for alert in ended_alerts:  # the figures that ended it, not the last breaching ones
             ending = RULES[alert.rule].measure(s, alert.subject)
             if ending is not None:
                 alert.observed, alert.required = ending.observed, ending.required
         orders = self.orders
-        orders.update(attendance, permit_hold=("permit-required", None) in held, issued=issued)
+        uncovered = None
+        if not s.covered:
+            uncovered = why_uncovered(
+                terms.windows, self.permit_status, t, terms.tz, terms.regulated
+            )
+        orders.update(
+            attendance, permit_hold=("permit-required", None) in held, uncovered=uncovered
+        )
         self._band = attendance_band(
-            self.terms,
+            terms,
             counts,
             t,
             issued=issued,
+            allowance=s.allowance,
             admit_capacity=orders.admit_capacity,
             hold_at=orders.hold_at,
             resume_below=orders.resume_below,
         )
-        self._over_collective = counts.entries > self.terms.max_collective
+        self._over_collective = counts.entries > terms.max_collective
 
     def _fold_stretch(self) -> None:
         """Offer the highest attendance of the deferred messages to the alerts' worst figures.
@@ -427,6 +447,7 @@ class Engine:
             overnight_from=self.assembly.overnight_from,
             deficient=self.inspectors.deficient,
             skewed=self._skewed,
+            allowance=self.dispersal.view(at),
             attendance=peak,
         )
 

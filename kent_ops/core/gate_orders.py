@@ -1,9 +1,11 @@
 """ADMIT or HOLD for the deputies at the gates, with the reason they are told.
 
 Deputies stop admitting at ``hold_at`` and admit again below ``resume_below`` (a gap,
-so the order does not flap at the limit). Without an issued permit no one may be
-admitted past 500 persons; and a ``permit-required`` breach holds every gate too
-(permit:A).
+so the order does not flap at the limit). While the permit covers no assembly over 500
+(it is not issued, or the permitted hours ended or have not begun) no one may be
+admitted past 500 persons, so every gate holds from 500 on, with the reason: that is
+also what keeps a dispersing crowd's allowance open (docs/law.md, "Dispersal"). A
+``permit-required`` breach holds every gate too (permit:A).
 """
 
 from __future__ import annotations
@@ -22,18 +24,22 @@ class GateOrders:
         self.resume_below = resume_below
         self.admit_capacity = True
         """Below the capacity limit (with its gap): the deputies may admit on that count."""
-        self.state: tuple[bool, str] = self._reason(permit_hold=False, unpermitted=False)
+        self.state: tuple[bool, str] = self._reason(permit_hold=False, uncovered=None)
         self.decided = False
         self.changed = False
 
-    def update(self, attendance: int, *, permit_hold: bool, issued: bool) -> None:
-        """Decide the order for this attendance; note whether it changed."""
+    def update(self, attendance: int, *, permit_hold: bool, uncovered: str | None) -> None:
+        """Decide the order for this attendance; note whether it changed.
+
+        ``uncovered`` says why the permit covers no assembly over 500 now ("the permitted
+        hours ended at 23:30"), or is None while it covers.
+        """
         if self.admit_capacity and attendance >= self.hold_at:
             self.admit_capacity = False
         elif not self.admit_capacity and attendance < self.resume_below:
             self.admit_capacity = True
-        unpermitted = not issued and attendance >= PERMIT_THRESHOLD
-        state = self._reason(permit_hold=permit_hold, unpermitted=unpermitted)
+        held = uncovered if attendance >= PERMIT_THRESHOLD else None
+        state = self._reason(permit_hold=permit_hold, uncovered=held)
         if state != self.state or not self.decided:
             self.state = state
             self.decided = True
@@ -53,11 +59,9 @@ class GateOrders:
             reason=reason,
         )
 
-    def _reason(self, *, permit_hold: bool, unpermitted: bool) -> tuple[bool, str]:
-        if unpermitted:
-            return False, (
-                "HOLD: the permit is not issued; no one may be admitted past 500 persons (permit:A)"
-            )
+    def _reason(self, *, permit_hold: bool, uncovered: str | None) -> tuple[bool, str]:
+        if uncovered is not None:
+            return False, f"HOLD: {uncovered}: admit no one (permit:A)"
         if permit_hold:
             return False, (
                 "HOLD: more than 500 persons without an issued permit or outside the "

@@ -18,7 +18,11 @@ from kent_ops.core.alerts import AlertBook
 from kent_ops.core.checklist import ChecklistItem
 from kent_ops.core.counting import Counting
 
-__all__ = ["NOTES_KEPT", "InspectorRecords", "Refused"]
+__all__ = ["CLEAN_UP_ITEM", "NOTES_KEPT", "InspectorRecords", "Refused"]
+
+CLEAN_UP_ITEM = "F"
+"""Clean-up binds after the assembly ends (permit:F): a mark on it is never a live breach;
+the report weighs the marks made after the end against its deadline."""
 
 NOTES_KEPT = 20
 """The status carries the latest notes only; the evidence log keeps every one."""
@@ -37,7 +41,8 @@ class InspectorRecords:
         self.adjustments: list[wire.Adjustment] = []
         self.marks: dict[str, wire.ChecklistMark] = {}
         self.deficient: dict[str, str] = {}
-        """Checklist items marked deficient, with the note: each holds facility-deficient."""
+        """Checklist items marked deficient, with the note: each holds facility-deficient
+        (never item F: clean-up is weighed after the assembly, by the report)."""
         self._seen: set[tuple[str, str, bytes]] = set()
 
     def apply(
@@ -82,7 +87,8 @@ class InspectorRecords:
         if rec.result == "deficient":
             if not rec.note.strip():
                 raise Refused("a deficient mark needs a note saying what was found")
-            self.deficient[rec.item] = rec.note
+            if rec.item != CLEAN_UP_ITEM:
+                self.deficient[rec.item] = rec.note
         else:
             self.deficient.pop(rec.item, None)
         self.marks[rec.item] = wire.ChecklistMark(result=rec.result, by=who, at=at, note=rec.note)

@@ -75,7 +75,7 @@ def parse_permit(text: str, source: Path | str | None = None) -> Permit:
     checks.check_issued_number(r, attrs["status"], attrs["number"])
     checks.check_revocation(r, attrs["revoked_at"])
     attrs["agent"] = checks.read_agent(r, values["applicant"]["agent"])
-    attrs["application"] = checks.read_application(r)
+    attrs["application"], attrs["application_on_record"] = checks.read_application(r)
     attrs["properties"], property_ids = places.read_properties(r, attrs["inspection_authorized"])
     attrs["windows"] = checks.read_windows(r)
     checks.check_limits(r, attrs["max_at_one_time"], attrs["max_collective"])

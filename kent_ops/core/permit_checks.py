@@ -9,7 +9,7 @@ sensors on them are in :mod:`kent_ops.core.permit_places`.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -18,7 +18,10 @@ from kent_ops.core import permit_schema as schema
 from kent_ops.core.permit_model import Agent, Alerting, Window
 from kent_ops.core.permit_reader import ABSENT, Reader
 
+KENT = ZoneInfo(schema.KENT_TIMEZONE)
+
 __all__ = [
+    "new_york_offset_problem",
     "check_issued_number",
     "check_limits",
     "check_revocation",
@@ -34,7 +37,7 @@ __all__ = [
 def read_event(r: Reader) -> dict[str, Any]:
     """``[event]``: its id, name and time zone (a zone the system knows)."""
     v = r.read(schema.EVENT)
-    tz = ZoneInfo("America/New_York")
+    tz = KENT
     if v["timezone"] is not None:
         try:
             tz = ZoneInfo(v["timezone"])
@@ -54,9 +57,9 @@ def read_agent(r: Reader, raw: dict[str, Any] | None) -> Agent | None:
     if raw is None:
         return None
     v = r.fields(raw, schema.AGENT.name, schema.AGENT.fields)
-    if any(x is None for x in v.values()):
+    if any(v[k] is None for k in ("name", "address", "county")):
         return None
-    return Agent(v["name"], v["address"], v["county"])
+    return Agent(v["name"], v["address"], v["county"], v["natural_person"])
 
 
 def check_revocation(r: Reader, revoked_at: datetime | None) -> None:
@@ -69,14 +72,44 @@ def check_revocation(r: Reader, revoked_at: datetime | None) -> None:
         )
 
 
-def read_application(r: Reader) -> dict[str, bool]:
-    """``[application]``: each statement of the petition, filed or not (permit:B)."""
+def read_application(r: Reader) -> tuple[dict[str, bool | None], bool]:
+    """``[application]``: each statement filed, not filed, or not on record (permit:B).
+
+    Returns the statements and whether the file holds the table at all.
+    """
     v = r.read(schema.APPLICATION)
-    return {st.key: v[st.key] is True for st in schema.STATEMENTS}
+    return {st.key: v[st.key] for st in schema.STATEMENTS}, "application" in r.data
+
+
+def new_york_offset_problem(value: datetime) -> str | None:
+    """What is wrong with a local time's offset in New York, or None if it is New York's.
+
+    The time as written must be the time New York's clocks show at that instant: a
+    window written ``10:00-04:00`` on a day New York is at -05:00 would move the
+    permitted hours an hour (docs/law.md, "Kent's clock").
+    """
+    wall = value.replace(tzinfo=None)
+    if value.astimezone(KENT).replace(tzinfo=None) == wall:
+        return None
+    day = wall.date().isoformat()
+    expected = wall.replace(tzinfo=KENT).utcoffset()
+    if expected is not None and expected != value.utcoffset():
+        return f"New York is at {_offset(expected)} on {day}"
+    return (
+        f"{wall.time().isoformat()} does not exist in New York on {day} "
+        "(the clocks go forward an hour)"
+    )
+
+
+def _offset(delta: timedelta) -> str:
+    minutes = int(delta.total_seconds() // 60)
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
 def read_windows(r: Reader) -> tuple[Window, ...]:
-    """The permitted windows, in order: each with offsets, ending after it starts, apart."""
+    """The permitted windows, in order: each with New York's offsets, ending after it
+    starts, apart."""
     windows: list[Window] = []
     for i, w in r.read_list(schema.WINDOWS):
         name = f"windows[{i}]"
@@ -85,6 +118,9 @@ def read_windows(r: Reader) -> tuple[Window, ...]:
         for label, value in ((f"{name}.start", start), (f"{name}.end", end)):
             if value is not None and value.tzinfo is None:
                 r.problem(label, "needs an offset, e.g. 2027-07-04T10:00:00-04:00")
+                bad = True
+            elif value is not None and (wrong := new_york_offset_problem(value)) is not None:
+                r.problem(label, wrong)
                 bad = True
         if start is None or end is None or bad:
             continue

@@ -14,6 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from kent_ops.core.errors import UsageError
+from kent_ops.core.ordinance import PERMIT_THRESHOLD
 
 __all__ = [
     "Agent",
@@ -46,6 +47,8 @@ class Agent:
     name: str
     address: str
     county: str
+    natural_person: bool | None = None
+    """The law asks for "a natural person"; None: the file does not say (not on record)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,9 @@ class Permit:
     status: str
     revoked_at: datetime | None
     revocation_resolution: str | None
+    dispersal_minutes: int
+    """How long a crowd of more than 500 may take to leave after the permitted hours end
+    or a revocation takes effect, while nobody is admitted (docs/law.md, "Dispersal")."""
     application_filed_on: date | None
     hearing_notice_published_on: date | None
     hearing_on: date | None
@@ -137,14 +143,22 @@ class Permit:
     doctors_planned: int | None
     nurses_planned: int | None
     first_aid_station: bool
-    application: dict[str, bool]
-    """Each statement of the petition (permit:B(1)-(14)) by its key: filed or not."""
+    application: dict[str, bool | None]
+    """Each statement of the petition (permit:B(1)-(14)) by its key: filed (true), not
+    filed (false), or not on record (None: the file does not say)."""
+    application_on_record: bool
+    """The file holds an ``[application]`` table at all."""
     overnight: bool
     housing_declared: bool
-    water_approved: bool
-    toilets_approved: bool
-    sewage_approved: bool
-    food_approved: bool
+    water_approved: bool | None
+    """Each written approval of permit:C: given, refused, or None (not on record)."""
+    toilets_approved: bool | None
+    sewage_approved: bool | None
+    food_approved: bool | None
+    parking_approved: bool | None
+    housing_approved: bool | None
+    roads_approved: bool | None
+    medical_approved: bool | None
     food_served: bool
     inspection_authorized: bool
     insurance_bodily_injury_per_person: int
@@ -178,11 +192,27 @@ class Permit:
         return self.properties[0].address
 
     @property
+    def regulated(self) -> bool:
+        """The chapter regulates assemblies of more than 500 persons (purpose; permit:A).
+
+        A permit for 500 or fewer at one time describes an assembly that needs no permit:
+        none of the chapter's duties binds it, and it covers no assembly over 500.
+        """
+        return self.max_at_one_time > PERMIT_THRESHOLD
+
+    @property
     def may_run_overnight(self) -> bool:
-        """Declared overnight, or a window crossing a local midnight (permit:B(14), C(7))."""
-        return self.overnight or any(
-            local_midnight_after(w.start, self.timezone) < w.end for w in self.windows
-        )
+        """Contemplated to extend from one day to another (permit:B(14), C(7)).
+
+        Declared overnight, a window crossing a local midnight, or windows on two or
+        more local dates.
+        """
+        if self.overnight:
+            return True
+        tz = self.timezone
+        if any(local_midnight_after(w.start, tz) < w.end for w in self.windows):
+            return True
+        return len({w.start.astimezone(tz).date() for w in self.windows}) > 1
 
     @property
     def topic_prefix(self) -> str:

@@ -20,7 +20,11 @@ __all__ = ["KNOWN_TABLES", "STATEMENTS", "Statement", "permit_attrs"]
 
 ID_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SENSOR_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
+DISPERSAL_MINUTES = 60
+"""How long a crowd has to leave after the permitted hours end or a revocation takes
+effect, unless the Board sets another figure in the permit (docs/law.md, "Dispersal")."""
 PERMIT_STATUSES = ("issued", "pending", "denied", "revoked", "none")
+KENT_TIMEZONE = "America/New_York"
 
 # The law's sections as the field table cites them.
 CITE_PERMIT = law.CITE_THRESHOLD  # permit:A
@@ -37,7 +41,10 @@ CITE_FOOD_STATEMENT = "permit:B(7)"
 CITE_HOUSING = "permit:C(7)"
 CITE_INSPECTION = "permit:D"
 CITE_FEE = "fee"
-CITE_HEALTH = "permit:C(1)-(5)"  # the written approvals of water, toilets, sewage and food
+CITE_HEALTH = "permit:C(1)-(9)"  # the written approvals of every condition of permit:C
+CITE_PARKING_APPROVAL = law.CITE_PARKING  # permit:C(6)
+CITE_ROADS = "permit:C(8)"
+CITE_MEDICAL = law.CITE_MEDICAL  # permit:C(9)
 CITE_OVERNIGHT = f"permit:B(14), {CITE_HOUSING}"
 CITE_REVOCATION = law.CITE_REVOCATION  # permit:G
 CITE_AGGREGATE = law.CITE_THRESHOLD  # permit:A: "any part or portion ... in the aggregate"
@@ -60,6 +67,13 @@ def non_empty(value: str) -> str | None:
 
 def event_id(value: str) -> str | None:
     return None if ID_PATTERN.match(value) else "must match [a-z0-9-]+"
+
+
+def kent_clock(value: str) -> str | None:
+    """Kent is in New York: local dates, midnights and windows are New York's."""
+    if value == KENT_TIMEZONE:
+        return None
+    return f"must be {KENT_TIMEZONE}: the Town of Kent is in New York, not {value!r}"
 
 
 def sensor_id(value: str) -> str | None:
@@ -125,6 +139,12 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("parking_plan", "B(5)", "a plan to scale of the parking areas and their ways in"),
     Statement("sound_statement", "B(6)", "a statement of the sound equipment"),
     Statement("food_statement", "B(7)", "a statement of whether and how food is provided"),
+    Statement(
+        "food_plan",
+        "B(7)",
+        "a plan to scale of the buildings or structures where food is prepared, sold or "
+        "distributed",
+    ),
     Statement("security_statement", "B(8)", "a statement of the security guards or police"),
     Statement("lights_statement", "B(10)", "a statement of the outdoor lights and signs"),
     Statement("emergency_statement", "B(11)", "a statement of the emergency medical facilities"),
@@ -141,7 +161,11 @@ STATEMENTS: tuple[Statement, ...] = (
         "the agent's verified agreement to accept notices and summonses",
     ),
 )
-"""The petition's statements, in the order of permit:B; absent from the file = not filed."""
+"""The petition's statements, in the order of permit:B.
+
+``true`` is filed, ``false`` not filed (the applicant's breach); a key the file leaves
+out is not on record (the Town's file is silent: a warning, never a breach).
+"""
 
 
 # -- the declarations --------------------------------------------------------------------------
@@ -156,7 +180,7 @@ EVENT = TableSpec(
     (
         _f("id", str, check=event_id),
         _f("name", str, check=non_empty),
-        _f("timezone", str, default="America/New_York"),
+        _f("timezone", str, default=KENT_TIMEZONE, check=kent_clock),
     ),
 )
 PERMIT = TableSpec(
@@ -170,6 +194,13 @@ PERMIT = TableSpec(
         _f("decided_on", date, default=None, cite=CITE_APPLICATION),
         _f("revoked_at", datetime, default=None, cite=CITE_REVOCATION),
         _f("revocation_resolution", str, default=None, cite=CITE_REVOCATION, check=non_empty),
+        _f(
+            "dispersal_minutes",
+            int,
+            default=DISPERSAL_MINUTES,
+            cite=CITE_PERMIT,
+            check=non_negative,
+        ),
     ),
     prefix="",
 )
@@ -189,6 +220,7 @@ AGENT = TableSpec(
         _f("name", str, cite=CITE_APPLICANT),
         _f("address", str, cite=CITE_APPLICANT),
         _f("county", str, cite=CITE_APPLICANT),
+        _f("natural_person", bool, default=None, cite=CITE_APPLICANT),
     ),
 )
 _PROPERTY_FIELDS = (
@@ -244,7 +276,7 @@ STAFFING = TableSpec(
 )
 APPLICATION = TableSpec(
     "application",
-    tuple(_f(st.key, bool, default=False, cite=st.cite) for st in STATEMENTS),
+    tuple(_f(st.key, bool, default=None, cite=st.cite) for st in STATEMENTS),
     required=False,
 )
 FACILITIES = TableSpec(
@@ -252,10 +284,14 @@ FACILITIES = TableSpec(
     (
         _f("overnight", bool, default=False, cite=CITE_HOUSING_STATEMENT),
         _f("housing_declared", bool, default=False, cite=CITE_HOUSING),
-        _f("water_approved", bool, default=False, cite=CITE_WATER),
-        _f("toilets_approved", bool, default=False, cite=CITE_TOILETS),
-        _f("sewage_approved", bool, default=False, cite=CITE_SEWAGE),
-        _f("food_approved", bool, default=False, cite=CITE_FOOD),
+        _f("water_approved", bool, default=None, cite=CITE_WATER),
+        _f("toilets_approved", bool, default=None, cite=CITE_TOILETS),
+        _f("sewage_approved", bool, default=None, cite=CITE_SEWAGE),
+        _f("food_approved", bool, default=None, cite=CITE_FOOD),
+        _f("parking_approved", bool, default=None, cite=CITE_PARKING_APPROVAL),
+        _f("housing_approved", bool, default=None, cite=CITE_HOUSING),
+        _f("roads_approved", bool, default=None, cite=CITE_ROADS),
+        _f("medical_approved", bool, default=None, cite=CITE_MEDICAL),
         _f("food_served", bool, default=True, cite=CITE_FOOD_STATEMENT),
         _f("inspection_authorized", bool, default=False, cite=CITE_INSPECTION),
     ),

@@ -41,7 +41,9 @@ class PermitStatus:
     """Answers "was the permit issued at t?" for the file's status and every change."""
 
     def __init__(self, permit: Permit) -> None:
-        self.base = permit.status
+        # A revocation written in the file says the permit was issued until revoked_at,
+        # whatever its status field says (docs/law.md, "Revocation").
+        self.base = "issued" if permit.revoked_at is not None else permit.status
         self.changes: list[StatusChange] = []
         if permit.revoked_at is not None:
             self.changes.append(

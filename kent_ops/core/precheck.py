@@ -12,81 +12,66 @@ and the figures behind it, so the clerk can check it against the paper file.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import date
-from typing import Literal
 
 from kent_ops.core import ordinance as law
 from kent_ops.core import permit_schema as schema
-from kent_ops.core.permit import Permit
+from kent_ops.core.permit import Permit, local_midnight_after
 from kent_ops.core.permit_schema import STATEMENTS
+from kent_ops.core.precheck_base import (
+    PreEventFinding,
+    approvals_needed,
+    breach,
+    first_day,
+    statement_applies,
+    warning,
+)
+from kent_ops.core.precheck_records import not_on_record
 
-__all__ = ["CHECKED", "CHECKS", "PreEventFinding", "pre_event_findings"]
-
-Severity = Literal["breach", "warning"]
-
-
-@dataclass(frozen=True, slots=True)
-class PreEventFinding:
-    """One thing the permit file shows is not as the ordinance requires."""
-
-    id: str
-    severity: Severity
-    cite: str
-    message: str
-
-    def line(self) -> str:
-        """``BREACH|WARNING <id> (<cite>): <sentence>``, as ``kent-ops permit check`` prints."""
-        return f"{self.severity.upper()} {self.id} ({self.cite}): {self.message}"
-
-
-def _breach(rule: str, cite: str, message: str) -> PreEventFinding:
-    return PreEventFinding(rule, "breach", cite, message)
-
-
-def _warning(rule: str, cite: str, message: str) -> PreEventFinding:
-    return PreEventFinding(rule, "warning", cite, message)
-
-
-def _first_day(permit: Permit) -> date:
-    """The local date the assembly is first permitted to begin."""
-    return permit.first_start.astimezone(permit.timezone).date()
-
+__all__ = ["CHECKED", "CHECKS", "NO_PERMIT_NEEDED", "PreEventFinding", "pre_event_findings"]
 
 # -- the applicant's and owner's duties (breaches) --------------------------------------------
 
 
 def permit_not_issued(permit: Permit) -> list[PreEventFinding]:
-    """More than 500 persons need an issued permit; a revoked one is not (permit:A)."""
-    if permit.max_at_one_time <= law.PERMIT_THRESHOLD or permit.status == "issued":
+    """More than 500 persons need an issued permit; a revoked one is not (permit:A).
+
+    A ``revoked_at`` in the file means the permit was issued until then, whatever its
+    status says; revoked at or before the first window opens, it covers nothing.
+    """
+    revoked = permit.revoked_at
+    if revoked is not None:
+        if revoked > permit.first_start:
+            return []
+        at = revoked.astimezone(permit.timezone).isoformat()
+        why = f"the permit was revoked at {at}, before the first permitted window opened"
+    elif permit.status == "issued":
         return []
+    else:
+        why = f"the permit's status is {permit.status!r}"
     return [
-        _breach(
+        breach(
             "permit-not-issued",
             law.CITE_THRESHOLD,
-            f"the permit's status is {permit.status!r} and {permit.max_at_one_time:,} persons "
-            f"are expected at one time; more than {law.PERMIT_THRESHOLD} may not assemble "
-            "without an issued permit",
+            f"{why} and {permit.max_at_one_time:,} persons are expected at one time; more "
+            f"than {law.PERMIT_THRESHOLD} may not assemble without an issued permit",
         )
     ]
 
 
 def application_lead_time(permit: Permit) -> list[PreEventFinding]:
     """The petition is filed at least 60 days before the assembly (permit:B)."""
-    filed, first_day = permit.application_filed_on, _first_day(permit)
+    filed, start = permit.application_filed_on, first_day(permit)
     if filed is None:
-        return [
-            _breach("application-lead-time", law.CITE_APPLICATION, "no filing date is recorded")
-        ]
-    lead = (first_day - filed).days
+        return []  # the Town's own record is missing: see not_on_record
+    lead = (start - filed).days
     if lead >= law.APPLICATION_LEAD_DAYS:
         return []
     return [
-        _breach(
+        breach(
             "application-lead-time",
             law.CITE_APPLICATION,
             f"filed {filed.isoformat()}, {lead} days before the assembly on "
-            f"{first_day.isoformat()}; at least {law.APPLICATION_LEAD_DAYS} are required",
+            f"{start.isoformat()}; at least {law.APPLICATION_LEAD_DAYS} are required",
         )
     ]
 
@@ -97,7 +82,7 @@ def parking_capacity(permit: Permit) -> list[PreEventFinding]:
     if permit.spaces_provided >= needed:
         return []
     return [
-        _breach(
+        breach(
             "parking-capacity",
             law.CITE_PARKING,
             f"the lots hold {permit.spaces_provided:,} cars and {permit.max_at_one_time:,} "
@@ -126,48 +111,52 @@ def medical_plan(permit: Permit) -> list[PreEventFinding]:
         short.append("no first-aid station is shown")
     if not short:
         return []
-    return [_breach("medical-plan", law.CITE_MEDICAL, "; ".join(short))]
+    return [breach("medical-plan", law.CITE_MEDICAL, "; ".join(short))]
 
 
 def application_contents(permit: Permit) -> list[PreEventFinding]:
-    """Each statement of the petition not filed, by its item (permit:B(1)-(14))."""
-    out = []
-    for st in STATEMENTS:
-        if st.key == "agent_accepts_service":
-            continue  # only a non-resident needs an agent: see nonresident_agent
-        if st.item == "B(14)" and not permit.may_run_overnight:
-            continue
-        if not permit.application.get(st.key, False):
-            out.append(
-                _breach(
-                    "application-contents",
-                    st.cite,
-                    f"the application does not include {st.item}, {st.text}",
-                )
-            )
-    return out
+    """Each statement of the petition not filed, by its item (permit:B(1)-(14)).
+
+    Only an explicit ``false`` is the applicant's breach; a statement the file leaves
+    out is not on record (see :func:`not_on_record`).
+    """
+    return [
+        breach(
+            "application-contents",
+            st.cite,
+            f"the application does not include {st.item}, {st.text}",
+        )
+        for st in STATEMENTS
+        if statement_applies(permit, st) and permit.application.get(st.key) is False
+    ]
 
 
 def nonresident_agent(permit: Permit) -> list[PreEventFinding]:
-    """A non-resident names an agent in Putnam County who accepts service (permit:B(1))."""
+    """A non-resident names an agent in Putnam County who accepts service (permit:B(1)).
+
+    The agent "shall be a natural person": one the file says is not is a breach; one
+    the file says nothing of is not on record.
+    """
     if permit.resides_in_town:
         return []
     agent, cite = permit.agent, schema.CITE_APPLICANT
+    why = []
     if agent is None:
-        why = "the applicant does not reside in the Town and names no agent"
-    elif agent.county.strip().lower().removesuffix(" county") != "putnam":
-        why = (
-            f"the agent {agent.name} is in {agent.county} County; the agent must reside or "
-            "have a place of business in Putnam County"
-        )
-    elif not permit.application.get("agent_accepts_service", False):
-        why = (
-            f"the agent {agent.name} has not agreed by verified statement to accept notices "
-            "and summonses"
-        )
+        why.append("the applicant does not reside in the Town and names no agent")
     else:
-        return []
-    return [_breach("nonresident-agent", cite, why)]
+        if agent.natural_person is False:
+            why.append(f"the agent {agent.name} is not a natural person")
+        if agent.county.strip().lower().removesuffix(" county") != "putnam":
+            why.append(
+                f"the agent {agent.name} is in {agent.county} County; the agent must reside "
+                "or have a place of business in Putnam County"
+            )
+        if permit.application.get("agent_accepts_service") is False:
+            why.append(
+                f"the agent {agent.name} has not agreed by verified statement to accept "
+                "notices and summonses"
+            )
+    return [breach("nonresident-agent", cite, w) for w in why]
 
 
 def insurance_limits(permit: Permit) -> list[PreEventFinding]:
@@ -198,7 +187,7 @@ def insurance_limits(permit: Permit) -> list[PreEventFinding]:
     short = [text.format(value, minimum) for value, minimum, text in limits if value < minimum]
     if not short:
         return []
-    return [_breach("insurance-limits", law.CITE_INSURANCE, "; ".join(short))]
+    return [breach("insurance-limits", law.CITE_INSURANCE, "; ".join(short))]
 
 
 def inspection_authorization(permit: Permit) -> list[PreEventFinding]:
@@ -210,7 +199,7 @@ def inspection_authorization(permit: Permit) -> list[PreEventFinding]:
             missing.append(f"its tenant {prop.tenant}")
         if missing:
             out.append(
-                _breach(
+                breach(
                     "inspection-authorization",
                     schema.CITE_INSPECTION,
                     f"property {prop.id} ({prop.address}): no written authorization for the "
@@ -221,57 +210,56 @@ def inspection_authorization(permit: Permit) -> list[PreEventFinding]:
 
 
 def health_approvals(permit: Permit) -> list[PreEventFinding]:
-    """Written approvals of water, toilets, sewage and food (permit:C(1)-(5))."""
-    missing = [
-        name
-        for name, ok in (
-            ("water (C(1))", permit.water_approved),
-            ("toilets (C(2))", permit.toilets_approved),
-            ("sewage (C(3))", permit.sewage_approved),
-            ("food (C(5))", permit.food_approved),
-        )
-        if not ok
-    ]
+    """Written approvals of every condition of permit:C(1)-(9) (the Health Department's
+    and the Board's; one the file says was not given is a breach)."""
+    missing = [f"{name} ({item})" for name, item, ok in approvals_needed(permit) if ok is False]
     if not missing:
         return []
     return [
-        _breach(
+        breach(
             "health-approvals", schema.CITE_HEALTH, "no written approval for " + ", ".join(missing)
         )
     ]
 
 
 def bond_posted(permit: Permit) -> list[PreEventFinding]:
-    """A clean-up bond posted, in the amount the Board fixed, before the assembly (permit:F)."""
+    """A clean-up bond posted, in at least the amount the Board fixed (permit:F).
+
+    The law sets no time for posting it: one posted after the first window opened is a
+    warning, not a breach.
+    """
     posted, amount = permit.bond_posted_on, permit.bond_amount
-    fixed, first_day = permit.bond_amount_fixed_by_board, _first_day(permit)
+    fixed, start = permit.bond_amount_fixed_by_board, first_day(permit)
     if amount <= 0 or posted is None:
-        why = "no clean-up bond has been posted"
-    elif fixed is None:
-        why = (
-            f"the amount the Town Board fixed is not recorded, so the ${amount:,} posted "
-            "cannot be checked against it"
-        )
-    elif amount < fixed:
-        why = f"the bond is ${amount:,}; the Town Board fixed ${fixed:,}"
-    elif posted > first_day:
-        why = (
-            f"the bond was posted {posted.isoformat()}, after the assembly began on "
-            f"{first_day.isoformat()}"
-        )
-    else:
-        return []
-    return [_breach("bond-posted", law.CITE_CLEAN_UP, why)]
+        return [breach("bond-posted", law.CITE_CLEAN_UP, "no clean-up bond has been posted")]
+    if fixed is not None and amount < fixed:
+        return [
+            breach(
+                "bond-posted",
+                law.CITE_CLEAN_UP,
+                f"the bond is ${amount:,}; the Town Board fixed ${fixed:,}",
+            )
+        ]
+    if posted > start:
+        return [
+            warning(
+                "bond-posted",
+                law.CITE_CLEAN_UP,
+                f"the bond was posted {posted.isoformat()}, after the assembly began on "
+                f"{start.isoformat()} (the law sets no time for it)",
+            )
+        ]
+    return []
 
 
 def fee_paid(permit: Permit) -> list[PreEventFinding]:
     """The fee accompanies the application: paid on or before filing (fee)."""
     paid, filed = permit.fee_paid_on, permit.application_filed_on
     if paid is None:
-        return [_breach("fee-paid", schema.CITE_FEE, "the application fee has not been paid")]
+        return [breach("fee-paid", schema.CITE_FEE, "the application fee has not been paid")]
     if filed is not None and paid > filed:
         return [
-            _breach(
+            breach(
                 "fee-paid",
                 schema.CITE_FEE,
                 f"the fee was paid {paid.isoformat()}, after the application was filed "
@@ -285,9 +273,14 @@ def overnight_housing(permit: Permit) -> list[PreEventFinding]:
     """An assembly that may run into another day declares its housing (permit:B(14), C(7))."""
     if not permit.may_run_overnight or permit.housing_declared:
         return []
-    why = "declared overnight" if permit.overnight else "permitted past a local midnight"
+    if permit.overnight:
+        why = "declared overnight"
+    elif any(local_midnight_after(w.start, permit.timezone) < w.end for w in permit.windows):
+        why = "permitted past a local midnight"
+    else:
+        why = "permitted on more than one day"
     return [
-        _breach(
+        breach(
             "overnight-housing",
             schema.CITE_OVERNIGHT,
             f"the assembly is {why} and no housing is declared",
@@ -302,39 +295,36 @@ def hearing_notice(permit: Permit) -> list[PreEventFinding]:
     """The hearing's notice is published at least 10 days before it (permit:B)."""
     notice, hearing = permit.hearing_notice_published_on, permit.hearing_on
     if notice is None or hearing is None:
-        why = "the hearing or its published notice is not recorded"
-    elif (hearing - notice).days < law.HEARING_NOTICE_DAYS:
-        why = (
-            f"notice published {notice.isoformat()}, {(hearing - notice).days} days before the "
-            f"hearing on {hearing.isoformat()}; at least {law.HEARING_NOTICE_DAYS} are required"
-        )
-    else:
+        return []  # not on record: see not_on_record
+    days = (hearing - notice).days
+    if days >= law.HEARING_NOTICE_DAYS:
         return []
-    return [_warning("hearing-notice", law.CITE_APPLICATION, why)]
+    why = (
+        f"notice published {notice.isoformat()}, {days} days before the hearing on "
+        f"{hearing.isoformat()}; at least {law.HEARING_NOTICE_DAYS} are required"
+    )
+    return [warning("hearing-notice", law.CITE_APPLICATION, why)]
 
 
 def decision_time(permit: Permit) -> list[PreEventFinding]:
     """The Board acts within 30 days of the application's submission (permit:B)."""
     filed, decided = permit.application_filed_on, permit.decided_on
-    if filed is not None and decided is not None:
-        took = (decided - filed).days
-        if took <= law.BOARD_DECISION_DAYS:
-            return []
-        why = (
-            f"decided {decided.isoformat()}, {took} days after filing; the Board acts within "
-            f"{law.BOARD_DECISION_DAYS}"
-        )
-    elif permit.status == "issued" and decided is None:
-        why = "the permit is issued with no decision date"
-    else:
+    if filed is None or decided is None:
+        return []  # not on record: see not_on_record
+    took = (decided - filed).days
+    if took <= law.BOARD_DECISION_DAYS:
         return []
-    return [_warning("decision-time", law.CITE_APPLICATION, why)]
+    why = (
+        f"decided {decided.isoformat()}, {took} days after filing; the Board acts within "
+        f"{law.BOARD_DECISION_DAYS}"
+    )
+    return [warning("decision-time", law.CITE_APPLICATION, why)]
 
 
 def procedure_order(permit: Permit) -> list[PreEventFinding]:
     """Filing, notice, hearing, decision, assembly: in that order (permit:B)."""
     filed, notice = permit.application_filed_on, permit.hearing_notice_published_on
-    hearing, decided, first_day = permit.hearing_on, permit.decided_on, _first_day(permit)
+    hearing, decided, start = permit.hearing_on, permit.decided_on, first_day(permit)
     out = []
     if notice is not None and hearing is not None and notice > hearing:
         out.append(f"the notice was published {notice}, after the hearing on {hearing}")
@@ -342,20 +332,23 @@ def procedure_order(permit: Permit) -> list[PreEventFinding]:
         out.append(f"the hearing on {hearing} was held before the application was filed {filed}")
     if decided is not None and hearing is not None and decided < hearing:
         out.append(f"the Board decided {decided}, before its public hearing on {hearing}")
-    if decided is not None and decided > first_day:
-        out.append(f"the Board decided {decided}, after the assembly was to begin on {first_day}")
-    return [_warning("procedure-order", law.CITE_APPLICATION, why) for why in out]
+    if decided is not None and decided > start:
+        out.append(f"the Board decided {decided}, after the assembly was to begin on {start}")
+    return [warning("procedure-order", law.CITE_APPLICATION, why) for why in out]
 
 
 def permit_revoked(permit: Permit) -> list[PreEventFinding]:
-    """The Board revoked the permit (permit:G): said, so no one relies on it."""
-    if permit.revoked_at is None:
+    """The Board revoked the permit during the event (permit:G): said, so no one relies
+    on it. One revoked before the first window is ``permit-not-issued``."""
+    if permit.revoked_at is None or permit.revoked_at <= permit.first_start:
         return []
     at = permit.revoked_at.astimezone(permit.timezone).isoformat()
     by = f" by resolution {permit.revocation_resolution}" if permit.revocation_resolution else ""
     return [
-        _warning(
-            "permit-revoked", law.CITE_REVOCATION, f"the Town Board revoked the permit{by} at {at}"
+        warning(
+            "permit-revoked",
+            law.CITE_REVOCATION,
+            f"the Town Board revoked the permit{by} at {at}: it was issued until then",
         )
     ]
 
@@ -377,18 +370,35 @@ CHECKS: tuple[Callable[[Permit], list[PreEventFinding]], ...] = (
     decision_time,
     procedure_order,
     permit_revoked,
+    not_on_record,
 )
 """Every pre-event check, the applicant's breaches first, then the Town's warnings."""
 
 CHECKED = (
     "the permit's status and any revocation, the application's filing date and statements, "
     "parking capacity, the medical plan, the non-resident's agent, insurance, inspection "
-    "authorization, health approvals, the bond, the fee, overnight housing, and the Town's "
-    "notice, hearing, decision and their order"
+    "authorization, written approvals, the bond, the fee, overnight housing, the Town's "
+    "notice, hearing, decision and their order, and what the Town's file holds"
 )
 """What :data:`CHECKS` covers, in words, for a report that finds nothing."""
 
 
+NO_PERMIT_NEEDED = (
+    "NO PERMIT NEEDED: the permit expects at most {n:,} persons at one time; the chapter "
+    "regulates assemblies of more than 500 (permit:A), so none of its duties binds this "
+    "one, and it covers no assembly over 500"
+)
+"""What ``kent-ops permit check`` prints, alone, for a permit of 500 or fewer."""
+
+
 def pre_event_findings(permit: Permit) -> list[PreEventFinding]:
-    """Every pre-event finding for ``permit``: breaches first, in the order of the law."""
-    return [finding for check in CHECKS for finding in check(permit)]
+    """Every pre-event finding for ``permit``: breaches first, in the order of the law.
+
+    None for a permit of 500 or fewer at one time: no permit is needed (permit:A).
+    """
+    if not permit.regulated:
+        return []
+    found = [finding for check in CHECKS for finding in check(permit)]
+    return [f for f in found if f.severity == "breach"] + [
+        f for f in found if f.severity != "breach"
+    ]

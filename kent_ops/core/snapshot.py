@@ -35,6 +35,7 @@ from kent_ops import __version__
 from kent_ops.core import wire
 from kent_ops.core.alerts import Alert, _Pending
 from kent_ops.core.counting import Counting
+from kent_ops.core.coverage import CoverEnd
 from kent_ops.core.inspectors import NOTES_KEPT
 from kent_ops.core.permit import Permit
 from kent_ops.core.permit_status import StatusChange
@@ -57,7 +58,7 @@ __all__ = [
     "take",
 ]
 
-FORMAT = 1
+FORMAT = 2
 """The layout of the document; raise it whenever a state struct changes."""
 PROGRAM = "kent-ops"
 
@@ -113,6 +114,12 @@ class PermitStatusState(_State):
     changes: list[StatusChange]
 
 
+class DispersalState(_State):
+    end: CoverEnd | None
+    entries_at_end: int
+    admitted_at: int | None
+
+
 class AssemblyState(_State):
     on_since: int | None
     overnight_from: int | None
@@ -133,6 +140,7 @@ class EngineState(_State):
     deadlines: DeadlinesState
     alert_book: AlertBookState
     permit_status: PermitStatusState
+    dispersal: DispersalState
     assembly: AssemblyState
     inspectors: InspectorsState
     now: int | None
@@ -159,6 +167,7 @@ PARTS: dict[str, type[_State]] = {
     "_deadlines": DeadlinesState,
     "alert_book": AlertBookState,
     "permit_status": PermitStatusState,
+    "dispersal": DispersalState,
     "assembly": AssemblyState,
     "inspectors": InspectorsState,
 }
@@ -181,6 +190,7 @@ DERIVED: dict[str, frozenset[str]] = {
     "_deadlines": frozenset(),
     "alert_book": frozenset({"pending_us", "clear_us", "_schedule"}),
     "permit_status": frozenset({"base", "_times"}),
+    "dispersal": frozenset({"allowance_us"}),
     "assembly": frozenset({"tz"}),
     "inspectors": frozenset({"checklist"}),
 }
@@ -286,6 +296,7 @@ _SAVE: dict[type[_State], _Save] = {
         ),
         "alert_book": lambda e: _save(e.alert_book, AlertBookState, _book_save()),
         "permit_status": lambda e: _save(e.permit_status, PermitStatusState, {}),
+        "dispersal": lambda e: _save(e.dispersal, DispersalState, {}),
         "assembly": lambda e: _save(e.assembly, AssemblyState, {}),
         "inspectors": lambda e: _save(
             e.inspectors, InspectorsState, {"notes": lambda i: list(i.notes)}
@@ -304,6 +315,7 @@ _LOAD: _Load = {
     "deadlines": lambda e, v: _load(e._deadlines, v, {}),
     "alert_book": lambda e, v: _load(e.alert_book, v, _book_load()),
     "permit_status": lambda e, v: _load(e.permit_status, v, {"changes": _put_status}),
+    "dispersal": lambda e, v: _load(e.dispersal, v, {}),
     "assembly": lambda e, v: _load(e.assembly, v, {}),
     "inspectors": lambda e, v: _load(
         e.inspectors,

@@ -69,14 +69,17 @@ def test_past_midnight_without_housing() -> None:
 def test_past_the_permitted_hours_and_the_deputies_are_told_why() -> None:
     d = Driver(permit_variant(QUICK))
     d.staff(local(23), doctors=1, nurses=10, security=20)
-    d.present(600, local(23, 40))
-    observed = {"attendance": 600, "permit_issued": True, "inside_window": False}
+    d.present(600, local(23, 40))  # 600 admitted after the window ended at 23:30
+    observed = {
+        "attendance": 600, "permit_issued": True, "inside_window": False,
+        "ended_at": "2027-07-04T23:30:00-04:00", "ended_by": "window",
+        "dispersal": "admitted", "admitted_at": "2027-07-04T23:40:00-04:00",
+    }  # fmt: skip
     assert figures(d)[("permit-required", None)] == (
         observed, {"attendance_at_most": 500}, False,
     )  # fmt: skip
     assert d.engine.commands()["north"].reason == (
-        "HOLD: more than 500 persons without an issued permit or outside the permitted "
-        "hours (permit:A)"
+        "HOLD: the permitted hours ended at 23:30: admit no one (permit:A)"
     )
     # A higher figure between two rule passes is judged with the permit as it stood.
     d.present(700, local(23, 41))

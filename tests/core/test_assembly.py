@@ -129,20 +129,32 @@ def test_a_revocation_takes_effect_at_its_instant(clock: str) -> None:
     effective = local(11, 30)
     assert clerk(d, local(11, 10), "revoked", effective).accepted
     assert d.status()["permit"]["status"] == "issued"
-    assert not d.holds("permit-required")
     d.tick(effective - timedelta(microseconds=1))
     assert not d.holds("permit-required")
+    assert not d.holds("dispersing")
     assert d.engine.commands()["north"].admit is True
     d.tick(effective)
-    (alert,) = d.alerts("permit-required")
-    assert when(alert["since"]) == effective
+    # The crowd may leave for an hour: a warning, and every gate holds (docs/law.md).
+    (warning,) = d.alerts("dispersing")
+    assert when(warning["since"]) == effective
+    assert not d.holds("permit-required")
     assert d.engine.commands()["north"].admit is False
+    assert d.engine.commands()["north"].reason == (
+        "HOLD: the permit was revoked at 11:30: admit no one (permit:A)"
+    )
     assert d.status()["permit"] == {
         "number": "MG-2027-003",
         "status": "revoked",
         "since": utc(effective),
         "resolution": "TB-2027-41",
     }
+    d.tick(effective + timedelta(minutes=60) - timedelta(microseconds=1))
+    assert not d.holds("permit-required")
+    d.tick(effective + timedelta(minutes=60))
+    (alert,) = d.alerts("permit-required")
+    assert when(alert["since"]) == effective + timedelta(minutes=60)
+    assert alert["observed"]["dispersal"] == "allowance over"
+    assert alert["observed"]["ended_by"] == "revocation"
 
 
 def test_a_revocation_backdated_more_than_a_minute_is_refused() -> None:
@@ -160,8 +172,11 @@ def test_a_revocation_a_little_in_the_past_takes_effect_on_receipt() -> None:
     d.present(3000, local(11))
     assert clerk(d, local(12), "revoked", local(12) - timedelta(seconds=60)).accepted
     assert d.status()["permit"]["since"] == utc(local(12))
+    (warning,) = d.alerts("dispersing")
+    assert when(warning["since"]) == local(12)
+    d.tick(local(13))
     (alert,) = d.alerts("permit-required")
-    assert when(alert["since"]) == local(12)
+    assert when(alert["since"]) == local(13)
 
 
 def test_reinstatement_ends_the_breach_and_reopens_the_gates() -> None:
@@ -169,10 +184,13 @@ def test_reinstatement_ends_the_breach_and_reopens_the_gates() -> None:
     d.staff(local(10), doctors=1, nurses=10, security=20)
     d.present(3000, local(11))
     clerk(d, local(11), "revoked", local(11))
+    assert d.holds("dispersing")
+    d.tick(local(12))  # the hour to disperse is over, 3,000 still present
     assert d.holds("permit-required")
     clerk(d, local(13), "issued", local(13), resolution="TB-2027-42")
     assert not d.holds("permit-required")
     (alert,) = d.alerts("permit-required")
+    assert when(alert["since"]) == local(12)
     assert when(alert["ended_at"]) == local(13)
     assert d.engine.commands()["north"].admit is True
     assert d.status()["permit"]["status"] == "issued"
@@ -204,10 +222,14 @@ def test_a_revocation_in_the_permit_file_applies_from_its_instant() -> None:
     d.staff(local(10), doctors=1, nurses=10, security=20)
     d.present(3000, local(11))
     assert not d.holds("permit-required")
+    assert not d.holds("dispersing")
     d.tick(local(12))
-    (alert,) = d.alerts("permit-required")
-    assert when(alert["since"]) == local(12)
+    (warning,) = d.alerts("dispersing")
+    assert when(warning["since"]) == local(12)
     assert d.status()["permit"]["resolution"] == "TB-2027-40"
+    d.tick(local(13))
+    (alert,) = d.alerts("permit-required")
+    assert when(alert["since"]) == local(13)
 
 
 def test_a_redelivered_revocation_is_recorded_once() -> None:

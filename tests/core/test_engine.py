@@ -485,7 +485,8 @@ def test_topics_are_under_the_event_prefix() -> None:
 
 
 def stretch(look: bool, attendances: list[int], *, end: str) -> dict[str, dict[str, Any]]:
-    """Raise nurse-ratio, move attendance where no rule flips, then end the stretch."""
+    """Raise application-staffing (a nurse per 10 asked, the law's one met), move attendance
+    where no rule flips, then end the stretch."""
     d = Driver(permit_variant({**QUICK, "staffing.persons_per_nurse": 10}))
     d.staff(local(12), doctors=1, nurses=1, security=20)
     d.present(11, local(12))  # 2 nurses needed, 1 short: raised
@@ -512,6 +513,10 @@ def test_looking_during_a_stretch_changes_no_alert(attendances: list[int], end: 
 
 def test_the_worst_of_equal_shortfalls_is_the_largest_attendance() -> None:
     alerts = stretch(False, [22, 25, 23], end="badge").values()
-    (alert,) = [a for a in alerts if a["rule"] == "nurse-ratio"]
-    assert alert["worst"]["observed"] == {"nurses_on_duty": 1, "attendance": 25}
-    assert alert["worst"]["required"] == {"nurses": 3}
+    (alert,) = [a for a in alerts if a["rule"] == "application-staffing"]
+    assert alert["worst"]["observed"] == {
+        "doctors_on_duty": 1, "nurses_on_duty": 1, "attendance": 25,
+    }  # fmt: skip
+    assert alert["worst"]["required"] == {
+        "doctors": 1, "nurses": 3, "law_doctors": 1, "law_nurses": 1, "persons_per_nurse": 10,
+    }  # fmt: skip

@@ -3,8 +3,9 @@ and drift after close give exactly the expected alerts, to the second.
 
 One assembly over a main field and a camping meadow (examples/permit-two-properties.toml,
 with a daytime window): the crew before opening and the three counts of drift after close
-are not the assembly; the Clerk's revocation takes effect at its instant and the
-reinstatement ends it; the 500 threshold applies to the aggregate of both properties.
+are not the assembly; the Clerk's revocation takes effect at its instant, and the crowd,
+leaving within the hour it has to disperse with nobody admitted, is a warning, not an
+assembly without a permit; the 500 threshold applies to the aggregate of both properties.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def test_exactly_the_expected_alerts_to_the_second(day: Driver) -> None:
 
     assert got == [
         ("A-0001", "nurse-ratio", t(10, 30), t(10, 30, 10), t(11, 45), t(11, 45, 30)),
-        ("A-0002", "permit-required", t(11, 15), t(11, 15, 10), t(11, 45), t(11, 45, 30)),
+        ("A-0002", "dispersing", t(11, 15), t(11, 15, 10), t(11, 45), t(11, 45, 30)),
     ]
 
 

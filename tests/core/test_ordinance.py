@@ -71,9 +71,11 @@ def test_car_spaces_round_up_per_four(attendance: int, spaces: int) -> None:
 SPEC_RULES = {
     "permit-required": ("breach", "permit:A, penalties:A"),
     "max-at-one-time": ("breach", "permit:A, permit:B(2)"),
-    "max-collective": ("breach", "permit:A, permit:B(2)"),
+    "dispersing": ("warning", "permit:A"),
+    "max-collective": ("warning", "permit:B(2)"),
     "doctor-on-duty": ("breach", "permit:C(9)"),
     "nurse-ratio": ("breach", "permit:C(9)"),
+    "application-staffing": ("breach", "permit:G"),
     "parking-ratio": ("breach", "permit:C(6)"),
     "overnight-housing": ("breach", "permit:B(14), permit:C(7)"),
     "vehicles-at-one-time": ("warning", "permit:B(2)"),

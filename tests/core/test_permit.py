@@ -153,9 +153,12 @@ def test_a_missing_table_is_named() -> None:
     assert "[limits]: missing table" in problems_of({"limits": DELETE})
 
 
-def test_an_unknown_timezone_is_refused() -> None:
-    problem = only_problem({"event.timezone": "America/Kent"})
-    assert problem.startswith("event.timezone: unknown time zone")
+@pytest.mark.parametrize("zone", ["America/Kent", "UTC", "America/Chicago"])
+def test_a_time_zone_other_than_new_yorks_is_refused(zone: str) -> None:
+    problem = only_problem({"event.timezone": zone})
+    assert problem == (
+        f"event.timezone: must be America/New_York: the Town of Kent is in New York, not {zone!r}"
+    )
 
 
 def test_a_window_without_an_offset_is_refused() -> None:
@@ -330,16 +333,25 @@ def test_the_example_reads_every_new_section() -> None:
     assert permit.revoked_at is None
     assert permit.revocation_resolution is None
     assert permit.food_served is True
-    assert len(permit.application) == 14
+    assert len(permit.application) == 15
+    assert permit.application_on_record is True
     assert permit.application["site_map"] is True
+    assert permit.application["food_plan"] is True
+    assert permit.agent is not None
+    assert permit.agent.natural_person is True
+    assert permit.dispersal_minutes == 60
+    assert (permit.parking_approved, permit.roads_approved, permit.medical_approved) == (
+        True, True, True,
+    )  # fmt: skip
     assert permit.application["housing_statement"] is False
     assert permit.may_run_overnight is False
 
 
-def test_an_absent_application_means_nothing_filed() -> None:
+def test_an_absent_application_is_not_on_record() -> None:
     permit = permit_variant({"application": DELETE})
-    assert len(permit.application) == 14
-    assert not any(permit.application.values())
+    assert len(permit.application) == 15
+    assert permit.application_on_record is False
+    assert all(value is None for value in permit.application.values())
 
 
 def test_a_statement_must_be_true_or_false() -> None:

@@ -28,6 +28,7 @@ from core_support import (
 )
 
 from kent_ops.core.permit import parse_permit
+from kent_ops.core.permit_schema import STATEMENTS
 from kent_ops.core.precheck import CHECKED, PreEventFinding, pre_event_findings
 
 TWO_PATH = EXAMPLE_PATH.parent / "permit-two-properties.toml"
@@ -106,9 +107,11 @@ def test_filed_59_days_before_is_late() -> None:
     assert "at least 60" in f.message
 
 
-def test_no_filing_date_is_late() -> None:
-    f = one("application-lead-time", {"permit.application_filed_on": DELETE})
-    assert "no filing date" in f.message
+def test_no_filing_date_is_the_towns_record_missing_not_a_late_filing() -> None:
+    assert of("application-lead-time", {"permit.application_filed_on": DELETE}) == []
+    f = one("not-on-record", {"permit.application_filed_on": DELETE})
+    assert f.severity == "warning"
+    assert "filing date" in f.message
 
 
 # -- parking-capacity -------------------------------------------------------------------------
@@ -171,7 +174,8 @@ def test_a_statement_not_filed_is_named_with_its_item() -> None:
 
 
 def test_each_statement_not_filed_is_its_own_finding() -> None:
-    found = of("application-contents", {"application": DELETE})
+    keys = [st.key for st in STATEMENTS]
+    found = of("application-contents", {f"application.{k}": False for k in keys})
     items = [f.cite for f in found]
     assert items == [
         "permit:B(1)",
@@ -181,12 +185,21 @@ def test_each_statement_not_filed_is_its_own_finding() -> None:
         "permit:B(5)",
         "permit:B(6)",
         "permit:B(7)",
+        "permit:B(7)",
         "permit:B(8)",
         "permit:B(10)",
         "permit:B(11)",
         "permit:B(12)",
         "permit:B(13)",
     ]  # no B(14): this assembly ends before midnight
+
+
+def test_an_application_the_file_leaves_out_is_not_on_record_never_a_breach() -> None:
+    assert of("application-contents", {"application": DELETE}) == []
+    (f,) = of("not-on-record", {"application": DELETE})
+    assert (f.severity, f.cite) == ("warning", "permit:B(1)-(14)")
+    permit = permit_variant({"application": DELETE})
+    assert not any(x.severity == "breach" for x in pre_event_findings(permit))
 
 
 def test_the_housing_statement_is_needed_only_past_midnight() -> None:
@@ -316,14 +329,16 @@ def test_no_bond_is_a_breach() -> None:
     assert "no clean-up bond" in one("bond-posted", {"bond": DELETE}).message
 
 
-def test_a_bond_without_the_boards_amount_cannot_be_shown_enough() -> None:
-    f = one("bond-posted", {"bond.amount_fixed_by_board": DELETE})
-    assert "not recorded" in f.message
+def test_a_bond_without_the_boards_amount_is_not_on_record() -> None:
+    assert of("bond-posted", {"bond.amount_fixed_by_board": DELETE}) == []
+    f = one("not-on-record", {"bond.amount_fixed_by_board": DELETE})
+    assert "cannot be checked against it" in f.message
 
 
-def test_a_bond_posted_after_the_assembly_began_is_a_breach() -> None:
+def test_a_bond_posted_after_the_assembly_began_is_a_warning() -> None:
     assert of("bond-posted", {"bond.posted_on": FIRST_DAY}) == []
     f = one("bond-posted", {"bond.posted_on": FIRST_DAY + timedelta(days=1)})
+    assert f.severity == "warning"
     assert "after the assembly began" in f.message
 
 

@@ -3,6 +3,7 @@ prints them: the id, the severity, the cite and the sentence a clerk reads."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ CASES: dict[str, tuple[dict[str, Any], list[PreEventFinding]]] = {
     ),
     "health": (
         {"facilities.toilets_approved": False, "facilities.water_approved": False},
-        [PreEventFinding("health-approvals", "breach", "permit:C(1)-(5)",
+        [PreEventFinding("health-approvals", "breach", "permit:C(1)-(9)",
                          "no written approval for water (C(1)), toilets (C(2))")],
     ),
     "no-agent": (
@@ -28,7 +29,7 @@ CASES: dict[str, tuple[dict[str, Any], list[PreEventFinding]]] = {
     ),
     "agent-elsewhere": (
         {"applicant.agent": {"name": "J. Doe", "address": "1 Main St, Beacon NY",
-                             "county": "Dutchess"}},
+                             "county": "Dutchess", "natural_person": True}},
         [PreEventFinding("nonresident-agent", "breach", "permit:B(1)",
                          "the agent J. Doe is in Dutchess County; the agent must reside or "
                          "have a place of business in Putnam County")],
@@ -46,8 +47,83 @@ CASES: dict[str, tuple[dict[str, Any], list[PreEventFinding]]] = {
     ),
     "no-decision-date": (
         {"permit.decided_on": DELETE},
-        [PreEventFinding("decision-time", "warning", "permit:B",
-                         "the permit is issued with no decision date")],
+        [PreEventFinding("not-on-record", "warning", "permit:B",
+                         "the Board's decision date (permit.decided_on) is not on record, so "
+                         "the Board's 30 days cannot be checked")],
+    ),
+    "agent-not-a-person": (
+        {"applicant.agent.natural_person": False},
+        [PreEventFinding("nonresident-agent", "breach", "permit:B(1)",
+                         "the agent J. Doe is not a natural person")],
+    ),
+    "no-food-plan": (
+        {"application.food_plan": False},
+        [PreEventFinding("application-contents", "breach", "permit:B(7)",
+                         "the application does not include B(7), a plan to scale of the "
+                         "buildings or structures where food is prepared, sold or "
+                         "distributed")],
+    ),
+    "no-food-no-plan-needed": (
+        {"application.food_plan": False, "facilities.food_served": False},
+        [],
+    ),
+    "roads-refused": (
+        {"facilities.roads_approved": False, "facilities.medical_approved": False},
+        [PreEventFinding("health-approvals", "breach", "permit:C(1)-(9)",
+                         "no written approval for access roads (C(8)), medical facilities "
+                         "(C(9))")],
+    ),
+    "bond-late": (
+        {"bond.posted_on": date(2027, 7, 5)},
+        [PreEventFinding("bond-posted", "warning", "permit:F",
+                         "the bond was posted 2027-07-05, after the assembly began on "
+                         "2027-07-04 (the law sets no time for it)")],
+    ),
+    "bond-short": (
+        {"bond.amount": 9999},
+        [PreEventFinding("bond-posted", "breach", "permit:F",
+                         "the bond is $9,999; the Town Board fixed $10,000")],
+    ),
+    "no-board-amount": (
+        {"bond.amount_fixed_by_board": DELETE},
+        [PreEventFinding("not-on-record", "warning", "permit:F",
+                         "the bond amount the Town Board fixed (bond.amount_fixed_by_board) "
+                         "is not on record, so the $10,000 posted cannot be checked against "
+                         "it")],
+    ),
+    "no-filing-date": (
+        {"permit.application_filed_on": DELETE},
+        [PreEventFinding("not-on-record", "warning", "permit:B",
+                         "the application's filing date (permit.application_filed_on) is not "
+                         "on record, so the 60 days' lead time, the Board's 30 days and the "
+                         "fee's timing cannot be checked")],
+    ),
+    "two-dates": (
+        {"windows": [{"start": local(10), "end": local(23)},
+                     {"start": local(10, day=5), "end": local(23, day=5)}]},
+        [
+            PreEventFinding("application-contents", "breach", "permit:B(14)",
+                            "the application does not include B(14), a statement of the "
+                            "housing for an assembly running from one day into another"),
+            PreEventFinding("overnight-housing", "breach", "permit:B(14), permit:C(7)",
+                            "the assembly is permitted on more than one day and no housing "
+                            "is declared"),
+        ],
+    ),
+    "revoked-before": (
+        {"permit.revoked_at": local(9), "permit.revocation_resolution": "TB-2027-30"},
+        [PreEventFinding("permit-not-issued", "breach", "permit:A",
+                         "the permit was revoked at 2027-07-04T09:00:00-04:00, before the "
+                         "first permitted window opened and 4,000 persons are expected at "
+                         "one time; more than 500 may not assemble without an issued "
+                         "permit")],
+    ),
+    "revoked-during": (
+        {"permit.status": "revoked", "permit.revoked_at": local(15),
+         "permit.revocation_resolution": "TB-2027-41"},
+        [PreEventFinding("permit-revoked", "warning", "permit:G",
+                         "the Town Board revoked the permit by resolution TB-2027-41 at "
+                         "2027-07-04T15:00:00-04:00: it was issued until then")],
     ),
 }  # fmt: skip
 

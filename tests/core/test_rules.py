@@ -24,6 +24,8 @@ from core_support import (
     when,
 )
 
+from kent_ops.core.rules import message_for
+
 
 def festival(changes: dict[str, Any] | None = None, *, at: datetime | None = None) -> Driver:
     """An engine on a quick permit with the medical and security staff fully on duty."""
@@ -88,16 +90,24 @@ def test_permit_required_outside_the_window_ends_at_its_first_instant() -> None:
     assert "inside the permitted hours" in alert["message"]  # the figures that ended it
 
 
-def test_permit_required_returns_at_the_window_end_instant() -> None:
+def test_a_crowd_past_the_window_end_disperses_for_an_hour_then_needs_a_permit() -> None:
     d = festival(at=local(23))
     d.present(501, local(23))
     d.tick(WINDOW_END - US)
     assert not d.holds("permit-required")
+    assert not d.holds("dispersing")
     assert d.status()["window"]["inside"] is True
     d.tick(WINDOW_END)
-    assert d.holds("permit-required")
-    assert when(only_alert(d, "permit-required")["since"]) == WINDOW_END
+    assert d.holds("dispersing")
+    assert not d.holds("permit-required")
+    assert when(only_alert(d, "dispersing")["since"]) == WINDOW_END
     assert d.status()["window"]["inside"] is False
+    d.tick(WINDOW_END + timedelta(minutes=60) - US)
+    assert not d.holds("permit-required")
+    d.tick(WINDOW_END + timedelta(minutes=60))
+    assert d.holds("permit-required")
+    assert not d.holds("dispersing")
+    assert when(only_alert(d, "permit-required")["since"]) == WINDOW_END + timedelta(minutes=60)
 
 
 def test_500_outside_the_window_is_not_a_breach() -> None:
@@ -175,14 +185,24 @@ def test_doctor_on_duty_holds_once_anyone_is_present() -> None:
 
 
 def test_a_stricter_permit_needs_its_own_doctor_count() -> None:
-    d = festival({"staffing.doctors_min": 2})
+    d = Driver(permit_variant({**QUICK, "staffing.doctors_min": 2}))
+    d.staff(local(12), doctors=1, nurses=10, security=20)
     d.present(10, local(12))
-    assert d.holds("doctor-on-duty")
-    d.staff(local(12, 1), doctors=2)
+    # One doctor meets the law (permit:C(9)); the application's second is a ground under G.
     assert not d.holds("doctor-on-duty")
+    alert = only_alert(d, "application-staffing")
+    assert alert["cite"] == "permit:G"
+    assert alert["message"] == (
+        "1 doctor on duty; the application specified 2 (the law requires 1) (permit:G)"
+    )
+    d.staff(local(12, 1), doctors=2)
+    assert not d.holds("application-staffing")
+    d.staff(local(12, 2), doctors=0)
+    assert d.holds("doctor-on-duty")
+    assert not d.holds("application-staffing")
 
 
-def test_nurses_1000_persons_need_2_and_1001_need_3() -> None:
+def test_nurses_1000_persons_need_2_and_1001_need_3_by_rounding_up() -> None:
     d = Driver(permit_variant(QUICK))
     d.staff(local(12), doctors=1, nurses=2, security=20)
     d.present(1000, local(12))
@@ -191,20 +211,44 @@ def test_nurses_1000_persons_need_2_and_1001_need_3() -> None:
     d.present(1001, local(12, 1))
     assert d.status()["medical"]["nurses_required"] == 3
     alert = only_alert(d, "nurse-ratio")
-    assert alert["observed"] == {"nurses_on_duty": 2, "attendance": 1001}
+    assert alert["observed"] == {"nurses_on_duty": 2, "attendance": 1001, "within_rounding": True}
     assert alert["required"] == {"nurses": 3}
-    assert alert["message"] == "2 nurses on duty; 1,001 persons need 3 (permit:C(9))"
+    assert alert["message"] == (
+        "2 nurses on duty; 1,001 persons need 3; this holds only by rounding up (kent-ops' "
+        "reading): 2 nurses meet one for each whole 500 persons (permit:C(9))"
+    )
     d.staff(local(12, 2), nurses=3)
     assert not d.holds("nurse-ratio")
 
 
-def test_nurse_ratio_follows_a_stricter_permit() -> None:
-    d = Driver(permit_variant({**QUICK, "staffing.persons_per_nurse": 250}))
-    d.staff(local(12), doctors=1, nurses=2, security=20)
-    d.present(500, local(12))
+def test_a_shortfall_beyond_the_rounding_says_nothing_of_it() -> None:
+    d = Driver(permit_variant(QUICK))
+    d.staff(local(12), doctors=1, nurses=1, security=20)
+    d.present(1000, local(12))
+    alert = only_alert(d, "nurse-ratio")
+    assert alert["observed"] == {"nurses_on_duty": 1, "attendance": 1000}
+    assert alert["message"] == "1 nurse on duty; 1,000 persons need 2 (permit:C(9))"
+
+
+def test_a_stricter_nurse_ratio_is_the_applications_not_the_laws() -> None:
+    d = Driver(permit_variant({**QUICK, "staffing.persons_per_nurse": 400}))
+    d.staff(local(12), doctors=1, nurses=4, security=20)
+    d.present(1600, local(12))
     assert not d.holds("nurse-ratio")
-    d.present(501, local(12, 1))
-    assert only_alert(d, "nurse-ratio")["required"] == {"nurses": 3}
+    assert not d.holds("application-staffing")
+    d.present(1601, local(12, 1))  # 5 by the application, only by rounding up
+    alert = only_alert(d, "application-staffing")
+    assert alert["observed"]["within_rounding"] is True
+    d.present(2000, local(12, 2))
+    assert not d.holds("nurse-ratio")  # 4 nurses meet the law's 4 for 2,000
+    worst = only_alert(d, "application-staffing")["worst"]
+    assert worst["required"]["nurses"] == 5
+    assert worst["required"]["law_nurses"] == 4
+    assert "within_rounding" not in worst["observed"]
+    assert message_for("application-staffing", None, worst["observed"], worst["required"]) == (
+        "4 nurses on duty for 2,000 persons; the application specified 5 (the law "
+        "requires 4) (permit:G)"
+    )
 
 
 def test_a_nurse_going_off_duty_breaks_the_ratio() -> None:
@@ -229,7 +273,9 @@ def test_parking_4n_persons_fit_4n_plus_1_do_not(n: int) -> None:
     assert d.status()["parking"]["spaces_required"] == n
     d.present(4 * n + 1, local(12, 1))
     alert = only_alert(d, "parking-ratio")
-    assert alert["observed"] == {"spaces_provided": n, "attendance": 4 * n + 1}
+    assert alert["observed"] == {
+        "spaces_provided": n, "attendance": 4 * n + 1, "within_rounding": True,
+    }  # fmt: skip
     assert alert["required"] == {"spaces": n + 1}
     assert alert["cite"] == "permit:C(6)"
     assert d.status()["parking"]["spaces_required"] == n + 1
@@ -242,8 +288,13 @@ def test_parking_adds_every_lot() -> None:
     assert not d.holds("parking-ratio")
     d.present(101, local(12, 1))
     assert only_alert(d, "parking-ratio")["message"] == (
-        "25 car spaces provided; 101 persons need 26 (permit:C(6))"
+        "25 car spaces provided; 101 persons need 26; this holds only by rounding up "
+        "(kent-ops' reading): 25 car spaces meet one for each whole 4 persons (permit:C(6))"
     )
+    d.present(104, local(12, 2))  # 26 whole fours: beyond the rounding
+    assert only_alert(d, "parking-ratio")["worst"]["observed"] == {
+        "spaces_provided": 25, "attendance": 104,
+    }  # fmt: skip
 
 
 # -- overnight-housing ---------------------------------------------------------------------------

@@ -38,11 +38,104 @@ CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
         "4,321 persons present; the permit allows 4,000 at one time (permit:A, permit:B(2))",
     ),
     (
+        "permit-required",
+        None,
+        {
+            "attendance": 3000,
+            "permit_issued": True,
+            "inside_window": False,
+            "ended_at": "2027-07-04T23:30:00-04:00",
+            "ended_by": "window",
+            "dispersal": "allowance over",
+            "allowance_until": "2027-07-05T00:30:00-04:00",
+        },
+        {"attendance_at_most": 500},
+        "3,000 persons present after the permitted hours ended at 23:30, and the time "
+        "allowed to disperse ended at 00:30 (permit:A, penalties:A)",
+    ),
+    (
+        "permit-required",
+        None,
+        {
+            "attendance": 2990,
+            "permit_issued": False,
+            "inside_window": True,
+            "ended_at": "2027-07-04T14:10:00-04:00",
+            "ended_by": "revocation",
+            "dispersal": "admitted",
+            "admitted_at": "2027-07-04T14:12:05-04:00",
+        },
+        {"attendance_at_most": 500},
+        "2,990 persons present and someone was admitted at 14:12:05, after the permit was "
+        "revoked at 14:10 (permit:A, penalties:A)",
+    ),
+    (
+        "permit-required",
+        None,
+        {
+            "attendance": 501,
+            "permit_issued": True,
+            "inside_window": True,
+            "permit_max_at_one_time": 400,
+        },
+        {"attendance_at_most": 500},
+        "501 persons present; a permit for at most 400 covers no assembly of more than 500 "
+        "(permit:A, penalties:A)",
+    ),
+    (
+        "dispersing",
+        None,
+        {
+            "attendance": 2900,
+            "ended_at": "2027-07-04T23:30:00-04:00",
+            "ended_by": "window",
+            "allowance_until": "2027-07-05T00:30:00-04:00",
+        },
+        {"attendance_at_most": 500, "dispersed_by": "2027-07-05T00:30:00-04:00"},
+        "2,900 persons leaving after the permitted hours ended at 23:30; more than 500 may "
+        "remain until 00:30, and no one may be admitted (permit:A)",
+    ),
+    (
         "max-collective",
         None,
         {"entries": 9876},
         {"entries_at_most": 9000},
-        "9,876 entries; the permit allows 9,000 collectively (permit:A, permit:B(2))",
+        "9,876 entries through the gates; the application expects 9,000 persons "
+        "collectively (entries are not persons: one who leaves and comes back enters "
+        "twice) (permit:B(2))",
+    ),
+    (
+        "application-staffing",
+        None,
+        {"doctors_on_duty": 1, "nurses_on_duty": 2, "attendance": 1000},
+        {"doctors": 2, "nurses": 3, "law_doctors": 1, "law_nurses": 2, "persons_per_nurse": 400},
+        "1 doctor on duty; the application specified 2 (the law requires 1); 2 nurses on "
+        "duty for 1,000 persons; the application specified 3 (the law requires 2) (permit:G)",
+    ),
+    (
+        "application-staffing",
+        None,
+        {"doctors_on_duty": 2, "nurses_on_duty": 2, "attendance": 801, "within_rounding": True},
+        {"doctors": 2, "nurses": 3, "law_doctors": 1, "law_nurses": 2, "persons_per_nurse": 400},
+        "2 nurses on duty for 801 persons; the application specified 3 (the law requires 2); "
+        "this holds only by rounding up (kent-ops' reading): 2 nurses meet one for each whole "
+        "400 persons (permit:G)",
+    ),
+    (
+        "nurse-ratio",
+        None,
+        {"nurses_on_duty": 2, "attendance": 1001, "within_rounding": True},
+        {"nurses": 3},
+        "2 nurses on duty; 1,001 persons need 3; this holds only by rounding up (kent-ops' "
+        "reading): 2 nurses meet one for each whole 500 persons (permit:C(9))",
+    ),
+    (
+        "parking-ratio",
+        None,
+        {"spaces_provided": 250, "attendance": 1001, "within_rounding": True},
+        {"spaces": 251},
+        "250 car spaces provided; 1,001 persons need 251; this holds only by rounding up "
+        "(kent-ops' reading): 250 car spaces meet one for each whole 4 persons (permit:C(6))",
     ),
     (
         "doctor-on-duty",

@@ -18,7 +18,8 @@ from typing import Any
 
 from kent_ops.core import ordinance as law
 from kent_ops.core.counting import Counting
-from kent_ops.core.rules.attendance import MaxAtOneTime, MaxCollective, PermitRequired
+from kent_ops.core.coverage import Allowance
+from kent_ops.core.rules.attendance import Dispersing, MaxAtOneTime, MaxCollective, PermitRequired
 from kent_ops.core.rules.base import (
     CLOCK_SKEW_S,
     LOT_FULL_SHARE,
@@ -29,7 +30,13 @@ from kent_ops.core.rules.base import (
     Terms,
 )
 from kent_ops.core.rules.data import ClockSkew, CounterReset, EvidenceStorage, SensorOffline
-from kent_ops.core.rules.duties import DoctorOnDuty, NurseRatio, OvernightHousing, ParkingRatio
+from kent_ops.core.rules.duties import (
+    ApplicationStaffing,
+    DoctorOnDuty,
+    NurseRatio,
+    OvernightHousing,
+    ParkingRatio,
+)
 from kent_ops.core.rules.site import FacilityDeficient, LotFull, SecurityStaffing, VehiclesAtOneTime
 
 __all__ = [
@@ -50,10 +57,12 @@ RULES: dict[str, Rule] = {
     rule.name: rule
     for rule in (
         PermitRequired(),
+        Dispersing(),
         MaxAtOneTime(),
         MaxCollective(),
         DoctorOnDuty(),
         NurseRatio(),
+        ApplicationStaffing(),
         ParkingRatio(),
         OvernightHousing(),
         FacilityDeficient(),
@@ -72,10 +81,12 @@ _EVALUATED = tuple(
     RULES[name]
     for name in (  # the order conditions are found in, which numbers alerts raised together
         "permit-required",
+        "dispersing",
         "max-at-one-time",
         "max-collective",
         "doctor-on-duty",
         "nurse-ratio",
+        "application-staffing",
         "parking-ratio",
         "overnight-housing",
         "vehicles-at-one-time",
@@ -87,6 +98,8 @@ _EVALUATED = tuple(
     )
 )
 _BANDED = tuple(r for r in _EVALUATED if type(r).edges is not Rule.edges)
+_ANY_ASSEMBLY = tuple(r for r in _EVALUATED if r.binds_any_assembly)
+"""What still holds for a permit of 500 or fewer: permit-required and the data rules."""
 
 
 def evaluate(
@@ -98,6 +111,7 @@ def evaluate(
     overnight_from: int | None,
     deficient: Mapping[str, str],
     skewed: Mapping[str, float],
+    allowance: Allowance | None = None,
     attendance: int | None = None,
 ) -> dict[Key, Condition]:
     """Every condition that holds at instant ``t``.
@@ -111,27 +125,32 @@ def evaluate(
             on, or None while it is off.
         deficient: checklist items an inspector has marked deficient, with the note.
         skewed: sensors whose clock is off by more than 30 s, with the skew in seconds.
+        allowance: the dispersal allowance after the permit last stopped covering.
         attendance: evaluate as if this were the attendance (for an alert's worst figure).
     """
     s = Situation(
-        terms,
-        counts,
-        t,
-        counts.attendance if attendance is None else attendance,
-        terms.inside_window(t),
-        issued,
-        overnight_from,
-        deficient,
-        skewed,
+        terms=terms,
+        counts=counts,
+        t=t,
+        attendance=counts.attendance if attendance is None else attendance,
+        inside=terms.inside_window(t),
+        issued=issued,
+        overnight_from=overnight_from,
+        deficient=deficient,
+        skewed=skewed,
+        allowance=allowance,
     )
     return held_in(s)
 
 
 def held_in(s: Situation) -> dict[Key, Condition]:
-    """Every condition that holds in ``s``, in the order alerts raised together are numbered."""
-    return {
-        (rule.name, subject): cond for rule in _EVALUATED for subject, cond in rule.conditions(s)
-    }
+    """Every condition that holds in ``s``, in the order alerts raised together are numbered.
+
+    For a permit of 500 or fewer only permit-required and the data rules are looked at:
+    the chapter regulates no such assembly (docs/law.md, "What the chapter regulates").
+    """
+    rules = _EVALUATED if s.terms.regulated else _ANY_ASSEMBLY
+    return {(rule.name, subject): cond for rule in rules for subject, cond in rule.conditions(s)}
 
 
 def attendance_band(
@@ -140,6 +159,7 @@ def attendance_band(
     t: int,
     *,
     issued: bool,
+    allowance: Allowance | None,
     admit_capacity: bool,
     hold_at: int,
     resume_below: int,
@@ -151,12 +171,24 @@ def attendance_band(
     figures below and above the current attendance, only numbers change.
     """
     attendance = counts.attendance
-    s = Situation(terms, counts, t, attendance, terms.inside_window(t), issued, None, {}, {})
-    edges = [x for rule in _BANDED for x in rule.edges(s)]
+    s = Situation(
+        terms=terms,
+        counts=counts,
+        t=t,
+        attendance=attendance,
+        inside=terms.inside_window(t),
+        issued=issued,
+        overnight_from=None,
+        deficient={},
+        skewed={},
+        allowance=allowance,
+    )
+    rules = _BANDED if terms.regulated else tuple(r for r in _BANDED if r.binds_any_assembly)
+    edges = [x for rule in rules for x in rule.edges(s)]
     # The command holds at attendance >= hold_at, and admits again below resume_below;
-    # without an issued permit, every gate holds at 500 or more.
+    # when the permit covers no assembly over 500, every gate holds at 500 or more.
     edges.append(hold_at - 1 if admit_capacity else resume_below - 1)
-    if not issued:
+    if not s.covered:
         edges.append(law.PERMIT_THRESHOLD - 1)
     lo = max((x + 1 for x in edges if x < attendance), default=-(2**62))
     hi = min((x for x in edges if x >= attendance), default=2**62)

@@ -16,11 +16,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
 
 from kent_ops.core.assembly import assembly_edge, assembly_on
 from kent_ops.core.counting import Counting
+from kent_ops.core.coverage import Allowance
 from kent_ops.core.permit import Permit
-from kent_ops.core.timeutil import to_us
+from kent_ops.core.timeutil import SECOND, to_us
 from kent_ops.core.wire import Severity
 
 __all__ = [
@@ -69,6 +71,11 @@ class Terms:
     spaces_provided: int
     housing_declared: bool
     lot_capacity: dict[str, int]
+    regulated: bool
+    """More than 500 at one time: the chapter's duties bind it (docs/law.md, "Scope")."""
+    dispersal_us: int
+    """The dispersal allowance after a window's end or a revocation (docs/law.md)."""
+    tz: ZoneInfo
 
     @classmethod
     def of(cls, permit: Permit) -> Terms:
@@ -83,6 +90,9 @@ class Terms:
             spaces_provided=permit.spaces_provided,
             housing_declared=permit.housing_declared,
             lot_capacity=dict(permit.lots),
+            regulated=permit.regulated,
+            dispersal_us=permit.dispersal_minutes * 60 * SECOND,
+            tz=permit.timezone,
         )
 
     def inside_window(self, t: int) -> bool:
@@ -109,15 +119,27 @@ class Situation:
     overnight_from: int | None
     deficient: Mapping[str, str]
     skewed: Mapping[str, float]
+    allowance: Allowance | None = None
+    """The dispersal allowance after the permit last stopped covering, if one is tracked."""
 
     @property
     def present(self) -> int:
         return max(self.attendance, 0)
 
     @property
+    def covered(self) -> bool:
+        """The permit covers an assembly of more than 500 now: regulated, issued, inside."""
+        return self.terms.regulated and self.issued and self.inside
+
+    @property
+    def dispersing(self) -> bool:
+        """Inside a dispersal allowance that no admission has ended (docs/law.md)."""
+        return not self.covered and self.allowance is not None and self.allowance.open
+
+    @property
     def assembly_on(self) -> bool:
         """The duties that bind "the assembly" hold only while it is on."""
-        return assembly_on(self.attendance, self.inside)
+        return assembly_on(self.attendance, self.inside, self.terms.regulated)
 
     @property
     def assembly_edge(self) -> int:
@@ -148,6 +170,9 @@ class Rule(ABC):
     """Its figures come from the gate counts: uncertain while a gate counter is down."""
     waits: ClassVar[bool] = True
     """It must hold for the permit's ``pending_s`` before it is raised."""
+    binds_any_assembly: ClassVar[bool] = False
+    """It holds for a permit of 500 or fewer too (permit-required, the data rules); the
+    chapter's other duties bind only the assemblies it regulates (docs/law.md, "Scope")."""
 
     def subjects(self, s: Situation) -> Iterable[str | None]:
         """What it is checked for: None for an event-wide rule, else each lot, sensor…"""

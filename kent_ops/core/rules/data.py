@@ -12,6 +12,7 @@ class SensorOffline(Rule):
     name = "sensor-offline"
     severity = "data"
     cite = "—"
+    binds_any_assembly = True
     title = "Sensor offline"
     summary = "A listed sensor is offline or has been silent too long."
     per_subject = True
@@ -44,6 +45,7 @@ class CounterReset(Rule):
     name = "counter-reset"
     severity = "data"
     cite = "—"
+    binds_any_assembly = True
     title = "Gate counter restarted"
     summary = "A gate counter restarted; its totals were stitched."
     per_subject = True
@@ -57,6 +59,7 @@ class ClockSkew(Rule):
     name = "clock-skew"
     severity = "data"
     cite = "—"
+    binds_any_assembly = True
     title = "Sensor clock off"
     summary = (
         f"A sensor's clock is off by more than {CLOCK_SKEW_S:.0f} s; its messages are timed "
@@ -91,6 +94,7 @@ class EvidenceStorage(Rule):
     name = "evidence-storage"
     severity = "data"
     cite = "—"
+    binds_any_assembly = True
     title = "Evidence log not writable"
     summary = (
         "The evidence log cannot be written (messages are not acknowledged until it can), "

@@ -1,4 +1,12 @@
-"""The duties that bind the assembly while it is on: doctors, nurses, parking, housing."""
+"""The duties that bind the assembly while it is on: doctors, nurses, parking, housing.
+
+``doctor-on-duty`` and ``nurse-ratio`` test the law's own minimums (permit:C(9)); where
+the permit asks more (two doctors, a nurse per 400), falling short of the application
+while meeting the law is ``application-staffing``, a ground for revocation under
+permit:G ("failed to provide the facilities as specified in the application"), not a
+breach of C(9). Required counts round up; a breach that holds only because of that
+rounding (the staff would meet the exact ratio) says so (docs/law.md, "Rounding up").
+"""
 
 from __future__ import annotations
 
@@ -19,19 +27,43 @@ def _ended(o: Mapping[str, Any]) -> str:
     return "; the assembly is over" if o.get("assembly_on") is False else ""
 
 
+def within_rounding(staff: int, persons: int, per: int) -> bool:
+    """``staff`` meets one for each whole ``per`` persons (the exact ratio, no rounding up).
+
+    ``staff × per ≥ persons − (per − 1)``: 2 nurses for 1,001 persons, 250 car spaces
+    for 1,001. kent-ops reads "for each 500" and "for every four" as each whole or part
+    (docs/law.md, "Rounding up"), so such a figure is still a breach, said to hold only
+    by that reading.
+    """
+    return staff * per >= persons - (per - 1)
+
+
+def _rounding(o: Mapping[str, Any], staff: str, noun: str, per: int) -> str:
+    if not o.get("within_rounding"):
+        return ""
+    return (
+        f"; this holds only by rounding up (kent-ops' reading): {_n(o[staff])} {noun} meet "
+        f"one for each whole {per} persons"
+    )
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{_n(n)} {one if n == 1 else many}"
+
+
 class DoctorOnDuty(Rule):
     name = "doctor-on-duty"
     severity = "breach"
     cite = law.CITE_MEDICAL
     title = "Doctor on duty"
-    summary = "During the assembly, fewer doctors on duty than required (at least 1)."
+    summary = "During the assembly, no doctor on duty (the law requires at least 1)."
     counts_attendance = True
 
     def holds(self, s: Situation, subject: str | None) -> bool:
-        return s.counts.roster.counts["doctor"] < s.terms.doctors_min and s.assembly_on
+        return s.counts.roster.counts["doctor"] < law.DOCTORS_MIN and s.assembly_on
 
     def measure(self, s: Situation, subject: str | None) -> Condition:
-        doctors, needed = s.counts.roster.counts["doctor"], s.terms.doctors_min
+        doctors, needed = s.counts.roster.counts["doctor"], law.DOCTORS_MIN
         observed = _over({"doctors_on_duty": doctors, "attendance": s.attendance}, s)
         return Condition(observed, {"doctors": needed}, needed - doctors)
 
@@ -51,30 +83,114 @@ class NurseRatio(Rule):
     cite = law.CITE_MEDICAL
     title = "Registered nurses per persons present"
     summary = (
-        "During the assembly, fewer registered nurses on duty than one per 500 persons "
-        "(or the permit's ratio)."
+        "During the assembly, fewer registered nurses on duty than the law's one per 500 "
+        "persons (rounded up)."
     )
     counts_attendance = True
 
-    def _needed(self, s: Situation) -> int:
-        return law.nurses_required(s.present, s.terms.persons_per_nurse)
-
     def holds(self, s: Situation, subject: str | None) -> bool:
-        return s.counts.roster.counts["nurse"] < self._needed(s) and s.assembly_on
+        return s.counts.roster.counts["nurse"] < law.nurses_required(s.present) and s.assembly_on
 
     def measure(self, s: Situation, subject: str | None) -> Condition:
-        nurses, needed = s.counts.roster.counts["nurse"], self._needed(s)
+        nurses, needed = s.counts.roster.counts["nurse"], law.nurses_required(s.present)
         observed = _over({"nurses_on_duty": nurses, "attendance": s.attendance}, s)
+        if nurses < needed and within_rounding(nurses, s.present, law.PERSONS_PER_NURSE):
+            observed["within_rounding"] = True
         return Condition(observed, {"nurses": needed}, needed - nurses)
 
     def edges(self, s: Situation) -> Iterable[int]:
-        return (s.counts.roster.counts["nurse"] * s.terms.persons_per_nurse, s.assembly_edge)
+        return (s.counts.roster.counts["nurse"] * law.PERSONS_PER_NURSE, s.assembly_edge)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
-            f"{_n(o['nurses_on_duty'])} nurses on duty; {_n(o['attendance'])} persons need "
-            f"{_n(r['nurses'])}{_ended(o)} ({self.cite})"
+            f"{_plural(o['nurses_on_duty'], 'nurse', 'nurses')} on duty; "
+            f"{_n(o['attendance'])} persons need "
+            f"{_n(r['nurses'])}{_rounding(o, 'nurses_on_duty', 'nurses', law.PERSONS_PER_NURSE)}"
+            f"{_ended(o)} ({self.cite})"
         )
+
+
+class ApplicationStaffing(Rule):
+    """The law's medical minimum met, the application's stricter figure not (permit:G)."""
+
+    name = "application-staffing"
+    severity = "breach"
+    cite = law.CITE_REVOCATION
+    title = "Medical staff below the application"
+    summary = (
+        "During the assembly, the law's medical minimums met but fewer doctors or nurses on "
+        "duty than the application specified: facilities not provided as specified."
+    )
+    counts_attendance = True
+
+    def _short(self, s: Situation) -> tuple[bool, bool]:
+        """(doctors short of the application, nurses short of it), each meeting the law."""
+        roster, terms = s.counts.roster.counts, s.terms
+        doctors, nurses = roster["doctor"], roster["nurse"]
+        law_nurses = law.nurses_required(s.present)
+        app_nurses = law.nurses_required(s.present, terms.persons_per_nurse)
+        return (
+            law.DOCTORS_MIN <= doctors < terms.doctors_min,
+            law_nurses <= nurses < app_nurses,
+        )
+
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        return s.assembly_on and any(self._short(s))
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
+        roster, terms = s.counts.roster.counts, s.terms
+        doctors, nurses = roster["doctor"], roster["nurse"]
+        app_nurses = law.nurses_required(s.present, terms.persons_per_nurse)
+        short_doctors, short_nurses = self._short(s)
+        observed: dict[str, Any] = {
+            "doctors_on_duty": doctors,
+            "nurses_on_duty": nurses,
+            "attendance": s.attendance,
+        }
+        if short_nurses and within_rounding(nurses, s.present, terms.persons_per_nurse):
+            observed["within_rounding"] = True
+        required = {
+            "doctors": terms.doctors_min,
+            "nurses": app_nurses,
+            "law_doctors": law.DOCTORS_MIN,
+            "law_nurses": law.nurses_required(s.present),
+            "persons_per_nurse": terms.persons_per_nurse,
+        }
+        shortfall = (
+            max(terms.doctors_min - doctors, 0) * short_doctors
+            + max(app_nurses - nurses, 0) * short_nurses
+        )
+        return Condition(_over(observed, s), required, shortfall)
+
+    def edges(self, s: Situation) -> Iterable[int]:
+        nurses = s.counts.roster.counts["nurse"]
+        return (
+            nurses * s.terms.persons_per_nurse,
+            nurses * law.PERSONS_PER_NURSE,
+            s.assembly_edge,
+        )
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        parts = []
+        doctors, nurses = o["doctors_on_duty"], o["nurses_on_duty"]
+        if r["law_doctors"] <= doctors < r["doctors"]:
+            parts.append(
+                f"{_plural(doctors, 'doctor', 'doctors')} on duty; the application specified "
+                f"{_n(r['doctors'])} (the law requires {_n(r['law_doctors'])})"
+            )
+        if r["law_nurses"] <= nurses < r["nurses"]:
+            per = r.get("persons_per_nurse", law.PERSONS_PER_NURSE)
+            parts.append(
+                f"{_plural(nurses, 'nurse', 'nurses')} on duty for {_n(o['attendance'])} "
+                f"persons; the application specified {_n(r['nurses'])} (the law requires "
+                f"{_n(r['law_nurses'])}){_rounding(o, 'nurses_on_duty', 'nurses', per)}"
+            )
+        if not parts:
+            parts.append(
+                f"{_plural(doctors, 'doctor', 'doctors')} and "
+                f"{_plural(nurses, 'nurse', 'nurses')} on duty, as the application specified"
+            )
+        return f"{'; '.join(parts)}{_ended(o)} ({self.cite})"
 
 
 class ParkingRatio(Rule):
@@ -92,6 +208,8 @@ class ParkingRatio(Rule):
     def measure(self, s: Situation, subject: str | None) -> Condition:
         provided, needed = s.terms.spaces_provided, law.car_spaces_required(s.present)
         observed = _over({"spaces_provided": provided, "attendance": s.attendance}, s)
+        if provided < needed and within_rounding(provided, s.present, law.PERSONS_PER_CAR_SPACE):
+            observed["within_rounding"] = True
         return Condition(observed, {"spaces": needed}, needed - provided)
 
     def edges(self, s: Situation) -> Iterable[int]:
@@ -100,7 +218,9 @@ class ParkingRatio(Rule):
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
             f"{_n(o['spaces_provided'])} car spaces provided; {_n(o['attendance'])} persons "
-            f"need {_n(r['spaces'])}{_ended(o)} ({self.cite})"
+            f"need {_n(r['spaces'])}"
+            f"{_rounding(o, 'spaces_provided', 'car spaces', law.PERSONS_PER_CAR_SPACE)}"
+            f"{_ended(o)} ({self.cite})"
         )
 
 
