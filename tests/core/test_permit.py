@@ -440,3 +440,45 @@ def test_midnight_is_local_not_utc() -> None:
 
 def test_declared_overnight_may_run_overnight() -> None:
     assert permit_variant({"facilities.overnight": True}).may_run_overnight is True
+
+
+# -- Kent's clock ---------------------------------------------------------------------------
+
+
+def _window(start: str, end: str) -> dict[str, Any]:
+    return {
+        "windows": [{"start": datetime.fromisoformat(start), "end": datetime.fromisoformat(end)}]
+    }
+
+
+def test_a_window_written_with_summer_time_after_the_clocks_go_back_is_refused() -> None:
+    problem = only_problem(_window("2027-11-07T10:00:00-04:00", "2027-11-07T22:30:00-05:00"))
+    assert problem == "windows[0].start: New York is at -05:00 on 2027-11-07"
+
+
+def test_a_window_on_the_day_the_clocks_go_back_with_new_yorks_offsets_loads() -> None:
+    permit = permit_variant(_window("2027-11-07T01:30:00-04:00", "2027-11-07T22:30:00-05:00"))
+    (window,) = permit.windows
+    # 01:30 EDT to 22:30 EST: the day has 25 hours, the window 22 of them.
+    assert window.end - window.start == timedelta(hours=22)
+
+
+def test_the_second_0130_on_the_day_the_clocks_go_back_is_new_yorks_too() -> None:
+    permit = permit_variant(_window("2027-11-07T01:30:00-05:00", "2027-11-07T22:30:00-05:00"))
+    assert permit.windows[0].start.utcoffset() == timedelta(hours=-5)
+
+
+def test_a_time_the_clocks_skip_is_refused() -> None:
+    problem = only_problem(_window("2027-03-14T02:30:00-05:00", "2027-03-14T22:00:00-04:00"))
+    assert problem == (
+        "windows[0].start: 02:30:00 does not exist in New York on 2027-03-14 "
+        "(the clocks go forward an hour)"
+    )
+
+
+def test_an_offset_new_york_never_uses_is_refused_at_either_end() -> None:
+    problems = problems_of(_window("2027-07-04T10:00:00+00:00", "2027-07-04T23:30:00-05:00"))
+    assert problems == [
+        "windows[0].start: New York is at -04:00 on 2027-07-04",
+        "windows[0].end: New York is at -04:00 on 2027-07-04",
+    ]

@@ -494,3 +494,40 @@ def test_check_of_a_missing_file_exits_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert len(done.stderr.splitlines()) == 1
     assert "no such file" in done.stderr
+
+
+@pytest.mark.parametrize("status", ["none", "issued", "pending"])
+def test_check_of_an_assembly_of_500_or_fewer_needs_no_permit(tmp_path: Path, status: str) -> None:
+    limits = {"limits.max_at_one_time": 499, "alerting.hold_at": 499, "alerting.resume_below": 490}
+    done = check(write(tmp_path, {**limits, "permit.status": status, "fee": DELETE}))
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.splitlines() == [
+        "NO PERMIT NEEDED: the permit expects at most 499 persons at one time; the chapter "
+        "regulates assemblies of more than 500 (permit:A), so none of its duties binds this "
+        "one, and it covers no assembly over 500"
+    ]
+
+
+def test_check_of_a_revocation_before_the_first_window_is_a_breach(tmp_path: Path) -> None:
+    revoked = {"permit.revoked_at": datetime(2027, 7, 1, 12, tzinfo=NY)}
+    done = check(write(tmp_path, {**revoked, "permit.revocation_resolution": "TB-2027-30"}))
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0].startswith("BREACH permit-not-issued (permit:A): ")
+
+
+def test_a_file_written_before_the_new_fields_loads_with_warnings_only(tmp_path: Path) -> None:
+    old = {
+        "applicant.agent": {"name": "J. Doe", "address": "12 Main St, Carmel NY",
+                            "county": "Putnam"},
+        "application.food_plan": DELETE,
+        "facilities.parking_approved": DELETE,
+        "facilities.housing_approved": DELETE,
+        "facilities.roads_approved": DELETE,
+        "facilities.medical_approved": DELETE,
+        "permit.dispersal_minutes": DELETE,
+    }  # fmt: skip
+    done = check(write(tmp_path, old))
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    assert len(lines) == 5
+    assert all(line.startswith("WARNING not-on-record ") for line in lines)
