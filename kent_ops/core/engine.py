@@ -38,7 +38,6 @@ from kent_ops.core.inspectors import InspectorRecords, Refused
 from kent_ops.core.permit import Permit
 from kent_ops.core.permit_status import PermitStatus
 from kent_ops.core.rules import (
-    CLOCK_SKEW_S,
     RULES,
     Condition,
     Situation,
@@ -47,8 +46,9 @@ from kent_ops.core.rules import (
     evaluate,
     held_in,
 )
+from kent_ops.core.rules.data import note_skew
 from kent_ops.core.status_view import Snapshot, build_status
-from kent_ops.core.timeutil import SECOND, from_us, seconds, to_us
+from kent_ops.core.timeutil import from_us, seconds, to_us
 from kent_ops.core.wire import Decoded, Rejection, decode
 
 __all__ = ["Changes", "Engine", "FeedResult"]
@@ -345,21 +345,8 @@ class Engine:
             self._deadlines.stale_at(sensor, t + self._stale_us)
 
     def _note_skew(self, sensor: str, rec: Any, received: int) -> bool:
-        """Track sensors whose clock is off by more than 30 s; True if that set changed.
-
-        The figure is kept to a tenth of a second: a skewed sensor's every message moves
-        the exact one by a few milliseconds (network and queueing), which would re-raise
-        its alert's figures with each message and say nothing new.
-        """
-        if self.clock != "wall":
-            return False
-        exact = (to_us(rec.ts) - received) / SECOND
-        if abs(exact) > CLOCK_SKEW_S:
-            skew = round(exact, 1)
-            changed = self._skewed.get(sensor) != skew  # a new figure must be observed now
-            self._skewed[sensor] = skew
-            return changed
-        return self._skewed.pop(sensor, None) is not None
+        """Track sensors whose clock is off by more than 30 s; True if that set changed."""
+        return self.clock == "wall" and note_skew(self._skewed, sensor, to_us(rec.ts), received)
 
     # -- rules ----------------------------------------------------------------------------
 

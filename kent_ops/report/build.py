@@ -41,7 +41,7 @@ from kent_ops.core.precheck import pre_event_findings
 from kent_ops.core.timeutil import from_us
 from kent_ops.evidence.log import ChainBroken, EvidenceError, read_meta
 from kent_ops.evidence.replay import ReplayResult, last_record_id, record_hashes, replay
-from kent_ops.report.cleanup import clean_up_status
+from kent_ops.report.cleanup import clean_up_status, not_applicable
 from kent_ops.report.collect import Checkpoint, Collector
 from kent_ops.report.compare import compare_with_live
 from kent_ops.report.csvs import FINDINGS_COLUMNS, write_findings_csv
@@ -220,15 +220,19 @@ def _report_data(
         for a, b in engine.assembly.spans
         if a is not None
     ]
-    clean_up = clean_up_status(
-        tz,
-        from_us(last_on) if last_on is not None else None,
-        still_on=engine.assembly.on,
-        scheduled_end=permit.last_end,
-        inspections=collector.inspections,
-        notes=collector.notes,
-        log_end=result.end,
-        spans=spans,
+    clean_up = (
+        clean_up_status(
+            tz,
+            from_us(last_on) if last_on is not None else None,
+            still_on=engine.assembly.on,
+            scheduled_end=permit.last_end,
+            inspections=collector.inspections,
+            notes=collector.notes,
+            log_end=result.end,
+            spans=spans,
+        )
+        if permit.regulated
+        else not_applicable()
     )
     frame = minute_table(collector.samples, permit, result.end)
     pre_event = pre_event_findings(permit)

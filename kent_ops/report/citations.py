@@ -36,7 +36,7 @@ _LIST = (
        "total assembly in the aggregate is in excess of 500 persons, unless upon written permit "
        "authorizing such use and assembly issued by the Town Board through its Clerk."),
     _e("permit:B", "the application and the Board's procedure",
-       "filed with the Town Clerk at least 60 days prior to the date upon which such use and "
+       "… filed with the Town Clerk at least 60 days prior to the date upon which such use and "
        "assembly shall occur … The Town Board shall act upon the application within 30 days "
        "after its submission, after a public hearing pursuant to notice published at least "
        "once in the official newspaper 10 days prior to such hearing."),
@@ -44,19 +44,19 @@ _LIST = (
        "A statement of the name, age and residence address of the applicant … if the "
        "applicant does not reside within the Town of Kent, the name and address of an agent, "
        "who shall be a natural person and who shall reside in or have a place of business in "
-       "the County of Putnam"),
+       "the County of Putnam …"),
     _e("permit:B(2)", "owner, dates and hours, expected persons and vehicles",
-       "the proposed dates and hours of such assembly and use; the expected maximum number of "
+       "… the proposed dates and hours of such assembly and use; the expected maximum number of "
        "persons intended to use the property at one time and collectively; the expected "
        "number of automobiles and vehicles intended to use the property at one time and "
-       "collectively"),
+       "collectively …"),
     _e("permit:B(3)", "site map",
-       "A map prepared by a licensed land surveyor or licensed public engineer"),
+       "A map prepared by a licensed land surveyor or licensed public engineer …"),
     _e("permit:B(4)", "facilities plan",
        "A plan or drawing, to scale, prepared by a licensed public engineer or licensed land "
-       "surveyor"),
+       "surveyor …"),
     _e("permit:B(5)", "parking plan",
-       "A plan, drawn to scale, showing the layout of any parking area for motor vehicles"),
+       "A plan, drawn to scale, showing the layout of any parking area for motor vehicles …"),
     _e("permit:B(6)", "sound equipment",
        "A statement containing the type, number and location of any radar device, sound "
        "amplifier or loudspeaker, sound truck or other similar sound equipment."),
@@ -64,14 +64,14 @@ _LIST = (
        "A statement specifying whether food or beverage is intended to be prepared, served or "
        "distributed."),
     _e("permit:B(8)", "security",
-       "A statement specifying whether any private security guards or police will be engaged"),
+       "A statement specifying whether any private security guards or police will be engaged …"),
     _e("permit:B(10)", "lights and signs",
-       "A statement specifying whether any outdoor lights or signs are to be utilized"),
+       "A statement specifying whether any outdoor lights or signs are to be utilized …"),
     _e("permit:B(11)", "emergency treatment",
        "A statement specifying the facilities to be available for emergency treatment of any "
        "person who may require medical or nursing attention."),
     _e("permit:B(12)", "camping and housing",
-       "A statement specifying whether any camping or housing facilities are to be available"),
+       "A statement specifying whether any camping or housing facilities are to be available …"),
     _e("permit:B(13)", "duration",
        "A statement specifying the contemplated duration of the assembly and use."),
     _e("permit:B(14)", "overnight housing statement",
@@ -80,9 +80,10 @@ _LIST = (
     _e("permit:C", "conditions of the permit",
        "No permit shall be issued unless it is clearly shown that all of the following are "
        "provided for and approved in writing by the Putnam County Health Department and the "
-       "Town Board of the Town of Kent"),
+       "Town Board of the Town of Kent …"),
     _e("permit:C(1)", "drinking water",
-       "Drinking water adequate in quantity and quality"),
+       "Drinking water adequate in quantity and quality satisfactory to the permit-issuing "
+       "official."),
     _e("permit:C(1)(a)", "water available",
        "Drinking water shall be readily available to all persons attending the assembly or "
        "use."),
@@ -110,7 +111,7 @@ _LIST = (
        "Any drinking fountain shall be of approved sanitary design and construction."),
     _e("permit:C(1)(j)", "water treatment",
        "Where water treatment process is employed, an accurate and complete report of the "
-       "process and operation thereof shall be maintained daily"),
+       "process and operation thereof shall be maintained daily …"),
     _e("permit:C(2)", "toilets",
        "Toilet facilities adequate for the capacity of the assembly or use."),
     _e("permit:C(2)(a)", "toilets kept",
@@ -121,7 +122,7 @@ _LIST = (
        "that the facilities shall be separate for each sex."),
     _e("permit:C(2)(c)", "privies",
        "No privy shall be so located or constructed that it will by leakage or seepage "
-       "possibly pollute a water supply"),
+       "possibly pollute a water supply …"),
     _e("permit:C(3)", "sewage",
        "Adequate facilities for the satisfactory disposal or treatment and disposal of sewage "
        "shall be maintained."),
@@ -141,11 +142,11 @@ _LIST = (
        "least one doctor will be in attendance at all times and that at least one registered "
        "nurse for each 500 people in attendance will be on duty at all times."),
     _e("permit:D", "inspection",
-       "the owner and his tenant or lessee, if any, shall furnish the Town with written "
+       "… the owner and his tenant or lessee, if any, shall furnish the Town with written "
        "authorization to permit the Town or its lawful agents to go upon the property at any "
-       "time"),
+       "time …"),
     _e("permit:E", "insurance",
-       "limits of not less than $250,000/$500,000 for bodily injury or death, and limits of "
+       "… limits of not less than $250,000/$500,000 for bodily injury or death, and limits of "
        "not less than $250,000 for property damage … not cancellable without 10 days' prior "
        "written notice to the Town"),
     _e("permit:F", "clean-up and bond",
@@ -156,21 +157,23 @@ _LIST = (
     _e("permit:G", "revocation",
        "Any permit issued may be revoked by the Town Board through its Clerk if at any time it "
        "should be determined that the applicant has failed to provide the facilities as "
-       "specified in the application"),
+       "specified in the application or that the setting up of the facilities provided for "
+       "in the application cannot be reasonably accomplished within the time or date set for "
+       "the assembly or use."),
     _e("fee", "the application fee",
        "Each application shall be accompanied by a fee … at the time of its submission"),
     _e("penalties:A", "a violation is a misdemeanor",
-       "without first obtaining a written permit in accordance with the provisions of this "
+       "… without first obtaining a written permit in accordance with the provisions of this "
        "chapter, shall be deemed to have violated this chapter and to have committed a "
        "misdemeanor against the chapter … Any person who commits or permits any act in "
        "violation of any provision of this chapter shall be deemed to have violated this "
-       "chapter"),
+       "chapter …"),
     _e("penalties:B", "fine or imprisonment",
        "For each violation of the provisions of this chapter, the person violating the same "
        "shall be subject to a fine of not more than $500 nor less than $100 or imprisonment "
        "not to exceed one year, or to both such fine and imprisonment."),
     _e("penalties:C", "civil action and injunction",
-       "the Town Board may maintain an action or proceeding in the name of the Town in a court "
+       "… the Town Board may maintain an action or proceeding in the name of the Town in a court "
        "of competent jurisdiction to compel compliance with, or to restrain by injunction the "
        "violation of this chapter."),
 )  # fmt: skip

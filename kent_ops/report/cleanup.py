@@ -26,7 +26,14 @@ from zoneinfo import ZoneInfo
 from kent_ops.core import ordinance as law
 from kent_ops.report.collect import InspectionMark, InspectorNote
 
-__all__ = ["CLEAN_UP_PREFIX", "CleanUp", "CleanUpMark", "clean_up_deadline", "clean_up_status"]
+__all__ = [
+    "CLEAN_UP_PREFIX",
+    "CleanUp",
+    "CleanUpMark",
+    "clean_up_deadline",
+    "clean_up_status",
+    "not_applicable",
+]
 
 CLEAN_UP_PREFIX = "CLEAN-UP OK"
 
@@ -35,6 +42,10 @@ MEANING = {
     "open": "open: the log ends before the deadline and no clean-up is recorded yet",
     "late": "late: recorded only after the deadline",
     "not done": "not done: the deadline passed with no clean-up recorded",
+    "not applicable": (
+        "not applicable: the permit is for 500 or fewer persons, an assembly the chapter "
+        "does not regulate"
+    ),
 }
 """Each status in words, as the page states it."""
 STILL_ON = "open: the assembly was still on when the log ends, so the period had not begun"
@@ -97,6 +108,11 @@ class CleanUp:
         if mark.result == "ok":
             return "after the assembly ended and by the deadline: satisfies clean-up (permit:F)"
         return "within the clean-up period of permit:F, not ok"
+
+
+def not_applicable() -> CleanUp:
+    """No clean-up duty: the chapter regulates no assembly of 500 or fewer (permit:A)."""
+    return CleanUp("not applicable", False, False, None, None, None, None, [])
 
 
 def clean_up_deadline(ended_on: date, tz: ZoneInfo) -> datetime:

@@ -40,7 +40,7 @@ CHECK_WORDS: dict[str, tuple[str, str]] = {
     "nonresident-agent": ("permit:B(1)", "an agent in Putnam County for a non-resident"),
     "insurance-limits": ("permit:E", "insurance limits and cancellation notice"),
     "inspection-authorization": ("permit:D", "each owner's and tenant's authorization"),
-    "health-approvals": ("permit:C(1)-(5)", "written approvals of water, toilets, sewage, food"),
+    "health-approvals": ("permit:C(1)-(9)", "written approvals of every condition of C(1)-(9)"),
     "bond-posted": ("permit:F", "the clean-up bond posted, in the Board's amount, in time"),
     "fee-paid": ("fee", "the fee paid with the application"),
     "overnight-housing": ("permit:B(14), permit:C(7)", "housing, if it may run overnight"),
@@ -48,6 +48,7 @@ CHECK_WORDS: dict[str, tuple[str, str]] = {
     "decision-time": ("permit:B", "the Board's decision within 30 days (the Town's duty)"),
     "procedure-order": ("permit:B", "filing, notice, hearing, decision in order (the Town's)"),
     "permit-revoked": ("permit:G", "whether the file records a revocation"),
+    "not-on-record": ("", "what the Town's own file leaves out (a warning, never a breach)"),
 }
 """Each pre-event check's citation and what it looks at, in plain words."""
 
@@ -67,7 +68,12 @@ class PreEventCheck:
 
 
 def pre_event_checks(permit: Permit) -> list[PreEventCheck]:
-    """Every pre-event check, run one by one, each with what it found (often nothing)."""
+    """Every pre-event check, run one by one, each with what it found (often nothing).
+
+    None for a permit of 500 or fewer: no permit is needed, so nothing is checked.
+    """
+    if not permit.regulated:
+        return []
     out = []
     for check in CHECKS:
         cid = check.__name__.replace("_", "-")
@@ -133,8 +139,14 @@ class StatusEntry:
 
 def permit_history(permit: Permit, engine: Engine) -> list[StatusEntry]:
     """The permit's status over time: the file's, then each change in the order it took effect."""
-    out = [StatusEntry(None, permit.status, permit.status, "", "", "as the permit file gives it")]
-    revoked = permit.status != "issued"
+    base = "issued" if permit.revoked_at is not None else permit.status
+    given = (
+        "as the permit file gives it: issued until its revoked_at"
+        if permit.revoked_at is not None
+        else "as the permit file gives it"
+    )
+    out = [StatusEntry(None, base, base, "", "", given)]
+    revoked = base != "issued"
     for change in engine.permit_status.changes:
         word = change.status
         if change.status == "issued" and revoked:

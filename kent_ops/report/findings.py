@@ -20,12 +20,13 @@ from zoneinfo import ZoneInfo
 from kent_ops.core import wire
 from kent_ops.core.permit import local_midnight_after
 from kent_ops.core.precheck import PreEventFinding
-from kent_ops.core.rules import RULES
+from kent_ops.core.rules import RULES, message_for
 from kent_ops.report.cleanup import CleanUp
 from kent_ops.report.text import clean, clean_figures
 
 __all__ = [
     "CLEAN_UP_NAME",
+    "REVOCATION_GROUNDS",
     "DistinctBreach",
     "Finding",
     "Verdict",
@@ -38,6 +39,21 @@ __all__ = [
 ]
 
 CLEAN_UP_NAME = "Clean-up within five days"
+
+REVOCATION_GROUNDS = frozenset(
+    {
+        "doctor-on-duty",
+        "nurse-ratio",
+        "application-staffing",
+        "parking-ratio",
+        "overnight-housing",
+        "facility-deficient",
+    }
+)
+"""The rules whose breach is a ground for revoking the permit under permit:G: facilities
+the application specified, and the law requires of it, not provided. Never the
+attendance figures, the permitted hours, the data rules or the clean-up (docs/law.md,
+"Revocation: its two grounds")."""
 
 
 def rule_name(rule: str) -> str:
@@ -82,6 +98,24 @@ class Finding:
     @property
     def name(self) -> str:
         return rule_name(self.rule)
+
+    @property
+    def revocation_ground(self) -> bool:
+        """A breach that is one of permit:G's grounds: a facility of permit:C not provided
+        as the application specified (a checklist item of C, not D or F)."""
+        if not self.is_breach or self.rule not in REVOCATION_GROUNDS:
+            return False
+        return self.rule != "facility-deficient" or (self.subject or "").startswith("C(")
+
+    @property
+    def worst_sentence(self) -> str:
+        """The rule's sentence for the worst figures (``message`` is the latest one)."""
+        return message_for(self.rule, self.subject, self.worst_observed, self.required)
+
+    @property
+    def within_rounding(self) -> bool:
+        """It holds only by kent-ops' rounding up: the staff met the exact ratio."""
+        return self.is_breach and self.worst_observed.get("within_rounding") is True
 
 
 def _ack(a: wire.Acknowledgement) -> wire.Acknowledgement:
@@ -174,12 +208,13 @@ def distinct_breaches(
     """One entry per (rule, local day) on which a proven breach held, by day then rule.
 
     A breach from 22:00 to 01:00 gives two (one each day); two breaches of one rule on
-    one afternoon give one. Indeterminate (uncertain) breaches are left out.
+    one afternoon give one. Indeterminate (uncertain) breaches are left out, and so are
+    those that hold only within the rounding: the page lists them apart.
     """
     order = {name: i for i, name in enumerate(RULES)}
     by_key: dict[tuple[date, str], DistinctBreach] = {}
     for f in findings:
-        if not f.proven:
+        if not f.proven or f.within_rounding:
             continue
         stop = f.end or log_end or f.start
         parts = _days(f.start, max(stop, f.start), tz)
@@ -229,8 +264,10 @@ def verdict(
     before = [p for p in pre_event if p.severity == "breach"]
     parts = []
     if proven:
+        rounding = sum(1 for f in proven if f.within_rounding)
+        apart = f" ({rounding} of them only within the rounding)" if rounding else ""
         parts.append(f"{plural(len(proven), 'breach finding')} during the assembly: "
-                     f"{_rules(proven)}")  # fmt: skip
+                     f"{_rules(proven)}{apart}")  # fmt: skip
     if before:
         ids = ", ".join(dict.fromkeys(p.id for p in before))
         parts.append(f"{plural(len(before), 'pre-event breach')} in the permit file ({ids})")

@@ -111,7 +111,7 @@ def test_the_gate_view_shows_the_hold_reason_the_aggregator_gives() -> None:
     day = afternoon(revoked=True)
     command = day.commands["north"]
     assert command.admit is False
-    assert "the permit is not issued" in command.reason
+    assert "the permit was revoked at 14:05: admit no one" in command.reason
     order = gate_order(command, day.status)
     assert order.word == "HOLD"
     assert order.reason == command.reason

@@ -88,12 +88,14 @@ def test_an_assembly_that_runs_past_its_window_ends_when_it_was_last_on(tmp_path
     assert cu.deadline is not None
     assert cu.deadline.isoformat() == "2027-07-11T00:00:00-04:00"
     assert (cu.status, cu.satisfied_by and cu.satisfied_by.at) == ("done", ok_at)
-    # Above 500 outside the window: an assembly without a permit, from 23:30 to 00:50.
+    # Above 500 after the window: an hour to disperse (a warning), then an assembly
+    # without a permit from 00:30 to 00:50.
+    (leaving,) = [f for f in data.findings if f.rule == "dispersing"]
+    assert (leaving.start, leaving.end) == (local(2027, 7, 4, 23, 30), local(2027, 7, 5, 0, 30))
     (late,) = [f for f in data.findings if f.rule == "permit-required"]
-    assert (late.start, late.end) == (local(2027, 7, 4, 23, 30), local(2027, 7, 5, 0, 50))
+    assert (late.start, late.end) == (local(2027, 7, 5, 0, 30), local(2027, 7, 5, 0, 50))
     # ... and, past midnight with no housing declared, overnight-housing on the 5th.
     assert [(d.day.isoformat(), d.rule) for d in data.distinct] == [
-        ("2027-07-04", "permit-required"),
         ("2027-07-05", "permit-required"),
         ("2027-07-05", "overnight-housing"),
     ]

@@ -42,8 +42,8 @@ def overnight_event(tmp: Path) -> tuple[Path, Path]:
     log.badge(0, "RN-1", "nurse")
     counts["north"] = 400
     heartbeat(0)
-    counts["north"] = 600
-    heartbeat(H)  # 19:00: 600 persons need 2 nurses, 1 on duty (A-0001 until 19:10)
+    counts["north"] = 1000
+    heartbeat(H)  # 19:00: 1,000 persons need 2 nurses, 1 on duty (A-0001 until 19:10)
     log.badge(H + 600, "RN-2", "nurse")
     log.badge(H + 1800, "RN-2", "nurse", "off")  # 19:30 to 19:40 (A-0002)
     log.badge(H + 2400, "RN-3", "nurse")
@@ -51,15 +51,15 @@ def overnight_event(tmp: Path) -> tuple[Path, Path]:
         heartbeat(k * H)
     heartbeat(5 * H + 1800)
     counts["south"] = 500
-    heartbeat(5 * H + 3000)  # 23:50: 1,100 need 3, 2 on duty, until 00:10 (A-0003)
+    heartbeat(5 * H + 3000)  # 23:50: 1,500 need 3, 2 on duty, until 00:10 (A-0003)
     log.badge(6 * H + 600, "RN-4", "nurse")
     heartbeat(6 * H + 1800)
-    log.gate("north", 7 * H, 600, 600)  # 01:00: everyone has left
+    log.gate("north", 7 * H, 1000, 1000)  # 01:00: everyone has left
     log.gate("south", 7 * H, 500, 500)
     log.inspector("insp-1", "inspection", 7 * H + 1800, item="F", result="ok")  # 01:30
     log.lot("lot-a", 8 * H + 1800, 0)
     log.lot("lot-b", 8 * H + 1800, 0)
-    log.gate("north", 8 * H + 1800, 600, 600)
+    log.gate("north", 8 * H + 1800, 1000, 1000)
     log.gate("south", 8 * H + 1800, 500, 500)
     log.close(8 * H + 1801)
     return permit, evidence
@@ -90,7 +90,10 @@ def test_the_law_provides_what_it_says_and_no_fine_total(
         "For each violation a court may impose a fine of $100 to $500, or imprisonment of "
         "up to one year, or both (penalties:B)."
     ) in text
-    assert "The Town Board may revoke the permit (permit:G)" in text
+    assert (
+        "The Town Board may revoke the permit through its Clerk (permit:G) on its two grounds "
+        "only"
+    ) in text
     assert "seek an injunction to restrain the violation (penalties:C)" in text
     assert "for the prosecutor and the court" in text
     assert "This is not a count of offences" in text
@@ -223,7 +226,7 @@ def test_the_legend_quotes_the_law_as_docs_law_md_does() -> None:
     doc = (ROOT / "docs" / "law.md").read_text(encoding="utf-8")
     doc = re.sub(r"\s+", " ", re.sub(r"^> ?", "", doc, flags=re.M))
     for excerpt in EXCERPTS.values():
-        for piece in excerpt.words.split(" … "):
+        for piece in excerpt.words.strip("… ").split(" … "):
             assert re.sub(r"\s+", " ", piece) in doc, (excerpt.cite, piece)
 
 

@@ -85,7 +85,7 @@ def script_event(log: ScriptedLog) -> None:
 EXPECTED = [
     # id, rule, cite, severity, start, end, duration_s, worst_observed, required
     ("A-0001", "nurse-ratio", "permit:C(9)", "breach", "10:02:00", "10:10:00", "480",
-     {"attendance": 2200, "nurses_on_duty": 4}, {"nurses": 5}),
+     {"attendance": 2200, "nurses_on_duty": 4, "within_rounding": "true"}, {"nurses": 5}),
     ("A-0002", "lot-full", "permit:C(6)", "warning", "10:05:00", "10:06:40", "100",
      {"capacity": 600, "occupied": 580, "share": 0.967}, {"share_below": 0.95}),
     ("A-0003", "nurse-ratio", "permit:C(9)", "breach", "10:15:00", "10:20:00", "300",
@@ -93,7 +93,7 @@ EXPECTED = [
     ("A-0004", "max-at-one-time", "permit:A, permit:B(2)", "breach", "10:25:00", "10:30:00",
      "300", {"attendance": 4400}, {"attendance_at_most": 4000}),
     ("A-0005", "nurse-ratio", "permit:C(9)", "breach", "10:25:00", "10:30:00", "300",
-     {"attendance": 4400, "nurses_on_duty": 8}, {"nurses": 9}),
+     {"attendance": 4400, "nurses_on_duty": 8, "within_rounding": "true"}, {"nurses": 9}),
     ("A-0006", "parking-ratio", "permit:C(6)", "breach", "10:25:00", "10:30:00", "300",
      {"attendance": 4400, "spaces_provided": 1050}, {"spaces": 1100}),
     ("A-0007", "doctor-on-duty", "permit:C(9)", "breach", "10:33:20", "10:35:00", "100",
@@ -156,7 +156,7 @@ def test_findings_are_exactly_the_scripted_breaches_to_the_second(
     assert got == want
     # The figures are plain text a spreadsheet reads, never JSON.
     assert not any("{" in r["worst_observed"] + r["required"] for r in rows)
-    assert rows[0]["worst_observed"] == "attendance=2200; nurses_on_duty=4"
+    assert rows[0]["worst_observed"] == "attendance=2200; nurses_on_duty=4; within_rounding=true"
     assert rows[0]["name"] == "Registered nurses per persons present"
     assert rows[3]["name"] == "Attendance above the permitted maximum"
     assert all(r["uncertain"] == "false" for r in rows)
@@ -268,7 +268,7 @@ def test_the_page_escapes_what_came_from_the_log_and_embeds_its_charts(
     assert not re.search(r"\d\d:\d\d(:\d\d)?[+-]\d\d:\d\d", page)
     text = page_text(page)
     assert "Findings: 7 breach findings, 1 warning, 1 data finding." in text
-    assert "Before the assembly: 0 breaches shown by the permit file (16 checks)." in text
+    assert "Before the assembly: 0 breaches shown by the permit file (17 checks)." in text
     assert "2027-07-04 10:02:00" in text
     # Plain rule names beside their ids.
     assert "Registered nurses per persons present (nurse-ratio)" in text

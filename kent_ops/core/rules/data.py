@@ -112,3 +112,19 @@ class EvidenceStorage(Rule):
             f"the evidence log cannot be written ({o.get('error', 'error')}); messages are held "
             "unacknowledged until it can"
         )
+
+
+def note_skew(skewed: dict[str, float], sensor: str, ts: int, received: int) -> bool:
+    """Keep ``sensor``'s clock skew in ``skewed`` while over 30 s; True if that changed.
+
+    The figure is kept to a tenth of a second: a skewed sensor's every message moves the
+    exact one by a few milliseconds (network and queueing), which would re-raise its
+    alert's figures with each message and say nothing new. Times in microseconds.
+    """
+    exact = (ts - received) / 1_000_000
+    if abs(exact) > CLOCK_SKEW_S:
+        skew = round(exact, 1)
+        changed = skewed.get(sensor) != skew  # a new figure must be observed now
+        skewed[sensor] = skew
+        return changed
+    return skewed.pop(sensor, None) is not None

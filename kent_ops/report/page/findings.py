@@ -19,7 +19,7 @@ from kent_ops.report.page.fmt import Fmt, cites, duration, figures, table
 __all__ = ["clean_up", "findings", "inspectors"]
 
 _SEVERITY_ORDER = {"breach": 0, "warning": 1, "data": 2}
-_CLEAN_UP_TAG = {"done": "ok", "open": "warning"}
+_CLEAN_UP_TAG = {"done": "ok", "open": "warning", "not applicable": "ok"}
 
 
 def _row_class(f: Finding) -> str:
@@ -32,6 +32,10 @@ def _finding_row(f: Finding, fmt: Fmt) -> str:
     tag = f'<span class="tag {escape(f.severity)}">{escape(f.severity)}</span>'
     if f.uncertain:
         tag += ' <span class="tag uncertain">uncertain: indeterminate</span>'
+    if f.within_rounding:
+        tag += ' <span class="tag warning">within the rounding</span>'
+    if f.revocation_ground:
+        tag += ' <span class="tag breach">a ground for revocation (permit:G)</span>'
     acks = "<br>".join(
         f"{escape(a.by)} at {escape(fmt.when(a.at))}: {escape(a.comment)}" for a in f.acknowledged
     )

@@ -4,8 +4,10 @@ The report measures and records; it does not decide that anyone committed an off
 (docs/law.md, "Penalties and what the report counts"). So this section states what the
 law provides for a violation, lists the distinct breaches (one line per rule and local
 day, with the times it was in breach that day), says in words that this is not a count of
-offences, and names who the law reaches. A breach found while attendance was uncertain
-is listed apart as indeterminate. No fine is totalled anywhere.
+offences, ties each finding that is one of permit:G's two grounds to it (and no other),
+and names who the law reaches. A breach found while attendance was uncertain is listed
+apart as indeterminate, and one that holds only by rounding a required count up apart
+as within the rounding. No fine is totalled anywhere.
 """
 
 from __future__ import annotations
@@ -29,10 +31,43 @@ def _provides() -> str:
         "<li>A violation is a misdemeanour (penalties:A).</li>"
         f"<li>For each violation a court may impose a fine of ${law.FINE_MIN_USD} to "
         f"${law.FINE_MAX_USD}, or imprisonment of up to one year, or both (penalties:B).</li>"
-        "<li>The Town Board may revoke the permit (permit:G), and may bring a civil action "
-        "in the name of the Town to compel compliance, or seek an injunction to restrain "
-        "the violation (penalties:C).</li></ul>"
+        "<li>The Town Board may bring a civil action in the name of the Town to compel "
+        "compliance, or seek an injunction to restrain the violation (penalties:C).</li>"
+        "<li>The Town Board may revoke the permit through its Clerk (permit:G) on its two "
+        "grounds only: the applicant has failed to provide the facilities as specified in "
+        "the application, or the setting up of the facilities cannot reasonably be done "
+        "within the time set for the assembly. Below, each finding that is such a ground is "
+        "tied to it; no other finding is.</li></ul>"
     )
+
+
+def _grounds(data: ReportData, fmt: Fmt) -> list[str]:
+    """The findings that are a ground for revocation under permit:G, and only those."""
+    grounds = [f for f in data.findings if f.revocation_ground]
+    out = ["<h3>Grounds for revocation (permit:G)</h3>"]
+    if not grounds:
+        out.append(
+            "<p>No finding is a ground for revocation: no facility the application specified "
+            "and the law requires was found not provided. (An assembly without a permit, the "
+            "attendance and vehicle figures, the data findings and the clean-up are not "
+            "grounds under permit:G: the clean-up binds after the assembly, when there is "
+            "nothing left to revoke.)</p>"
+        )
+        return out
+    rows = [
+        f"<tr class='{'uncertain' if f.uncertain else 'breach'}'><td class='id'>{escape(f.id)}"
+        f"</td><td><b>{escape(f.name)}</b> <span class='muted'>({escape(f.rule)})</span>"
+        f"</td><td>{cites(f.cite)}</td><td>{escape(fmt.when(f.start))}</td>"
+        f"<td>the facilities were not provided as specified in the application"
+        f"{' (indeterminate: counts uncertain)' if f.uncertain else ''}</td></tr>"
+        for f in grounds
+    ]
+    out.append(
+        "<p>These findings are facilities the application specified, and the law requires, "
+        "found not provided: the first ground of permit:G.</p>"
+    )
+    out.append(table(["Finding", "Rule", "Cite", "Start", "Ground"], rows))
+    return out
 
 
 def _times(entry: DistinctBreach, fmt: Fmt) -> str:
@@ -71,6 +106,29 @@ def _distinct(data: ReportData, fmt: Fmt) -> list[str]:
     ]
     out.append(table(["Day", "Rule", "Cite", "In breach (local time)", "Findings"], rows))
     return out
+
+
+def _within_rounding(data: ReportData, fmt: Fmt) -> list[str]:
+    """Breaches that hold only because kent-ops rounds a required count up."""
+    apart = [f for f in data.findings if f.proven and f.within_rounding]
+    if not apart:
+        return []
+    rows = [
+        f"<tr class='breach'><td class='id'>{escape(f.id)}</td><td><b>{escape(f.name)}</b> "
+        f"<span class='muted'>({escape(f.rule)})</span></td><td>{cites(f.cite)}</td>"
+        f"<td>{escape(fmt.when(f.start))}</td><td>{escape(f.worst_sentence)}</td></tr>"
+        for f in apart
+    ]
+    return [
+        "<h3>Within the rounding</h3>",
+        "<p>kent-ops reads a ratio of one nurse per 500 persons, or one car space per four, "
+        "as one for each whole 500 (or four) and one more for any part of one, so 1,001 "
+        "persons need 3 nurses and 251 car spaces. That is kent-ops' reading, not the law's "
+        "words. These breaches hold only because of it: the staff or spaces met one for "
+        "each whole 500 (or four). They are listed apart, outside the distinct breaches "
+        "above, for the Board to weigh.</p>",
+        table(["Finding", "Rule", "Cite", "Start", "As found"], rows),
+    ]
 
 
 def _other_breaches(data: ReportData, fmt: Fmt) -> list[str]:
@@ -117,7 +175,10 @@ def _indeterminate(data: ReportData, fmt: Fmt) -> list[str]:
 
 def _reaches(data: ReportData) -> list[str]:
     pm = data.permit
-    people = [f"<li>the applicant, <b>{escape(pm.applicant_name)}</b>;</li>"]
+    people = [
+        "<li>any person who caused the gathering of more than 500 persons (penalties:A);</li>",
+        f"<li>the applicant, <b>{escape(pm.applicant_name)}</b>;</li>",
+    ]
     for p in data.properties:
         people.append(
             f"<li><b>{escape(p.owner)}</b>, owner of {escape(p.id)} ({escape(p.address)});</li>"
@@ -128,9 +189,12 @@ def _reaches(data: ReportData) -> list[str]:
             )
     return [
         "<h3>Who the law reaches</h3>",
-        "<p>The law reaches everyone who uses, allows, lets or permits property to be used "
-        "for the assembly or for any part of it (permit:A, penalties:A): the applicant, and "
-        "each property owner, tenant or lessee who let property be used. From the permit:</p>",
+        "<p>The law reaches any person who uses, allows, lets or permits property to be used "
+        "for the assembly or for any part of it (permit:A, penalties:A), any person who "
+        "causes the gathering of more than 500 persons without a permit (penalties:A), and "
+        "any person who commits or permits any act in violation of the chapter "
+        "(penalties:A): the applicant, and each property owner, tenant or lessee who let "
+        "property be used. From the permit:</p>",
         "<ul>" + "".join(people) + "</ul>",
         "<p class='muted'>The report does not say which of them is answerable for which "
         "breach: that is for the prosecutor and the court.</p>",
@@ -142,8 +206,10 @@ def what_the_law_provides(data: ReportData, fmt: Fmt) -> str:
     out = [
         _provides(),
         *_distinct(data, fmt),
+        *_within_rounding(data, fmt),
         *_other_breaches(data, fmt),
         *_indeterminate(data, fmt),
+        *_grounds(data, fmt),
         *_reaches(data),
     ]
     return "\n".join(out)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from html import escape
 
+from kent_ops.core.precheck import NO_PERMIT_NEEDED
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, cites, table
 
@@ -73,6 +74,8 @@ def permit_history(data: ReportData, fmt: Fmt) -> str:
 def pre_event(data: ReportData) -> str:
     """Every pre-event check and what it found; "meets every requirement" only if all ran clean."""
     checks = data.pre_event_checks
+    if not data.permit.regulated:
+        return f"<p>{escape(NO_PERMIT_NEEDED.format(n=data.permit.max_at_one_time))}.</p>"
     rows = []
     for c in checks:
         if c.clean:

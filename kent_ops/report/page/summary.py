@@ -7,6 +7,7 @@ import base64
 from html import escape
 
 from kent_ops.core import ordinance as law
+from kent_ops.core.permit import Permit
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, count
 
@@ -49,10 +50,16 @@ def _verdict_items(data: ReportData, fmt: Fmt) -> list[str]:
         )
     before = sum(1 for p in data.pre_event if p.severity == "breach")
     checks = len(data.pre_event_checks)
-    items.append(
-        f"<li>Before the assembly: {before} breach{'es' if before != 1 else ''} shown by the "
-        f"permit file ({checks} checks).</li>"
-    )
+    if data.permit.regulated:
+        items.append(
+            f"<li>Before the assembly: {before} breach{'es' if before != 1 else ''} shown by "
+            f"the permit file ({checks} checks).</li>"
+        )
+    else:
+        items.append(
+            f"<li>Before the assembly: no permit is needed for at most "
+            f"{data.permit.max_at_one_time:,} persons at one time (permit:A).</li>"
+        )
     cu = data.clean_up
     deadline = f"; deadline {fmt.midnight_ending(cu.deadline)}" if cu.deadline else ""
     items.append(
@@ -119,11 +126,7 @@ def _facts(data: ReportData, fmt: Fmt) -> list[tuple[str, str]]:
             "Vehicles at one time / collectively",
             f"{pm.vehicles_at_one_time:,} / {pm.vehicles_collective:,}",
         ),
-        (
-            "Medical staff",
-            f"at least {pm.doctors_min} doctor(s); 1 registered nurse per "
-            f"{pm.persons_per_nurse:,} persons (permit:C(9))",
-        ),
+        ("Medical staff", _medical(pm)),
         ("Security guards declared", f"{pm.security_guards:,} (permit:B(8))"),
         (
             "Parking",
@@ -145,6 +148,20 @@ def _facts(data: ReportData, fmt: Fmt) -> list[tuple[str, str]]:
         ("Fee", f"paid {pm.fee_paid_on.isoformat()}" if pm.fee_paid_on else "not paid"),
         ("Sensors", f"gates: {gates}; staff stations: {escape(', '.join(pm.staff_stations))}"),
     ]
+
+
+def _medical(pm: Permit) -> str:
+    """The law's medical minimums, and the application's where it asks more (permit:G)."""
+    text = (
+        f"the law: at least {law.DOCTORS_MIN} doctor and 1 registered nurse per "
+        f"{law.PERSONS_PER_NURSE} persons (permit:C(9))"
+    )
+    if pm.doctors_min > law.DOCTORS_MIN or pm.persons_per_nurse < law.PERSONS_PER_NURSE:
+        text += (
+            f"; the application: {pm.doctors_min} doctor{'s' if pm.doctors_min != 1 else ''} "
+            f"and 1 per {pm.persons_per_nurse:,} persons (short of it: permit:G)"
+        )
+    return text
 
 
 def _status(data: ReportData, fmt: Fmt) -> str:
