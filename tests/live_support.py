@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import paho.mqtt.client as mqtt
 from textual.pilot import Pilot
@@ -30,6 +31,9 @@ T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)  # 10:00 in Kent, when the window o
 
 FAST = Timing(heartbeat_s=1.0, snapshot_s=1.0, checkpoint_s=2.0, tick_s=0.2)
 """Service intervals short enough for tests to see heartbeats and checkpoints."""
+
+KENT = ZoneInfo("America/New_York")
+"""Kent's clock: a permit's windows carry New York's offset (docs/law.md)."""
 
 
 def ts(seconds: float, start: datetime = T0) -> str:
@@ -65,8 +69,8 @@ def permit_text(
         now = datetime.now(UTC).replace(microsecond=0)
         text = re.sub(
             r"\[\[windows\]\][^\[]*",
-            f"[[windows]]\nstart = {(now - timedelta(hours=1)).isoformat()}\n"
-            f"end = {(now + timedelta(hours=3)).isoformat()}\n\n",
+            f"[[windows]]\nstart = {(now - timedelta(hours=1)).astimezone(KENT).isoformat()}\n"
+            f"end = {(now + timedelta(hours=3)).astimezone(KENT).isoformat()}\n\n",
             text,
             count=1,
         )

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import paho.mqtt.client as mqtt
 
@@ -42,6 +43,9 @@ INSPECTORS = ("insp-1",)
 EVENT = "kent-harvest-weekend-2027"
 TOPICS = Topics(EVENT)
 
+KENT = ZoneInfo("America/New_York")
+"""Kent's clock: a permit's windows carry New York's offset (docs/law.md)."""
+
 
 def two_property_permit(tmp_path: Path) -> Path:
     """The two-properties example, open now, with a deputy's tally at the meadow road."""
@@ -49,8 +53,8 @@ def two_property_permit(tmp_path: Path) -> Path:
     text = (ROOT / "examples" / "permit-two-properties.toml").read_text()
     text = re.sub(
         r"\[\[windows\]\][^\[]*",
-        f"[[windows]]\nstart = {(now - timedelta(hours=1)).isoformat()}\n"
-        f"end = {(now + timedelta(hours=3)).isoformat()}\n\n",
+        f"[[windows]]\nstart = {(now - timedelta(hours=1)).astimezone(KENT).isoformat()}\n"
+        f"end = {(now + timedelta(hours=3)).astimezone(KENT).isoformat()}\n\n",
         text,
         count=1,
     )
