@@ -69,12 +69,15 @@ def test_a_revocation_is_recorded_and_holds_every_gate_at_500(
     assert status["permit"]["resolution"] == "TB-2027-41"
     assert status["admit"] is False
     command = json.loads(watcher.wait_for(f"{P}/gate/north/command", lambda b: b"false" in b))
-    assert "permit is not issued" in command["reason"]
+    assert "the permit was revoked at " in command["reason"]
+    assert command["reason"].endswith(": admit no one (permit:A)")
+    # 600 present when it took effect, nobody admitted: the crowd's hour to disperse.
     wait_until(
-        lambda: any(a["rule"] == "permit-required" for a in watcher.alerts().values()),
+        lambda: any(a["rule"] == "dispersing" for a in watcher.alerts().values()),
         15,
-        "a permit-required alert",
+        "a dispersing alert",
     )
+    assert not any(a["rule"] == "permit-required" for a in watcher.alerts().values())
     logged = [
         r for r in read_records(evidence) if r.kind == "message" and "/clerk/" in (r.topic or "")
     ]

@@ -295,7 +295,10 @@ def test_a_breach_raised_and_ended_sends_one_mail_each_and_the_log_proves_it(
     assert "permit:C(9)" in raised["subject"]
     assert raised["to"] == TO
     lines = text_of(raised).splitlines()
-    assert lines[0] == "2 nurses on duty; 1,100 persons need 3 (permit:C(9))"
+    assert lines[0] == (
+        "2 nurses on duty; 1,100 persons need 3; this holds only by rounding up (kent-ops' "
+        "reading): 2 nurses meet one for each whole 500 persons (permit:C(9))"
+    )
     assert "Since 2027-07-04 10:00:10 EDT (raised at 10:00:12)." in lines  # the event's zone
     assert f"Dashboard: {DASHBOARD}" in lines
 

@@ -91,8 +91,7 @@ def test_the_law_provides_what_it_says_and_no_fine_total(
         "up to one year, or both (penalties:B)."
     ) in text
     assert (
-        "The Town Board may revoke the permit through its Clerk (permit:G) on its two grounds "
-        "only"
+        "The Town Board may revoke the permit through its Clerk (permit:G) on its two grounds only"
     ) in text
     assert "seek an injunction to restrain the violation (penalties:C)" in text
     assert "for the prosecutor and the court" in text
