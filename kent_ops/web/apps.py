@@ -99,6 +99,9 @@ def _in_child(memory_bytes: int) -> None:  # pragma: no cover - runs in the chil
     ``RLIMIT_DATA`` counts what the process has written to (its heap, ``mmap``-ed
     memory), not address space it only reserved, so the cap is near what it uses.
     """
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        memory_bytes = min(memory_bytes, hard)  # never above what the server itself may have
     resource.setrlimit(resource.RLIMIT_DATA, (memory_bytes, memory_bytes))
     if sys.platform == "linux":
         with contextlib.suppress(OSError, AttributeError):

@@ -306,8 +306,12 @@ class WebServer:
         running: _Running | None = None
         try:
             async with self.seats.turn(launch.seat, ticket) as mine:
-                if not mine or websocket.closed:
-                    log.info("%s's %s not started: opened again meanwhile", account.name, app_name)
+                if not mine or websocket.closed or self.sessions.get(session.token) is None:
+                    log.info(
+                        "%s's %s not started: opened again or ended meanwhile",
+                        account.name,
+                        app_name,
+                    )
                     await _close(websocket, "opened elsewhere")
                     return websocket
                 await self._hand_over(launch.seat)
