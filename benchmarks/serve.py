@@ -112,7 +112,10 @@ async def _run_session(
     """Sign in, open the app's websocket and read its frames until told to stop."""
     async with ClientSession(cookie_jar=CookieJar(unsafe=True)) as client:
         form = {"name": session.name, "password": PASSWORD}
-        async with client.post(f"{base}/signin", data=form, ssl=context) as response:
+        origin = {"Origin": base}  # as a browser's form says where it was posted from
+        async with client.post(
+            f"{base}/signin", data=form, ssl=context, headers=origin
+        ) as response:
             if response.status != 200 or not response.url.path.endswith(session.app):
                 raise RuntimeError(f"{session.name}: sign-in failed ({response.status})")
         width, height = SIZES[session.app]

@@ -30,6 +30,8 @@ __all__ = ["DEFAULT_USERS", "cli_serve", "cli_users", "users_file"]
 
 DEFAULT_USERS = "/etc/kent-ops/users.json"
 ENV_USERS = "KENT_OPS_USERS"
+LEAST_APP_MEMORY_MB = 128
+"""Below this even a fresh app (about 55 MiB of heap) could fail for want of memory."""
 
 
 def users_file(args: argparse.Namespace) -> Path:
@@ -85,6 +87,14 @@ def _clerk_option() -> str:
     return "--inspector" if "--clerk" in extra else "--clerk"
 
 
+def _app_memory_mb(text: str) -> int:
+    if not text.isascii() or not text.isdigit():
+        raise UsageError(f"--app-memory-mb {text!r} is not a whole number of MiB")
+    if int(text) < LEAST_APP_MEMORY_MB:
+        raise UsageError(f"--app-memory-mb {text} must be at least {LEAST_APP_MEMORY_MB}")
+    return int(text)
+
+
 def _app_config(args: argparse.Namespace) -> AppConfig:
     if not args.event:
         raise UsageError("kent-ops serve needs --event ID (the [event] id of the permit)")
@@ -107,6 +117,7 @@ def _app_config(args: argparse.Namespace) -> AppConfig:
         state_dir=str(Path(args.state_dir).resolve()) if args.state_dir else None,
         keys=str(Path(args.keys).resolve()) if args.keys else None,
         clerk_option=_clerk_option(),
+        memory_mb=_app_memory_mb(args.app_memory_mb),
     )
 
 

@@ -10,6 +10,10 @@ from kent_ops.commands.parsers import EXAMPLE_EVENT, Sub, new_command, positive_
 
 __all__ = ["add_serve"]
 
+APP_MEMORY_MB = 512
+"""Each app's heap cap by default (kent_ops.web.apps.APP_MEMORY_MB; not imported, so the
+parser stays light)."""
+
 
 def _users_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -114,6 +118,13 @@ def _serve(sub: Sub) -> None:
         help="where the gate views keep their manual tallies (default ~/.local/state/kent-ops)",
     )
     p.add_argument("--keys", metavar="FILE", help="the tallies' signing keys, when the event signs")
+    p.add_argument(
+        "--app-memory-mb",
+        default=str(APP_MEMORY_MB),
+        metavar="MB",
+        help="each person's app may use this much memory (MiB), then it fails alone "
+        "(default %(default)s)",
+    )
     p.add_argument(
         "--log-level",
         default="info",

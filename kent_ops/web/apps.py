@@ -10,7 +10,9 @@ The broker password goes to the process in its environment (``KENT_OPS_BROKER_PA
 read by :mod:`kent_ops.broker.credentials`), never on its command line, which every
 local user can read with ``ps``. The process is started without a shell, dies with the
 server (``PR_SET_PDEATHSIG``), and is ended when its tab closes: asked to quit first,
-then terminated, then killed.
+then terminated, then killed. Its memory is capped (``RLIMIT_DATA``, ``serve
+--app-memory-mb``): an app that runs away fails alone, with a MemoryError, and the
+host and everyone else's apps keep theirs.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ import contextlib
 import ctypes
 import logging
 import os
+import resource
 import signal
 import sys
 from asyncio.subprocess import Process
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from textual_serve.app_service import AppService
@@ -34,12 +38,14 @@ from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.credentials import ENV_PASSWORD, ENV_URL
 from kent_ops.web.accounts import Account
 
-__all__ = ["AppConfig", "Launch", "PersonApp", "launch_for"]
+__all__ = ["APP_MEMORY_MB", "AppConfig", "Launch", "PersonApp", "launch_for"]
 
 log = logging.getLogger("kent-ops.serve")
 
 QUIT_WAIT_S = 5.0
 """How long an app may take to quit (the gate view says its tally is offline) before SIGTERM."""
+APP_MEMORY_MB = 512
+"""Each app's heap, at most: ten times what the dashboard uses at the largest terminal."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +60,8 @@ class AppConfig:
     clerk_option: str = "--clerk"
     """How ``kent-ops dashboard`` is told it is a clerk's (``--inspector`` before it had one)."""
     python: str = sys.executable
+    memory_mb: int = APP_MEMORY_MB
+    """Each app process's data (heap) limit in MiB (``RLIMIT_DATA``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +93,16 @@ def launch_for(account: Account, config: AppConfig) -> Launch:
     return Launch(tuple(argv), account.broker_user, account.seat)
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """In the child: SIGTERM when the server dies, so no app outlives it unseen."""
+def _in_child(memory_bytes: int) -> None:  # pragma: no cover - runs in the child
+    """In the child, before the app: cap its memory, and SIGTERM it when the server dies.
+
+    ``RLIMIT_DATA`` counts what the process has written to (its heap, ``mmap``-ed
+    memory), not address space it only reserved, so the cap is near what it uses.
+    """
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        memory_bytes = min(memory_bytes, hard)  # never above what the server itself may have
+    resource.setrlimit(resource.RLIMIT_DATA, (memory_bytes, memory_bytes))
     if sys.platform == "linux":
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -104,6 +120,7 @@ class PersonApp(AppService):
         write_str: Callable[[str], Awaitable[None]],
         close: Callable[[], Awaitable[None]],
         download_manager: DownloadManager,
+        memory_mb: int = APP_MEMORY_MB,
     ) -> None:
         super().__init__(
             " ".join(launch.argv),  # shown in textual-serve's own logs only; never run by a shell
@@ -113,7 +130,9 @@ class PersonApp(AppService):
             download_manager=download_manager,
         )
         self.launch = launch
+        self.memory_bytes = memory_mb * 2**20
         self._password = password
+        self._stopping: asyncio.Future[None] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -138,7 +157,7 @@ class PersonApp(AppService):
             stderr=asyncio.subprocess.PIPE,
             env=environment,
             cwd=Path.home() if Path.home().is_dir() else "/",
-            preexec_fn=_die_with_parent if os.name == "posix" else None,
+            preexec_fn=partial(_in_child, self.memory_bytes) if os.name == "posix" else None,
         )
         assert process.stdin is not None
         self._stdin = process.stdin
@@ -147,7 +166,16 @@ class PersonApp(AppService):
         return process
 
     async def stop(self) -> None:
-        """Ask the app to quit; past :data:`QUIT_WAIT_S`, terminate it, then kill it."""
+        """Ask the app to quit; past :data:`QUIT_WAIT_S`, terminate it, then kill it.
+
+        Whoever calls it, and however often, it runs once, and each caller returns only
+        when the process has exited: the next app of the seat starts after that.
+        """
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self._stopping)
+
+    async def _stop(self) -> None:
         process, task = self._process, self._task
         if task is None or process is None:
             return

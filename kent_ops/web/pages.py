@@ -4,20 +4,22 @@ The app page is textual-serve's own front end (``textual.js``, xterm.js), served
 the textual-serve package with no outside fonts or scripts, so it works on an event
 network with no internet. It is sized for a phone held in one hand as well as a
 tablet or a laptop. Everything that comes from outside (a name, an error) is escaped.
+The one inline script is :data:`INLINE_SCRIPTS`' own, which the Content-Security-Policy
+allows by its hash (:mod:`kent_ops.web.guard`); nothing else inline may run.
 """
 
 from __future__ import annotations
 
 from html import escape
 
-__all__ = ["app_page", "message_page", "sign_in_page"]
+__all__ = ["INLINE_SCRIPTS", "app_page", "message_page", "sign_in_page"]
 
 _HEAD = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>{title}</title>
 <style>
   @font-face {{ font-family: "Roboto Mono"; font-weight: 100 700;
@@ -98,22 +100,22 @@ _APP_STYLE = """<link rel="stylesheet" href="/static/css/xterm.css">
 """
 
 
+_NO_KEYBOARD = """
+window.addEventListener("load", () => {
+  for (const area of document.querySelectorAll("textarea")) area.setAttribute("inputmode", "none");
+});
+"""
+INLINE_SCRIPTS = (_NO_KEYBOARD,)
+"""Every inline script a page may carry, exactly as written into it."""
+
+
 def app_page(*, title: str, websocket_url: str, font_size: int, keyboard: bool) -> str:
     """The page that runs one app: textual-serve's terminal, and a notice when it ends.
 
     ``keyboard=False`` keeps a phone's on-screen keyboard away (the gate view is all
     buttons); the dashboard needs one for comments and notes.
     """
-    no_keyboard = (
-        """<script>
-window.addEventListener("load", () => {
-  for (const area of document.querySelectorAll("textarea")) area.setAttribute("inputmode", "none");
-});
-</script>
-"""
-        if not keyboard
-        else ""
-    )
+    no_keyboard = f"<script>{_NO_KEYBOARD}</script>\n" if not keyboard else ""
     return (
         _HEAD.format(title=f"{escape(title)} · kent-ops")
         + _APP_STYLE

@@ -7,11 +7,16 @@ protocol) and ``/static`` (textual-serve's front end).
 
 Security, in short: HTTPS with the event's certificate; a random session token in an
 ``HttpOnly``, ``SameSite=Strict`` (and ``Secure`` over HTTPS) cookie, the session on
-the server only; a websocket from another origin is refused; a failed sign-in makes
-the next one on that name and that address wait, doubling each time
-(:mod:`kent_ops.web.throttle`); a session ends after ``--session-minutes``, closing
-its apps. One app runs per seat (a person's dashboard, a gate's tally): opening it
-again elsewhere closes the older one, so two tallies never count for the same gate.
+the server only; a POST or a websocket from another origin is refused, and every
+response carries a Content-Security-Policy and its kin (:mod:`kent_ops.web.guard`);
+a failed sign-in makes the next one from that address wait, doubling each time, but
+never keeps a name out from elsewhere (:mod:`kent_ops.web.throttle`); a session ends
+after ``--session-minutes``, closing its apps. One app runs per seat (a person's
+dashboard, a gate's tally), handed over one at a time (:mod:`kent_ops.web.seats`):
+opening it again elsewhere closes the older one first, so two tallies never count for
+the same gate. What a browser sends its app is bounded (:mod:`kent_ops.web.relay`)
+and each app's memory is capped (:mod:`kent_ops.web.apps`). docs/security.md says
+which attack each of these answers.
 """
 
 from __future__ import annotations
@@ -24,15 +29,17 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import textual_serve
-from aiohttp import WSMsgType, web
+from aiohttp import WSCloseCode, web, web_response
 from textual_serve.download_manager import DownloadManager
 
 from kent_ops.web import pages
 from kent_ops.web.accounts import Account, load_accounts, verify_sign_in
-from kent_ops.web.apps import AppConfig, PersonApp, launch_for
+from kent_ops.web.apps import AppConfig, Launch, PersonApp, launch_for
+from kent_ops.web.guard import SERVER, from_this_site, script_hash, security_headers
+from kent_ops.web.relay import MOST_MESSAGE, relay, size_from_query
+from kent_ops.web.seats import Seats
 from kent_ops.web.sessions import Session, Sessions
 from kent_ops.web.throttle import SignInThrottle
 
@@ -42,12 +49,9 @@ log = logging.getLogger("kent-ops.serve")
 COOKIE = "kent_ops_session"
 STATIC = Path(textual_serve.__file__).resolve().parent / "static"
 _APPS = ("dashboard", "gate")
-_SECURITY_HEADERS = {
-    "Cache-Control": "no-store",
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
+_SCRIPTS = tuple(script_hash(s) for s in pages.INLINE_SCRIPTS)
+_SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+_CLOSE_WAIT_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +82,7 @@ class WebServer:
     settings: ServeSettings
     throttle: SignInThrottle = field(default_factory=SignInThrottle)
     clock: Callable[[], float] = time.monotonic
+    seats: Seats = field(default_factory=Seats)
     accounts: dict[str, Account] = field(default_factory=dict)
     running: dict[str, _Running] = field(default_factory=dict)
     _users_mtime: float | None = None
@@ -118,12 +123,15 @@ class WebServer:
     async def _close_apps(self, token: str, why: str) -> None:
         for running in [r for r in self.running.values() if r.token == token]:
             running.ended = why
-            await running.websocket.close()
+            await _close(running.websocket, why)
 
     # the web application ------------------------------------------------------------
 
     def make_app(self) -> web.Application:
-        app = web.Application(client_max_size=16 * 1024)
+        # aiohttp's own answers to malformed requests (400s) never reach the hook
+        # below; they take their Server header from here, so it names no version.
+        web_response.SERVER_SOFTWARE = SERVER  # type: ignore[attr-defined]
+        app = web.Application(client_max_size=16 * 1024, middlewares=[self._only_from_here])
         app.add_routes(
             [
                 web.get("/", self.handle_root),
@@ -141,10 +149,31 @@ class WebServer:
         return app
 
     async def _headers(self, request: web.Request, response: web.StreamResponse) -> None:
-        for name, value in _SECURITY_HEADERS.items():
-            if name == "Cache-Control" and request.path.startswith("/static/"):
-                continue
+        headers = security_headers(request, tls=self.settings.tls, scripts=_SCRIPTS)
+        response.headers["Server"] = headers.pop("Server")
+        for name, value in headers.items():
             response.headers.setdefault(name, value)
+
+    @web.middleware
+    async def _only_from_here(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        """Refuse a state-changing request that a page of another site made (login CSRF)."""
+        if request.method not in _SAFE_METHODS and not from_this_site(
+            request, tls=self.settings.tls
+        ):
+            log.warning(
+                "refused %s %s from %s: Origin %r, not this site", request.method, request.path,
+                request.remote, request.headers.get("Origin", request.headers.get("Referer")),
+            )  # fmt: skip
+            page = pages.message_page(
+                "Refused",
+                "This form was sent from a page of another site. Open kent-ops here and "
+                "sign in again.",
+                link=("/signin", "Sign in"),
+            )
+            return _html(page, status=403)
+        return await handler(request)
 
     async def _background(self, app: web.Application):  # type: ignore[no-untyped-def]
         sweeper = asyncio.create_task(self._sweep(), name="session-sweep")
@@ -197,6 +226,9 @@ class WebServer:
             return _html(page, status=401)
         session = self.sessions.open(account.name, address, password)
         log.info("signed in: %s (%s) from %s", account.name, account.describe(), address)
+        for old in self.sessions.crowded(account.name):
+            log.info("oldest session of %s ended: too many at once", old.account)
+            await self._close_apps(old.token, "signed in too often elsewhere")
         response = _redirect(f"/{account.app}")
         response.set_cookie(
             COOKIE,
@@ -256,8 +288,7 @@ class WebServer:
         return _html(page)
 
     def _same_origin(self, request: web.Request) -> bool:
-        origin = request.headers.get("Origin")
-        return origin is not None and urlsplit(origin).netloc == request.host
+        return "Origin" in request.headers and from_this_site(request, tls=self.settings.tls)
 
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
         app_name = request.match_info["app"]
@@ -268,14 +299,46 @@ class WebServer:
         if self._session(request) is None:
             raise web.HTTPUnauthorized(text="sign in first")
         session, account = self._allowed(request, app_name)
-        websocket = web.WebSocketResponse(heartbeat=15)
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MOST_MESSAGE)
         await websocket.prepare(request)
         launch = launch_for(account, self.settings.apps)
-        previous = self.running.pop(launch.seat, None)
+        ticket = self.seats.ticket(launch.seat)
+        running: _Running | None = None
+        try:
+            async with self.seats.turn(launch.seat, ticket) as mine:
+                if not mine or websocket.closed or self.sessions.get(session.token) is None:
+                    log.info(
+                        "%s's %s not started: opened again or ended meanwhile",
+                        account.name,
+                        app_name,
+                    )
+                    await _close(websocket, "opened elsewhere")
+                    return websocket
+                await self._hand_over(launch.seat)
+                running = self._start(session, launch, websocket)
+                await running.app.start(*size_from_query(request.query))
+            await relay(websocket, running.app)
+        finally:
+            if running is not None:
+                await running.app.stop()
+                if self.running.get(launch.seat) is running:
+                    del self.running[launch.seat]
+                why = running.ended or "tab closed"
+                log.info("%s's %s closed: %s", account.name, app_name, why)
+        return websocket
+
+    async def _hand_over(self, seat: str) -> None:
+        """End the seat's running app, and wait until its process has exited."""
+        previous = self.running.pop(seat, None)
         if previous is not None:
             previous.ended = "opened elsewhere"
+            await _close(previous.websocket, "opened elsewhere")
             await previous.app.stop()
-            await previous.websocket.close()
+
+    def _start(
+        self, session: Session, launch: Launch, websocket: web.WebSocketResponse
+    ) -> _Running:
+        """The seat's new app, registered before it starts, so a sweep can find it."""
         app = PersonApp(
             launch,
             session.password,
@@ -283,47 +346,19 @@ class WebServer:
             write_str=websocket.send_str,
             close=websocket.close,
             download_manager=self.downloads,
+            memory_mb=self.settings.apps.memory_mb,
         )
         running = _Running(session.token, app, websocket)
         self.running[launch.seat] = running
-        try:
-            await app.start(*_size(request))
-            await _relay(websocket, app)
-        finally:
-            await app.stop()
-            if self.running.get(launch.seat) is running:
-                del self.running[launch.seat]
-            log.info("%s's %s closed: %s", account.name, app_name, running.ended or "tab closed")
-        return websocket
+        return running
 
 
-def _size(request: web.Request) -> tuple[int, int]:
-    def number(name: str, default: int) -> int:
-        try:
-            return min(500, max(10, int(request.query.get(name, default))))
-        except ValueError:
-            return default
-
-    return number("width", 80), number("height", 24)
-
-
-async def _relay(websocket: web.WebSocketResponse, app: PersonApp) -> None:
-    """The browser's keys, taps and resizes to the app: textual-serve's protocol."""
-    actions: dict[str, Callable[[list[object]], Awaitable[object]]] = {
-        "stdin": lambda m: app.send_bytes(str(m[1]).encode("utf-8")),
-        "resize": lambda m: app.set_terminal_size(int(m[1]["width"]), int(m[1]["height"])),  # type: ignore[index]
-        "ping": lambda m: websocket.send_json(["pong", m[1]]),
-        "blur": lambda m: app.blur(),
-        "focus": lambda m: app.focus(),
-    }
-    async for message in websocket:
-        if message.type != WSMsgType.TEXT:
-            continue
-        try:
-            envelope = message.json()
-            await actions[str(envelope[0])](envelope)
-        except (ValueError, KeyError, IndexError, TypeError):
-            continue  # a malformed message is ignored, never fatal
+async def _close(websocket: web.WebSocketResponse, why: str) -> None:
+    """Close a websocket, waiting for its browser a few seconds at most."""
+    with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
+        await asyncio.wait_for(
+            websocket.close(code=WSCloseCode.GOING_AWAY, message=why.encode()), _CLOSE_WAIT_S
+        )
 
 
 def _redirect(location: str) -> web.Response:

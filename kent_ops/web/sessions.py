@@ -3,7 +3,9 @@
 A session lasts a fixed time from sign-in (``--session-minutes``) and ends earlier at
 sign-out or when its account leaves the users file. It keeps the person's password
 in the server's memory, and only there, because every app the person opens in that
-time connects to the broker with it; it is dropped when the session ends.
+time connects to the broker with it; it is dropped when the session ends. One account
+keeps at most ``most_per_account`` sessions (signing in again and again cannot fill
+the server's memory): a sign-in beyond that ends the account's oldest session.
 """
 
 from __future__ import annotations
@@ -30,8 +32,15 @@ class Session:
 class Sessions:
     """The live sessions, by token, on a monotonic clock."""
 
-    def __init__(self, lifetime_s: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        lifetime_s: float,
+        *,
+        most_per_account: int = 20,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.lifetime_s = lifetime_s
+        self.most_per_account = most_per_account
         self.clock = clock
         self._by_token: dict[str, Session] = {}
 
@@ -41,6 +50,14 @@ class Sessions:
         session = Session(token, account, address, self.clock() + self.lifetime_s, password)
         self._by_token[token] = session
         return session
+
+    def crowded(self, account: str) -> list[Session]:
+        """End and return the account's oldest sessions beyond ``most_per_account``."""
+        mine = [s for s in self._by_token.values() if s.account == account]  # oldest first
+        ended = mine[: max(0, len(mine) - self.most_per_account)]
+        for session in ended:
+            self.close(session.token)
+        return ended
 
     def get(self, token: str | None) -> Session | None:
         """The live session for this cookie value, or None (unknown or expired)."""

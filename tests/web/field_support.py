@@ -168,6 +168,29 @@ class Field:
         self.broker.stop()
 
 
+def apps_of(server: subprocess.Popen[bytes], *words: str) -> list[int]:
+    """The live app processes the server started whose command line has all of ``words``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            argv = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        mine = fields[0] != "Z" and int(fields[1]) == server.pid
+        if mine and all(w.encode() in argv for w in words):
+            found.append(int(stat.parent.name))
+    return sorted(found)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def publish(address: BrokerAddress, topic: str, body: dict[str, Any]) -> None:
     """One QoS 1 publish on a connection of its own, waiting for the PUBACK."""
     client = make_client(address)

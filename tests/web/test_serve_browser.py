@@ -27,7 +27,7 @@ from browser_support import (
     screenshot_dir,
     sign_in,
 )
-from field_support import HOLD_AT, TOPICS, Field, password
+from field_support import HOLD_AT, TOPICS, Field, alive, apps_of, password
 from live_support import wait_until
 from PIL import Image
 from playwright.sync_api import Browser, Page, sync_playwright
@@ -75,28 +75,6 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Shoot:
         return path
 
     return shoot
-
-
-def apps_of(server: subprocess.Popen[bytes], *words: str) -> list[int]:
-    """The app processes the server started whose command line has all of ``words``."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            argv = (stat.parent / "cmdline").read_bytes().split(b"\0")
-        except (OSError, IndexError, ValueError):
-            continue
-        if parent == server.pid and all(w.encode() in argv for w in words):
-            found.append(int(stat.parent.name))
-    return sorted(found)
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def order_colour(page: Page) -> str:

@@ -36,6 +36,8 @@ def serve(*argv: str) -> subprocess.CompletedProcess[str]:
         (["--event", "e", "--tls-cert", "c.pem", "--tls-key", "k.pem"], "cannot use the cert"),
         (["--event", "e", "--broker", "http://x"], "mqtt://"),
         (["--event", "e", "--ca-file", "/nonexistent/ca.crt"], "no such file"),
+        (["--event", "e", "--app-memory-mb", "64"], "must be at least 128"),
+        (["--event", "e", "--app-memory-mb", "lots"], "not a whole number"),
     ],
 )
 def test_bad_arguments_are_one_sentence_and_exit_2(users: Path, argv: list[str], says: str) -> None:

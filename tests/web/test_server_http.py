@@ -1,30 +1,44 @@
 """The web server over real HTTP, in process, without starting any app.
 
 Sign-in, the cookie's flags, refusals (wrong password, too many failures, another
-role's app, a websocket from another origin), and which process each role would get:
-argv without the password, the password in the environment only.
+role's app, a websocket or a form post from another origin), the headers every
+response carries, and which process each role would get: argv without the password,
+the password in the environment only. Requests from another address come from
+127.0.0.2 (the whole of 127/8 is the loopback).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from aiohttp import ClientSession, CookieJar, WSServerHandshakeError
+from aiohttp import ClientSession, CookieJar, TCPConnector, WSServerHandshakeError
 from aiohttp.test_utils import TestServer
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.credentials import ENV_PASSWORD, ENV_URL
 from kent_ops.web.accounts import KdfCost, make_account, save_accounts
 from kent_ops.web.apps import AppConfig, PersonApp, launch_for
+from kent_ops.web.guard import script_hash
 from kent_ops.web.server import COOKIE, ServeSettings, WebServer
 from kent_ops.web.throttle import SignInThrottle
 
 CHEAP = KdfCost(n=2**10, r=8, p=1)
 EVENT = "kent-summer-fest-2027"
 CONFIG = AppConfig(EVENT, parse_broker_url("mqtts://broker.local:8883"), ca_file="/etc/ca.crt")
+
+
+class Clock:
+    """The throttle's clock, moved by the test: waits pass without sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 @pytest.fixture
@@ -41,20 +55,34 @@ def users(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def server(users: Path) -> AsyncIterator[tuple[TestServer, WebServer]]:
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def server(users: Path, clock: Clock) -> AsyncIterator[tuple[TestServer, WebServer]]:
     web = WebServer(
         ServeSettings(apps=CONFIG, users_file=users, session_s=600),
-        throttle=SignInThrottle(first_s=30),
+        throttle=SignInThrottle(first_s=30, clock=clock),
     )
-    test_server = TestServer(web.make_app())
+    test_server = TestServer(web.make_app(), host="127.0.0.1")
     await test_server.start_server()
     yield test_server, web
     await test_server.close()
 
 
-def _client() -> ClientSession:
-    """A client that keeps cookies from an IP address (127.0.0.1), as browsers do."""
-    return ClientSession(cookie_jar=CookieJar(unsafe=True))
+def _client(base: str, *, address: str = "127.0.0.1", origin: str | None = None) -> ClientSession:
+    """A browser-like client: it keeps cookies from an IP address and says where its
+    posts come from (``Origin``), from ``address``."""
+    return ClientSession(
+        cookie_jar=CookieJar(unsafe=True),
+        headers={"Origin": origin or base},
+        connector=TCPConnector(local_addr=(address, 0)),
+    )
+
+
+def _base(test_server: TestServer) -> str:
+    return str(test_server.make_url("")).rstrip("/")
 
 
 async def _sign_in(client: ClientSession, base: str, name: str, password: str) -> int:
@@ -68,8 +96,8 @@ async def test_signing_in_sets_a_private_cookie_and_sends_each_to_their_app(
     server: tuple[TestServer, WebServer],
 ) -> None:
     test_server, _ = server
-    base = str(test_server.make_url("")).rstrip("/")
-    async with _client() as client:
+    base = _base(test_server)
+    async with _client(base) as client:
         async with client.get(f"{base}/", allow_redirects=False) as response:
             assert (response.status, response.headers["Location"]) == (303, "/signin")
         async with client.post(
@@ -99,8 +127,8 @@ async def test_a_wrong_password_is_refused_and_the_next_try_must_wait(
     server: tuple[TestServer, WebServer],
 ) -> None:
     test_server, web = server
-    base = str(test_server.make_url("")).rstrip("/")
-    async with _client() as client:
+    base = _base(test_server)
+    async with _client(base) as client:
         assert await _sign_in(client, base, "jsmith", "guess") == 401
         assert await _sign_in(client, base, "jsmith", "north pw") == 429  # even the right one
         async with client.post(
@@ -110,7 +138,7 @@ async def test_a_wrong_password_is_refused_and_the_next_try_must_wait(
             assert int(response.headers["Retry-After"]) > 0
             assert "try again in" in await response.text()
         assert COOKIE not in {c.key for c in client.cookie_jar}
-    assert web.throttle.failures("account:jsmith") == 1
+    assert web.throttle.failures(("name", "jsmith", "127.0.0.1")) == 1
     assert len(web.sessions) == 0
 
 
@@ -118,10 +146,10 @@ async def test_websockets_need_a_session_and_the_same_origin(
     server: tuple[TestServer, WebServer],
 ) -> None:
     test_server, _ = server
-    base = str(test_server.make_url("")).rstrip("/")
+    base = _base(test_server)
     ws_url = base.replace("http", "ws") + "/ws/gate"
     host = test_server.make_url("").host
-    async with _client() as client:
+    async with _client(base) as client:
         with pytest.raises(WSServerHandshakeError) as refused:
             await client.ws_connect(ws_url, origin=f"http://{host}:{test_server.port}")
         assert refused.value.status == 401
@@ -134,6 +162,133 @@ async def test_websockets_need_a_session_and_the_same_origin(
                 ws_url.replace("/gate", "/dashboard"), origin=f"http://{host}:{test_server.port}"
             )
         assert other_app.value.status in (303, 403)
+
+
+async def test_a_sign_in_posted_by_another_site_is_refused(
+    server: tuple[TestServer, WebServer],
+) -> None:
+    """Login CSRF: a page elsewhere posts the form with its author's name and password."""
+    test_server, web = server
+    base = _base(test_server)
+    attacker = {"name": "jsmith", "password": "north pw"}
+    for origin in ("https://evil.example", "null", f"http://127.0.0.1:{test_server.port + 1}"):
+        async with (
+            _client(base, origin=origin) as victim,
+            victim.post(f"{base}/signin", data=attacker, allow_redirects=False) as r,
+        ):
+            assert r.status == 403
+            assert "another site" in await r.text()
+            assert "Set-Cookie" not in r.headers
+    async with ClientSession() as bare:  # neither Origin nor Referer: refused too
+        async with bare.post(f"{base}/signin", data=attacker, allow_redirects=False) as r:
+            assert r.status == 403
+        referer = {"Referer": f"{base}/signin"}  # a browser that sends no Origin
+        async with bare.post(
+            f"{base}/signin", data=attacker, headers=referer, allow_redirects=False
+        ) as r:
+            assert r.status == 303
+    assert len(web.sessions) == 1  # the one sign-in from this site's own page
+    async with _client(base) as person, _client(base, origin="https://evil.example") as evil:
+        assert await _sign_in(person, base, "insp-1", "insp pw") == 303
+        token = next(c.value for c in person.cookie_jar if c.key == COOKIE)
+        evil.cookie_jar.update_cookies({COOKIE: token})
+        async with evil.post(f"{base}/signout", allow_redirects=False) as r:
+            assert r.status == 403  # a page elsewhere cannot sign anyone out either
+        assert web.sessions.get(token) is not None
+
+
+async def test_a_session_cookie_planted_before_sign_in_is_never_the_session(
+    server: tuple[TestServer, WebServer],
+) -> None:
+    """Session fixation: the token is the server's, new at each sign-in, never the browser's."""
+    test_server, web = server
+    base = _base(test_server)
+    async with _client(base) as client:
+        client.cookie_jar.update_cookies({COOKIE: "planted-by-someone-else"})
+        async with client.post(
+            f"{base}/signin", data={"name": "insp-1", "password": "insp pw"}, allow_redirects=False
+        ) as response:
+            assert response.status == 303
+            token = response.cookies[COOKIE].value
+    assert token != "planted-by-someone-else"
+    assert web.sessions.get("planted-by-someone-else") is None
+    assert web.sessions.get(token) is not None
+
+
+async def test_every_response_carries_the_security_headers(
+    server: tuple[TestServer, WebServer],
+) -> None:
+    test_server, _ = server
+    base = _base(test_server)
+    host = f"127.0.0.1:{test_server.port}"
+    async with _client(base) as client:
+        for path in ("/signin", "/static/js/textual.js", "/nowhere", "/gate"):
+            async with client.get(f"{base}{path}", allow_redirects=False) as response:
+                headers = response.headers
+                csp = headers["Content-Security-Policy"]
+                assert "default-src 'none'" in csp
+                assert "frame-ancestors 'none'" in csp
+                assert f"connect-src 'self' ws://{host}" in csp
+                assert "script-src 'self' 'sha256-" in csp
+                assert headers["X-Content-Type-Options"] == "nosniff"
+                assert headers["X-Frame-Options"] == "DENY"
+                assert headers["Referrer-Policy"] == "same-origin"
+                assert headers["Server"] == "kent-ops"
+                assert "Strict-Transport-Security" not in headers  # plain HTTP: no HSTS
+        assert await _sign_in(client, base, "jsmith", "north pw") == 303
+        async with client.get(f"{base}/gate") as response:
+            page = await response.text()
+            assert response.headers["Server"] == "kent-ops"
+    # The inline script of the gate page is the very one the policy allows by hash.
+    script = re.search(r"<script>(.*?)</script>", page, re.S)
+    assert script is not None
+    assert script_hash(script.group(1)) in response.headers["Content-Security-Policy"]
+    # aiohttp's own answer to a request it cannot parse names no version either.
+    reader, writer = await asyncio.open_connection("127.0.0.1", test_server.port)
+    writer.write(b"GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n")
+    answer = (await reader.read(4096)).decode("latin-1")
+    writer.close()
+    assert " 400 Bad Request" in answer.splitlines()[0]
+    assert "aiohttp" not in answer
+    assert "Server: kent-ops" in answer
+
+
+async def test_guesses_from_one_address_never_lock_the_person_out_from_another(
+    server: tuple[TestServer, WebServer], clock: Clock
+) -> None:
+    test_server, web = server
+    base = _base(test_server)
+    async with _client(base, address="127.0.0.2") as guesser:
+        for guess in range(20):
+            clock.now += web.throttle.wait_s(web.throttle.keys("jsmith", "127.0.0.2"))
+            assert await _sign_in(guesser, base, "jsmith", f"guess {guess}") == 401
+            assert await _sign_in(guesser, base, "jsmith", "north pw") == 429  # slowed down
+    # The guesser now waits 5 minutes; the real deputy, from their own phone, does not.
+    async with _client(base) as person:
+        assert await _sign_in(person, base, "jsmith", "north pw") == 303
+        async with person.get(f"{base}/", allow_redirects=False) as response:
+            assert response.headers["Location"] == "/gate"
+    assert web.throttle.failures(("address", "127.0.0.2")) == 20
+
+
+async def test_a_guessers_own_sign_in_does_not_reset_their_wait(
+    server: tuple[TestServer, WebServer], clock: Clock
+) -> None:
+    test_server, web = server
+    base = _base(test_server)
+    async with _client(base, address="127.0.0.2") as guesser:
+        for guess in range(4):  # guessing the inspector's password: waits 30, 60, 120, 240 s
+            assert await _sign_in(guesser, base, "insp-1", f"guess {guess}") == 401
+            clock.now += web.throttle.wait_s(web.throttle.keys("insp-1", "127.0.0.2"))
+        assert await _sign_in(guesser, base, "jsmith", "north pw") == 303  # their own account
+        # Then on to another name: the wait goes on doubling from this address.
+        assert await _sign_in(guesser, base, "insp-2", "guess") == 401
+        async with guesser.post(
+            f"{base}/signin", data={"name": "insp-3", "password": "guess"}
+        ) as response:
+            assert response.status == 429
+            assert int(response.headers["Retry-After"]) == 300  # not back to 30 s
+    assert web.throttle.failures(("address", "127.0.0.2")) == 5
 
 
 def test_each_role_gets_its_own_app_and_no_password_on_its_command_line() -> None:

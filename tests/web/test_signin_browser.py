@@ -1,0 +1,143 @@
+"""Sign-in attacks that need a browser, in Debian's chromium against a real ``kent-ops serve``.
+
+A page on another site (``http://localhost:…``, another site than ``127.0.0.1``) that
+posts the sign-in form by itself must not sign the visitor's browser in to the page
+author's account. And the Content-Security-Policy that keeps other sites' scripts out
+must let the gate view itself work: drawn, tapped, counted, with no violation.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from browser_support import CHROMIUM, FLAGS, PHONE, Screen, new_context, sign_in
+from field_support import TOPICS, Field, password
+from live_support import wait_until
+from playwright.sync_api import Browser, sync_playwright
+
+pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(180)]
+
+DEPUTY_PW = password("deputy-north")
+_NOTE_VIOLATIONS = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation",
+  (e) => window.__violations.push(`${e.effectiveDirective} ${e.blockedURI}`));
+"""
+
+
+@pytest.fixture(scope="module")
+def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
+    f = Field(tmp_path_factory.mktemp("field"))
+    try:
+        yield f
+    finally:
+        f.close()
+
+
+@pytest.fixture(scope="module")
+def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
+    return field.serve()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"the browser tests need {CHROMIUM} (scripts/test installs Debian's chromium)")
+    with sync_playwright() as playwright:
+        b = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        yield b
+        b.close()
+
+
+class _AttackerPage(BaseHTTPRequestHandler):
+    page = b""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(self.page)))
+        self.end_headers()
+        self.wfile.write(self.page)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+@pytest.fixture
+def attacker_site(served: tuple[str, subprocess.Popen[bytes]]) -> Iterator[str]:
+    """Another site whose page posts the sign-in form, with its author's account, at once."""
+    base, _ = served
+    handler = type("Page", (_AttackerPage,), {"page": f"""<!DOCTYPE html>
+<html><body><p>Free festival wristbands!</p>
+<form id="f" method="post" action="{base}/signin">
+<input name="name" value="jsmith"><input name="password" value="{DEPUTY_PW}">
+</form>
+<script>document.getElementById("f").submit();</script>
+</body></html>""".encode()})  # fmt: skip
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://localhost:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_a_page_elsewhere_cannot_sign_a_phone_in_to_its_authors_account(
+    served: tuple[str, subprocess.Popen[bytes]], browser: Browser, attacker_site: str
+) -> None:
+    base, _ = served
+    context = new_context(browser, PHONE)
+    page = context.new_page()
+    with page.expect_response(f"{base}/signin") as posted:
+        page.goto(attacker_site)
+    assert posted.value.status == 403
+    page.wait_for_load_state()
+    assert "another site" in page.inner_text("#message")
+    assert not [c for c in context.cookies() if c["name"] == "kent_ops_session"]
+    page.goto(f"{base}/")  # the victim opens kent-ops later: not signed in as anyone
+    assert page.url == f"{base}/signin"
+    context.close()
+
+
+def test_the_content_security_policy_lets_the_gate_view_work(
+    field: Field, served: tuple[str, subprocess.Popen[bytes]], browser: Browser
+) -> None:
+    base, _ = served
+    context = new_context(browser, PHONE)
+    context.add_init_script(_NOTE_VIOLATIONS)
+    page = context.new_page()
+    with page.expect_response(f"{base}/gate") as opened:
+        sign_in(page, base, "jsmith", DEPUTY_PW)
+    headers = opened.value.headers
+    csp = headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in csp
+    assert "default-src 'none'" in csp
+    assert f"connect-src 'self' wss://{base.removeprefix('https://')}" in csp
+    assert headers["strict-transport-security"] == "max-age=31536000"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["referrer-policy"] == "same-origin"
+    assert headers["server"] == "kent-ops"
+
+    screen = Screen(page)
+    screen.wait_for_text(r"Manual tally")
+    screen.tap("+ in")
+    screen.wait_for_text(r"Manual tally \(north-manual\)\s+in 1\s+out 0")
+
+    def counted() -> bool:
+        status = field.watcher.json(TOPICS.status) or {}
+        return (status.get("gates", {}).get("north-manual") or {}).get("in") == 1
+
+    wait_until(counted, 15, "the aggregator to count the tap")
+    assert page.evaluate("window.__violations") == []
+    # The page's own inline script ran (allowed by its hash): no keyboard for the tally.
+    assert page.get_attribute(".xterm-helper-textarea", "inputmode") == "none"
+    context.close()
