@@ -30,6 +30,7 @@ from kent_ops.core.rules.base import (
 )
 from kent_ops.core.rules.data import ClockSkew, CounterReset, EvidenceStorage, SensorOffline
 from kent_ops.core.rules.duties import DoctorOnDuty, NurseRatio, OvernightHousing, ParkingRatio
+from kent_ops.core.rules.service import BrokerSession, ClockJump, EvidenceRollback
 from kent_ops.core.rules.site import FacilityDeficient, LotFull, SecurityStaffing, VehiclesAtOneTime
 
 __all__ = [
@@ -64,6 +65,9 @@ RULES: dict[str, Rule] = {
         CounterReset(),
         ClockSkew(),
         EvidenceStorage(),
+        BrokerSession(),
+        EvidenceRollback(),
+        ClockJump(),
     )
 }
 """Every rule, keyed by name, in the order the law and the dashboards list them."""
