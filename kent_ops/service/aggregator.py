@@ -266,9 +266,22 @@ class Aggregator:
 
     def _guard(self, evidence: EvidenceLog | None) -> Guarded:
         """The broker's retained checkpoint and the head file against the log (None: a
-        new one); raises LogRolledBack if it is behind either and no one accepted that."""
+        new one); raises LogRolledBack if it is behind either and no one accepted that
+        (its one sentence the only line on stderr)."""
         retained = read_retained_checkpoint(
             self.address, self.topics.checkpoint, self.ca_file, self.timing.checkpoint_wait_s
+        )
+        if evidence is None:
+            count, hash_of = 0, lambda record: None
+        else:
+            count, hash_of = evidence.head[0], evidence.hash_of
+        guarded = guard_head(
+            self.evidence_path,
+            count,
+            hash_of,
+            retained=retained,
+            head_file=HeadFile(self.evidence_path),
+            accept=self.accept_rollback,
         )
         if not retained.answered:
             log.warning(
@@ -278,19 +291,13 @@ class Aggregator:
             )
         elif retained.problem:
             log.warning("could not read the broker's retained checkpoint: %s", retained.problem)
-        head_file = HeadFile(self.evidence_path)
-        if evidence is None:
-            count, hash_of = 0, lambda record: None
-        else:
-            count, hash_of = evidence.head[0], evidence.hash_of
-        return guard_head(
-            self.evidence_path,
-            count,
-            hash_of,
-            retained=retained,
-            head_file=head_file,
-            accept=self.accept_rollback,
-        )
+        elif retained.claim is None and count > 2:
+            log.warning(
+                "the broker holds no checkpoint although this log published some: it lost "
+                "its data, or this account may not read it (regenerate the ACL with "
+                "kent-ops deploy acl)"
+            )
+        return guarded
 
     def _watch(
         self, guarded: Guarded, evidence: EvidenceLog, rebuilt: Rebuilt, gate: CheckpointGate

@@ -3,6 +3,8 @@
 - A log whose last records were cut (an older copy put back) is refused at the start:
   exit 2 and one sentence, because the broker's retained checkpoint names a later
   record; the checkpoint is left as it was.
+- A broker that did not answer at the start is asked again; when it answers, the cut
+  log is found, recorded and alerted, and the service stops (exit 2).
 - ``--accept-rollback`` goes on with it, recording the finding and raising an
   ``evidence-rollback`` alert, and still never publishes a lower checkpoint.
 - A ``-wal`` file deleted after a SIGKILL loses committed records: the head file beside
@@ -141,6 +143,27 @@ def test_accept_rollback_goes_on_loudly_and_never_lowers_the_checkpoint(
     assert accepted[0]["claim"]["record"] == point["record"]
     assert len(list(read_records(runs.evidence))) < point["record"]  # type: ignore[operator]
     assert runs.checkpoint() == point  # a lower one was never published
+    assert verify(runs.evidence).ok
+
+
+def test_a_broker_that_answers_late_still_finds_the_cut_log_and_stops_it(
+    runs: Runs, watcher: Watcher, publisher: Publisher, broker: MosquittoBroker
+) -> None:
+    kept, point = cut_back(runs, watcher, publisher)
+    broker.stop()  # it keeps the retained checkpoint on disk
+    proc = runs.start()
+    wait_until(lambda: "could not read" in runs.stderr.read_text(), 30, "the start to go on")
+    broker.start()
+    assert proc.wait(60) == 2
+    err = runs.stderr.read_text().splitlines()
+    assert err[-1].startswith("kent-ops: refusing to run: ")
+    assert f"names record {point['record']:,}" in err[-1]
+    found = [e for e in system_events(runs.evidence) if e["event"] == "rollback-found"]
+    assert found[0]["records"] == kept
+    (alert,) = logged_alerts(runs.evidence, "evidence-rollback")
+    assert alert["observed"]["accepted"] is False
+    assert "the service stopped" in alert["message"]
+    assert runs.checkpoint() == point  # never lowered while it ran
     assert verify(runs.evidence).ok
 
 
