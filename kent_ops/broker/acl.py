@@ -7,9 +7,9 @@ false`` turns away clients without a password. One user name a role and person:
 =========================  ==========================================================
 user name                  may
 =========================  ==========================================================
-``kent-ops-aggregator``    read every sensor, inspector, clerk and notifier topic;
-                           write status, alerts, gate commands, checkpoints, its
-                           availability
+``kent-ops-aggregator``    read every sensor, inspector, clerk and notifier topic and
+                           its own checkpoint; write status, alerts, gate commands,
+                           checkpoints, its availability
 ``sensor-{id}``            write its own count / occupancy / badge topic and its
                            availability (one user per gate, lot and staff station)
 ``deputy-{gate}``          read the event; write only the ``{gate}-manual`` counter
@@ -186,7 +186,8 @@ def _aggregator(topics: Topics) -> list[str]:
         f"topic write {topics.status}",
         f"topic write {topics.alerts_wildcard}",
         f"topic write {topics.gate_commands_wildcard}",
-        f"topic write {topics.checkpoint}",
+        # read too: at a start it reads its retained checkpoint back (docs/protocol.md)
+        f"topic readwrite {topics.checkpoint}",
         f"topic readwrite {topics.aggregator_availability}",
     ]
     return lines

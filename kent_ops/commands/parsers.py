@@ -138,6 +138,13 @@ def _run(sub: Sub) -> None:
         "e.g. --snapshot-every 600 (default %(default)g)",
     )
     p.add_argument(
+        "--accept-rollback",
+        action="store_true",
+        help="go on with an evidence log found behind the broker's retained checkpoint or "
+        "its head file (committed records missing): the finding is recorded in the log and "
+        "raised as an alert; without it such a log is refused (exit 2)",
+    )
+    p.add_argument(
         "--log-level",
         default="info",
         choices=("debug", "info", "warning", "error"),

@@ -63,7 +63,13 @@ def cli_run(args: argparse.Namespace) -> int:
     configure_logging(getattr(args, "log_level", "info"))
     timing = Timing(engine_snapshot_s=args.snapshot_every)
     aggregator = Aggregator(
-        permit, evidence, address, clock=args.clock, ca_file=ca_file, timing=timing
+        permit,
+        evidence,
+        address,
+        clock=args.clock,
+        ca_file=ca_file,
+        timing=timing,
+        accept_rollback=getattr(args, "accept_rollback", False),
     )
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -73,4 +79,6 @@ def cli_run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     aggregator.run_forever()
+    if isinstance(aggregator.failure, UsageError):
+        raise aggregator.failure  # a log found behind its checkpoint only once running
     return 1 if aggregator.failure is not None or aggregator.unrecorded else 0

@@ -56,11 +56,13 @@ class Link:
         address: the broker.
         topics: the event's topics.
         client_id: the persistent session's id (the broker keeps unacknowledged
-            messages for it across a crash).
+            messages for it across a crash); a secret (:mod:`kent_ops.service.session`).
+        shown_as: what the log lines call the session (never the id itself).
         ca_file: CA certificate for ``mqtts://`` brokers.
-        now: the wall clock (UTC) that stamps receive times.
+        now: the service's clock (UTC) that stamps receive times.
         connected: set while connected with every input subscribed.
         on_connected: called on the network thread after each (re)connection.
+        allow_checkpoint: whether a checkpoint may be published (it never moves back).
 
     Raises:
         UsageError: the client cannot be set up (a bad CA file, say).
@@ -76,10 +78,14 @@ class Link:
         now: Callable[[], datetime],
         connected: threading.Event,
         on_connected: Callable[[], None] = lambda: None,
+        shown_as: str = "",
+        allow_checkpoint: Callable[[bytes], bool] = lambda payload: True,
     ) -> None:
         self.address = address
         self.topics = topics
         self.client_id = client_id
+        self.shown_as = shown_as or client_id
+        self._allow_checkpoint = allow_checkpoint
         self._now = now
         self.connected = connected
         self._on_connected = on_connected
@@ -88,6 +94,8 @@ class Link:
         """False once stopping: messages are then left unacknowledged for the next run."""
         self._ack_lock = threading.Lock()
         self._generation = 0
+        self._up = False
+        """Connected (a CONNACK) since the last disconnection: its end is recorded."""
         self._stamp_lock = threading.Lock()
         self._floor = datetime.min.replace(tzinfo=UTC)
         self.client = self._make_client(ca_file)
@@ -117,12 +125,15 @@ class Link:
 
     def start(self) -> None:
         """Connect in the background; paho retries until the broker answers."""
-        log.info("connecting to %s as %s", self.address.url, self.client_id)
+        log.info("connecting to %s (session %s)", self.address.url, self.shown_as)
         self.client.connect_async(self.address.host, self.address.port, keepalive=30)
         self.client.loop_start()
 
     def publish(self, topic: str, payload: bytes) -> None:
-        """Publish retained at QoS 1 (queued by paho while offline)."""
+        """Publish retained at QoS 1 (queued by paho while offline); a checkpoint only if
+        it does not move back."""
+        if topic == self.topics.checkpoint and not self._allow_checkpoint(payload):
+            return
         self.client.publish(topic, payload, qos=1, retain=True)
 
     def ack(self, acks: list[tuple[int, int]]) -> None:
@@ -183,6 +194,7 @@ class Link:
             return
         with self._ack_lock:
             self._generation += 1
+        self._up = True
         self._on_connected()
         client.subscribe([(t, 1) for t in self.topics.inputs])
         client.publish(self.topics.aggregator_availability, b"online", qos=1, retain=True)
@@ -227,7 +239,7 @@ class Link:
         # on the next one, where its packet id could name a different message.
         with self._ack_lock:
             self._generation += 1
-        was_connected = self.connected.is_set()
+        was_connected, self._up = self._up, False
         self.connected.clear()
         if not self.accepting:
             return  # stopping: the service records its own stop
@@ -251,6 +263,10 @@ class Link:
         with self._stamp_lock:
             received_at = max(self._now(), self._floor)
             self.queue.put((topic, message.payload, received_at, self._generation, message.mid))
+
+    def post(self, details: dict[str, Any]) -> None:
+        """Queue an event of the service's own from another thread (a late check)."""
+        self._own_event(details)
 
     def _own_event(self, details: dict[str, Any]) -> None:
         """Queue the service's own event, stamped like a message."""

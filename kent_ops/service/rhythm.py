@@ -28,6 +28,7 @@ class Timing:
     a restart starts from) every ``engine_snapshot_s``, and a checkpoint every
     ``checkpoint_s``; with the wall clock the engine's time passes every ``tick_s``. A
     refused commit is retried after ``retry_first_s``, doubling up to ``retry_max_s``.
+    At a start the broker's retained checkpoint is awaited ``checkpoint_wait_s`` at most.
     """
 
     batch_max: int = 500
@@ -40,6 +41,7 @@ class Timing:
     tick_s: float = 0.5
     retry_first_s: float = 0.5
     retry_max_s: float = 10.0
+    checkpoint_wait_s: float = 5.0
 
 
 class Due(NamedTuple):

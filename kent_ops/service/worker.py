@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -41,19 +40,21 @@ import msgspec
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Changes, Clock
+from kent_ops.core.errors import KentOpsError
 from kent_ops.evidence.cite import with_hash
 from kent_ops.evidence.log import (
-    ChainBroken,
     EvidenceLog,
     EvidenceWriteError,
     format_time,
     json_bytes,
 )
+from kent_ops.service.batches import drain, take_batch
 from kent_ops.service.integrity import ChainCheck
-from kent_ops.service.link import WAKE, Item, Link
+from kent_ops.service.link import Item, Link
 from kent_ops.service.restore import Rebuilt, rebuild
 from kent_ops.service.rhythm import Due, Rhythm, Timing
 from kent_ops.service.storage_outage import StorageOutage
+from kent_ops.service.watch import Watch
 
 __all__ = ["Flushed", "Rebuilt", "Worker", "rebuild"]
 
@@ -90,6 +91,7 @@ class Worker:
         stopping: set to ask the loop to stop.
         stopped: set by the loop once it has stopped.
         chain: the whole chain's verification, running beside (a log continued on trust).
+        watch: the session, the log's head and the clock (:mod:`kent_ops.service.watch`).
     """
 
     def __init__(
@@ -106,6 +108,7 @@ class Worker:
         stopping: threading.Event,
         stopped: threading.Event,
         chain: ChainCheck | None = None,
+        watch: Watch | None = None,
     ) -> None:
         self.engine = rebuilt.engine
         self.rebuilt_from = rebuilt.snapshot
@@ -129,7 +132,8 @@ class Worker:
         self.published_status = 0
         self._give_up_at = 0.0
         self.chain = chain or ChainCheck(None, outage, evidence.path)
-        self._broken: ChainBroken | None = None
+        self._broken: KentOpsError | None = None
+        self.watch = watch or Watch()
 
     # -- the one way to the disk and the broker ---------------------------------------------
 
@@ -165,11 +169,7 @@ class Worker:
         ticked = ticked or (state and self.clock == "wall" and engine.now is not None)
         if ticked and (lead or changes or status or checkpoint or tail or state):
             evidence.append_json("tick", now, {"engine_time": format_time(engine.now or now)})
-        for kind, obj in lead:
-            if isinstance(obj, wire.Alert):
-                evidence.append(kind, now, payload=wire.encode(obj))
-            else:
-                evidence.append_json(kind, now, obj)
+        self._append(now, lead)
         for alert in alerts:
             evidence.append("alert", now, payload=wire.encode(alert))
         for gate, command in changes.commands.items():
@@ -191,10 +191,21 @@ class Worker:
             evidence.commit()
         except EvidenceWriteError as exc:
             evidence.rollback()
+            self.watch.refused()
             return Flushed(now, exc)
         self.link.ack(list(acks))
         self._publish(alerts, changes.commands, point)
+        self.watch.committed(evidence.committed_head, now)
         return Flushed(now, None, bool(changes))
+
+    def _append(
+        self, at: datetime, lead: Sequence[tuple[str, dict[str, Any] | wire.Alert]]
+    ) -> None:
+        for kind, obj in lead:
+            if isinstance(obj, wire.Alert):
+                self.evidence.append(kind, at, payload=wire.encode(obj))
+            else:
+                self.evidence.append_json(kind, at, obj)
 
     def _publish(
         self,
@@ -248,7 +259,8 @@ class Worker:
         Raises EvidenceWriteError when the disk refuses it: the service does not start.
         """
         state = self.rebuilt_from is None and self.replayed > 0
-        result = self.flush(lead=[("system", started)], status=True, state=state)
+        lead = [("system", started), *self.watch.started(self._now())]
+        result = self.flush(lead=lead, status=True, state=state)
         if result.refused is not None:
             raise result.refused
         done = Due(snapshot=True, checkpoint=False, tick=False, engine=True)
@@ -291,6 +303,7 @@ class Worker:
             engine_time = format_time(engine.now or received_at)
             self.evidence.append_json("tick", received_at, {"engine_time": engine_time})
         self.evidence.append_json("system", received_at, details)
+        self._append(received_at, self.watch.on_event(details, received_at))
 
     def timers(self) -> None:
         """Retry a refusing disk; tick, snapshot and checkpoint when due; send the status."""
@@ -298,6 +311,8 @@ class Worker:
         outage = self.outage
         if self._broken is None:
             self._check_verified()
+        if self._broken is None and self.watch.fatal is not None:
+            self._broken = self.watch.fatal  # recorded and published already
         if self._broken is not None:
             return
         if outage.failing:
@@ -307,8 +322,11 @@ class Worker:
                 self._maybe_publish_status(mono)
                 return
         due = self.rhythm.due(mono)
-        if due:
-            result = self.flush(status=due.snapshot, checkpoint=due.checkpoint, state=due.engine)
+        lead = self.watch.due(self._now())
+        if due or lead:
+            result = self.flush(
+                lead=lead, status=due.snapshot, checkpoint=due.checkpoint, state=due.engine
+            )
             if result.refused is not None:
                 self._refused(result.refused, [])
                 return
@@ -425,47 +443,20 @@ class Worker:
         return self.rhythm.wait_time(time.monotonic(), retry_at)
 
     def _take(self, timeout: float) -> list[Item]:
-        """The next batch: ``batch_max`` items, or what arrives within the batch window."""
-        t = self.timing
+        """The next batch: the backlog first; nothing while the disk refuses."""
         if self.outage.failing:
             # Keep the network thread's queue moving into the backlog; process nothing.
             time.sleep(min(timeout, 0.05))
             self._drain_into_backlog()
             return []
         if self.backlog:
-            batch = self.backlog[: t.batch_max]
-            del self.backlog[: t.batch_max]
+            batch = self.backlog[: self.timing.batch_max]
+            del self.backlog[: self.timing.batch_max]
             return batch
-        q = self.link.queue
-        try:
-            first = q.get(timeout=timeout) if timeout > 0 else q.get_nowait()
-        except queue.Empty:
-            return []
-        batch = [first] if first is not WAKE else []
-        deadline = time.monotonic() + t.batch_window_s
-        while len(batch) < t.batch_max:
-            try:
-                item = q.get_nowait()
-            except queue.Empty:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self.stopping.is_set():
-                    break
-                try:
-                    item = q.get(timeout=remaining)
-                except queue.Empty:
-                    break
-            if item is not WAKE:
-                batch.append(item)
-        return batch
+        return take_batch(self.link.queue, self.timing, self.stopping, timeout)
 
     def _drain_into_backlog(self) -> None:
-        while True:
-            try:
-                item = self.link.queue.get_nowait()
-            except queue.Empty:
-                return
-            if item is not WAKE:
-                self.backlog.append(item)
+        self.backlog += drain(self.link.queue)
 
     # -- shutdown -------------------------------------------------------------------------------
 
@@ -475,7 +466,8 @@ class Worker:
         evidence = self.evidence
         self.chain.stop()
         if not self.outage.failing:
-            result = self.flush(status=True, tail=[{"event": "stopped"}], state=True)
+            lead = self.watch.closing(self._now())
+            result = self.flush(lead=lead, status=True, tail=[{"event": "stopped"}], state=True)
             if result.refused is not None:
                 log.error("could not record the stop: %s", result.refused)
             if self.link.connected.is_set():
@@ -483,6 +475,7 @@ class Worker:
             count, head = evidence.committed_head
             point = wire.Checkpoint(record=count, hash=head, ts=result.now)
             self.link.publish(self.topics.checkpoint, wire.encode(point))
+            self.watch.committed((count, head), result.now, final=True)
         self.link.go_offline()
         count, head = evidence.committed_head
         evidence.close()

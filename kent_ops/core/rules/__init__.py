@@ -37,6 +37,7 @@ from kent_ops.core.rules.duties import (
     OvernightHousing,
     ParkingRatio,
 )
+from kent_ops.core.rules.service import BrokerSession, ClockJump, EvidenceRollback
 from kent_ops.core.rules.site import FacilityDeficient, LotFull, SecurityStaffing, VehiclesAtOneTime
 
 __all__ = [
@@ -73,6 +74,9 @@ RULES: dict[str, Rule] = {
         CounterReset(),
         ClockSkew(),
         EvidenceStorage(),
+        BrokerSession(),
+        EvidenceRollback(),
+        ClockJump(),
     )
 }
 """Every rule, keyed by name, in the order the law and the dashboards list them."""

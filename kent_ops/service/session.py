@@ -1,0 +1,168 @@
+"""The aggregator's broker session: an id only its own credentials make, and a watch on it.
+
+The broker keeps what arrives while the aggregator is away in its persistent session,
+found by client id alone. Mosquitto 2.0 lets any account connect with any client id
+(a client id is not bound to a user name), and a connection with the aggregator's id
+kicks the aggregator off and takes its queue, or wipes it with a clean session. A fixed
+id such as ``kent-ops-aggregator-{event}`` let a gate counter's account do exactly that.
+
+So the id is derived from a secret (:func:`session_identity`): an HMAC of the event
+and the user name, keyed with the aggregator's broker password, or, on a broker
+without passwords, with a random key kept beside the evidence log
+(``kent-ops-{event}.session-key``, mode 600). Only whoever holds that secret can name
+the session; the log, the service's own log lines and the records show only a short
+fingerprint of it. Over plain ``mqtt://`` the id crosses the network in clear, like the
+password: use TLS where anyone else shares the network.
+
+:class:`SessionWatch` is what the service concludes from its connection events: a
+session found new where the log shows one before (the ``broker-session`` alert), and
+a connection closed again and again (another client using the session).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import sqlite3
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kent_ops.broker.client import BrokerAddress
+from kent_ops.core.errors import UsageError
+from kent_ops.evidence.records import connect_ro
+
+__all__ = [
+    "DISCONNECTS",
+    "WITHIN_S",
+    "Session",
+    "SessionWatch",
+    "connected_before",
+    "session_identity",
+]
+
+DISCONNECTS = 3
+"""This many connections closed by the broker within :data:`WITHIN_S` raise the alert."""
+WITHIN_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """The session's client id (a secret) and the fingerprint that may be shown."""
+
+    client_id: str
+    fingerprint: str
+    keyed_by: str
+    """``password`` or the key file's path."""
+
+
+def key_file(folder: Path, event_id: str) -> Path:
+    return folder / f"kent-ops-{event_id}.session-key"
+
+
+def _read_key(path: Path) -> bytes:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"session key {path} cannot be read ({exc})") from None
+    if len(text) < 32:
+        raise UsageError(f"session key {path} is too short; delete it to make a new one")
+    return text.encode()
+
+
+def _read_or_make_key(path: Path) -> bytes:
+    """The random key beside the log, made (mode 600) the first time."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _read_key(path)
+    except OSError as exc:
+        raise UsageError(f"cannot create the session key {path} ({exc.strerror})") from None
+    key = secrets.token_hex(32)
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(key + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    return key.encode()
+
+
+def session_identity(event_id: str, address: BrokerAddress, folder: Path) -> Session:
+    """The aggregator's client id for this event, keyed with its password or a key file.
+
+    Raises:
+        UsageError: the key file beside the log cannot be read or made (one sentence).
+    """
+    if address.password:
+        key, keyed_by = address.password.encode(), "password"
+    else:
+        path = key_file(folder, event_id)
+        key, keyed_by = _read_or_make_key(path), str(path)
+    message = f"kent-ops aggregator session\n{event_id}\n{address.username or ''}".encode()
+    tag = hmac.new(key, message, hashlib.sha256).hexdigest()[:32]
+    client_id = f"kent-ops-aggregator-{event_id}-{tag}"
+    fingerprint = hashlib.sha256(client_id.encode()).hexdigest()[:12]
+    return Session(client_id, fingerprint, keyed_by)
+
+
+def connected_before(evidence_path: Path) -> bool:
+    """Whether the log records a connection to the broker (a log without a head file:
+    one written before there was one). Read from the end, so usually quick."""
+    try:
+        conn = connect_ro(evidence_path)
+    except UsageError:
+        return False
+    try:
+        row = conn.execute(
+            "SELECT id FROM records WHERE kind = 'system' AND instr(payload, ?) > 0 "
+            "ORDER BY id DESC LIMIT 1",
+            (b'"event":"broker-connected"',),
+        ).fetchone()
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+    return row is not None
+
+
+class SessionWatch:
+    """What the connection events say about the session.
+
+    Args:
+        fingerprint: this run's session fingerprint.
+        expected: the log shows an earlier connection (a session the broker should hold).
+        previous: the fingerprint of the session the log last used; ``""`` when the log
+            shows a session whose id is not known (a log older than the head file).
+    """
+
+    def __init__(self, fingerprint: str, *, expected: bool, previous: str | None) -> None:
+        self.fingerprint = fingerprint
+        self.expected = expected
+        self.previous = previous
+        self._closed: deque[float] = deque()
+        self._quiet_until = 0.0
+
+    def connected(self, details: dict[str, Any]) -> dict[str, Any] | None:
+        """A connection: the ``broker-session`` figures if the session was lost."""
+        lost = None
+        if not details.get("session_present") and self.expected:
+            changed = self.previous is not None and self.previous != self.fingerprint
+            lost = {"cause": "session-new", "session_present": False, "changed_id": changed}
+            if self.previous:
+                lost["previous_session"] = self.previous
+        self.expected = True
+        self.previous = self.fingerprint
+        return lost
+
+    def disconnected(self, mono: float) -> dict[str, Any] | None:
+        """A connection the broker closed: the figures if it keeps happening."""
+        closed = self._closed
+        closed.append(mono)
+        while closed and closed[0] < mono - WITHIN_S:
+            closed.popleft()
+        if len(closed) < DISCONNECTS or mono < self._quiet_until:
+            return None
+        self._quiet_until = mono + WITHIN_S  # once a minute while it goes on
+        return {"cause": "disconnects", "count": len(closed), "within_s": WITHIN_S}
