@@ -26,6 +26,7 @@ import msgspec
 import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.broker.session_id import secret_client_id
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
@@ -79,8 +80,16 @@ class Notifier:
 
     def _make_client(self, ca_file: str | None) -> mqtt.Client:
         try:
-            client_id = f"kent-ops-notify-{self.config.id}"
-            client = make_client(self.address, client_id, clean_start=False, ca_file=ca_file)
+            # A secret id, so no other account can take or wipe the queued alerts.
+            session = secret_client_id(
+                f"notify-{self.config.id}",
+                self.permit.event_id,
+                self.address,
+                self.config.state_file.parent,
+            )
+            client = make_client(
+                self.address, session.client_id, clean_start=False, ca_file=ca_file
+            )
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot set up the broker connection: {exc}") from None
         client.on_connect = self._on_connect

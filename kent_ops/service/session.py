@@ -21,17 +21,13 @@ a connection closed again and again (another client using the session).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import os
-import secrets
 import sqlite3
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kent_ops.broker.client import BrokerAddress
+from kent_ops.broker.session_id import Session, secret_client_id
 from kent_ops.core.errors import UsageError
 from kent_ops.evidence.records import connect_ro
 
@@ -49,62 +45,13 @@ DISCONNECTS = 3
 WITHIN_S = 60.0
 
 
-@dataclass(frozen=True, slots=True)
-class Session:
-    """The session's client id (a secret) and the fingerprint that may be shown."""
-
-    client_id: str
-    fingerprint: str
-    keyed_by: str
-    """``password`` or the key file's path."""
-
-
-def key_file(folder: Path, event_id: str) -> Path:
-    return folder / f"kent-ops-{event_id}.session-key"
-
-
-def _read_key(path: Path) -> bytes:
-    try:
-        text = path.read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"session key {path} cannot be read ({exc})") from None
-    if len(text) < 32:
-        raise UsageError(f"session key {path} is too short; delete it to make a new one")
-    return text.encode()
-
-
-def _read_or_make_key(path: Path) -> bytes:
-    """The random key beside the log, made (mode 600) the first time."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return _read_key(path)
-    except OSError as exc:
-        raise UsageError(f"cannot create the session key {path} ({exc.strerror})") from None
-    key = secrets.token_hex(32)
-    with os.fdopen(fd, "w", encoding="ascii") as out:
-        out.write(key + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-    return key.encode()
-
-
 def session_identity(event_id: str, address: BrokerAddress, folder: Path) -> Session:
     """The aggregator's client id for this event, keyed with its password or a key file.
 
     Raises:
         UsageError: the key file beside the log cannot be read or made (one sentence).
     """
-    if address.password:
-        key, keyed_by = address.password.encode(), "password"
-    else:
-        path = key_file(folder, event_id)
-        key, keyed_by = _read_or_make_key(path), str(path)
-    message = f"kent-ops aggregator session\n{event_id}\n{address.username or ''}".encode()
-    tag = hmac.new(key, message, hashlib.sha256).hexdigest()[:32]
-    client_id = f"kent-ops-aggregator-{event_id}-{tag}"
-    fingerprint = hashlib.sha256(client_id.encode()).hexdigest()[:12]
-    return Session(client_id, fingerprint, keyed_by)
+    return secret_client_id("aggregator", event_id, address, folder)
 
 
 def connected_before(evidence_path: Path) -> bool:

@@ -250,6 +250,40 @@ CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
         {},
         {},
         "the evidence log cannot be written (error); messages are held unacknowledged until it can",
+    ),    (
+        "broker-session",
+        None,
+        {},
+        {},
+        "the broker had no session for the aggregator although it had one before: readings "
+        "the broker acknowledged while the aggregator was away may be missing (the session "
+        "was wiped or taken, or the broker lost its data)",
+    ),
+    (
+        "broker-session",
+        None,
+        {"cause": "disconnects", "count": 3, "within_s": 60},
+        {},
+        "the broker closed the aggregator's connection 3 times within 60 s: another client "
+        "may be using its session (a second kent-ops run, or a leaked session id); readings "
+        "may be missing",
+    ),
+    (
+        "evidence-rollback",
+        None,
+        {"source": "the broker's checkpoint", "records": 5000, "accepted": True},
+        {"record": 10000},
+        "the evidence log holds 5,000 records but the broker's checkpoint named record "
+        "10,000: committed records are missing; the operator went on with it "
+        "(--accept-rollback)",
+    ),
+    (
+        "clock-jump",
+        None,
+        {"jump_s": -600},
+        {},
+        "the host clock jumped -600 s against the service's steady clock; receive times keep "
+        "the steady clock so every rule keeps time; set the host clock right (NTP)",
     ),
 ]
 

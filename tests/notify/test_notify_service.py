@@ -82,3 +82,23 @@ def test_a_channel_that_never_answers_is_given_up_after_give_up_after_s(
         assert "jones" not in text
         assert PASSWORD not in text
     assert not [r for r in caplog.records if r.name.startswith("apprise")]
+
+
+def test_the_notifiers_session_id_is_a_secret_no_other_account_can_name(tmp_path: Path) -> None:
+    """A guessable id would let any account take or wipe the notifier's queued alerts."""
+    (permit_path := tmp_path / "permit.toml").write_text(permit_text())
+    config = parse_config(
+        {"state_file": "sent.json", "people": [{"id": "insp-2", "channels": ["json://x"]}]},
+        tmp_path,
+        apprise_accepts,
+    )
+    permit = load_permit(permit_path)
+    ledger = Ledger.load(config.state_file)
+    address = parse_broker_url(f"mqtt://127.0.0.1:{free_port()}")
+    first = Notifier(permit, config, address, ledger).client._client_id.decode()
+    again = Notifier(permit, config, address, ledger).client._client_id.decode()
+    assert first == again  # the same every start: the session survives a restart
+    assert first.startswith(f"kent-ops-notify-{config.id}-{permit.event_id}-")
+    assert first != f"kent-ops-notify-{config.id}"
+    key = tmp_path / f"kent-ops-{permit.event_id}.notify-{config.id}.session-key"
+    assert key.stat().st_mode & 0o777 == 0o600
