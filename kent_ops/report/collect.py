@@ -58,6 +58,11 @@ _SERVICE_EVENTS = frozenset(
         "broker-disconnected",
         "storage-error",
         "permit-changed",
+        "broker-session-lost",
+        "broker-session-contested",
+        "rollback-accepted",
+        "rollback-found",
+        "clock-jump",
     }
 )
 

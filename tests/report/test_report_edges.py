@@ -370,3 +370,20 @@ def test_a_permit_file_changed_since_the_log_was_opened_is_warned_about(tmp_path
     assert "is not the permit file the evidence log was opened with" in proc.stderr
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert "differs from the one the log was opened with" in page
+
+
+def test_what_makes_the_log_less_trustworthy_is_named_in_data_quality(tmp_path: Path) -> None:
+    """A lost broker session, a rolled-back log, a clock jump: each is said, not buried."""
+    permit = write_permit(tmp_path)
+    evidence = tmp_path / "evidence.sqlite"
+    log = ScriptedLog(evidence, permit, utc(2027, 7, 4, 14, 0))
+    log.gate("north", 0, 0)
+    for event in ("broker-session-lost", "clock-jump", "clock-jump", "rollback-accepted"):
+        log.log.append_json("system", log.at(5), {"event": event})
+    log.close(10)
+    out = tmp_path / "report"
+    build_report(permit, evidence, out)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "the broker had lost the aggregator's session</b> (1 time)" in page
+    assert "the host clock jumped (receive times kept the steady clock)</b> (2 times)" in page
+    assert "the operator went on with a log behind its checkpoint</b> (1 time)" in page

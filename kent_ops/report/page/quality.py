@@ -119,6 +119,16 @@ def _service(data: ReportData) -> list[str]:
         f"runs of the service: {events['started']}; broker disconnections: "
         f"{events['broker-disconnected']}; storage errors: {events['storage-error']}",
     ]
+    trust = [
+        ("broker-session-lost", "the broker had lost the aggregator's session"),
+        ("broker-session-contested", "another client kept taking the aggregator's session"),
+        ("rollback-found", "the log was found behind a checkpoint it had published"),
+        ("rollback-accepted", "the operator went on with a log behind its checkpoint"),
+        ("clock-jump", "the host clock jumped (receive times kept the steady clock)"),
+    ]
+    for event, words in trust:
+        if events[event]:
+            lines.append(f"<b>{words}</b> ({events[event]} time{'s' if events[event] > 1 else ''})")
     if events["permit-changed"]:
         lines.append(
             f"the permit file changed while the log was kept ({events['permit-changed']} times)"
