@@ -97,7 +97,6 @@ class Engine:
             },
         )
         al = permit.alerting
-        # each sensor's silence allowance: a rented device's source may set its own
         self._stale_us = {s: seconds(permit.stale_after_s(s)) for s in self.counts.sensors}
         self.orders = GateOrders(al.hold_at, al.resume_below)
         self._deadlines = Deadlines()
@@ -248,13 +247,11 @@ class Engine:
         if isinstance(decoded, Rejection):
             self.rejected += 1
             return FeedResult(False, decoded.reason, decoded.kind, received_at)
-        if decoded.kind == "adapter-raw":  # a device's bytes, recorded; no figure moves
-            self.accepted += 1
-            return FeedResult(True, None, decoded.kind, received_at)
-        if decoded.kind != "availability":
+        if decoded.kind not in ("availability", "adapter-raw"):  # a raw record moves nothing
             self.rejected += 1
             return FeedResult(False, "message has no ts to time it by", decoded.kind, received_at)
-        self.counts.set_available(decoded.source, decoded.record.online)  # type: ignore[union-attr]
+        if decoded.kind == "availability":
+            self.counts.set_available(decoded.source, decoded.record.online)  # type: ignore[union-attr]
         self.accepted += 1
         return FeedResult(True, None, decoded.kind, received_at)
 
