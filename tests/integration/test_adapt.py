@@ -248,6 +248,21 @@ def test_a_malformed_uplink_is_recorded_with_its_reason_and_changes_no_figure(ri
     assert "not a number" in bad[0]["reason"]
     assert "not valid JSON" in bad[1]["reason"]
     assert bad[1]["log_reason"].startswith("the adapter could not read north's message")
+    # the report lists them with the rejected messages and links each figure to its bytes
+    rig.aggregator.send_signal(signal.SIGTERM)
+    rig.aggregator.wait(30)
+    out = rig.tmp / "report"
+    done = subprocess.run(
+        [sys.executable, "-m", "kent_ops", "report", "--permit", str(rig.permit),
+         "--evidence", str(rig.evidence), "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    page = (out / "index.html").read_text()
+    assert "2 messages rejected" in page
+    assert "the adapter could not read north&#x27;s message" in page
+    assert "<h4>north</h4><p>3 messages received: 1 translated, 0 repeats" in page
+    assert "seq 1: in 100, out 10" in page
 
 
 def test_a_frame_counter_reset_is_a_device_restart_stitched_with_a_counter_reset(rig: Rig) -> None:
