@@ -88,6 +88,9 @@ class Adapter:
         self.keys = dict(keys) if keys is not None else None
         self.stopping = threading.Event()
         self.connected = threading.Event()
+        """Set once the event's broker has accepted the connection."""
+        self.subscribed = threading.Event()
+        """Set once the devices' broker has answered the subscription to their topics."""
         self.translated = 0
         self.unreadable = 0
         self._queue: queue.Queue[Inbound | None] = queue.Queue()
@@ -171,6 +174,7 @@ class Adapter:
                     "down is lost (docs/protocol.md, rented devices)",
                     topic,
                 )
+        self.subscribed.set()
 
     def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         received = datetime.now(UTC)
