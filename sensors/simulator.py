@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -22,6 +22,7 @@ import paho.mqtt.client as mqtt
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
+from sensors.floor import SimMessage
 from sensors.scenario import generate
 from sensors.scenario_file import Scenario, ScenarioError, load_scenario
 
@@ -124,6 +125,7 @@ def run_simulation(
     ca_file: str | None = None,
     on_progress: Progress | None = None,
     keys: Mapping[str, bytes] | None = None,
+    rewrite: Callable[[Iterable[SimMessage]], Iterable[SimMessage]] | None = None,
 ) -> int:
     """Publish a scenario's messages at ``speed`` times real time; the number acknowledged.
 
@@ -140,6 +142,8 @@ def run_simulation(
         ca_file: CA certificate for ``mqtts://`` brokers.
         on_progress: called a few times a second with (published, simulated time).
         keys: HMAC keys by sensor id, to sign payloads (default: the permit's).
+        rewrite: turns the scenario's messages into others before they are published
+            (the demo's LoRaWAN devices, :mod:`sensors.lorawan`).
 
     Raises:
         UsageError: the scenario is invalid or the broker cannot be reached.
@@ -156,6 +160,8 @@ def run_simulation(
         messages = generate(permit, scenario, seed, start, duration=duration, keys=keys)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if rewrite is not None:
+        messages = iter(rewrite(messages))
     pub = _Publisher(address, f"kent-sim-{permit.event_id}-{os.getpid()}", ca_file)
     pub.connect(CONNECT_TIMEOUT_S)
     wall0 = time.monotonic()

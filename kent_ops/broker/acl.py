@@ -11,7 +11,10 @@ user name                  may
                            its own checkpoint; write status, alerts, gate commands,
                            checkpoints, its availability
 ``sensor-{id}``            write its own count / occupancy / badge topic and its
-                           availability (one user per gate, lot and staff station)
+                           availability (one user per gate, lot and staff station); a
+                           rented device writes its own topic instead (``source``)
+``kent-ops-adapter``       read the rented devices' own topics; write exactly their
+                           sensors' kent-ops topics and ``adapter/{sensor}/raw``
 ``deputy-{gate}``          read the event; write only the ``{gate}-manual`` counter
 ``inspector-{id}``         read the event; write only ``inspector/{id}/…``
 ``clerk-{id}``             read the event; write only ``clerk/{id}/permit`` (permit:G)
@@ -37,6 +40,7 @@ from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 
 __all__ = [
+    "ADAPTER_USER",
     "AGGREGATOR_USER",
     "DASHBOARD_USER",
     "BridgeTopics",
@@ -54,6 +58,7 @@ __all__ = [
 ]
 
 AGGREGATOR_USER = "kent-ops-aggregator"
+ADAPTER_USER = "kent-ops-adapter"
 DASHBOARD_USER = "dashboard"
 
 
@@ -147,6 +152,7 @@ def deputy_gates(permit: Permit) -> list[str]:
 def users_for(permit: Permit, people: People) -> list[str]:
     """Every user name the ACL grants something to, for the password file."""
     users = [AGGREGATOR_USER, DASHBOARD_USER]
+    users += [ADAPTER_USER] if permit.sources else []
     users += [f"sensor-{sensor}" for sensor in permit.sensors]
     users += [f"deputy-{gate}" for gate in deputy_gates(permit)]
     users += [f"inspector-{who}" for who in people.inspectors]
@@ -193,7 +199,23 @@ def _aggregator(topics: Topics) -> list[str]:
     return lines
 
 
-def _sensor(topics: Topics, sensor: str, kind: str) -> list[str]:
+def _adapter(permit: Permit, topics: Topics) -> list[str]:
+    """The adapter reads the devices' own topics (when they publish on this broker) and
+    writes exactly the kent-ops topics of the sensors they stand for, and their raw records."""
+    lines = ["# rented devices, translated by `kent-ops adapt`", f"user {ADAPTER_USER}"]
+    for spec in permit.sources.values():
+        if spec.topic is not None:
+            lines.append(f"topic read {spec.topic}")
+        lines.append(f"topic write {sensor_topic(topics, spec.kind, spec.sensor)}")
+        lines.append(f"topic write {topics.adapter_raw(spec.sensor)}")
+    return [*lines, ""]
+
+
+def _sensor(topics: Topics, sensor: str, kind: str, permit: Permit | None = None) -> list[str]:
+    source = permit.sources.get(sensor) if permit is not None else None
+    if source is not None:  # a rented device: its own topic; only the adapter writes ours
+        own = [f"topic write {source.topic}"] if source.topic is not None else []
+        return [f"user sensor-{sensor}", *own, f"topic write {topics.availability(sensor)}", ""]
     return [
         f"user sensor-{sensor}",
         f"topic write {sensor_topic(topics, kind, sensor)}",
@@ -245,8 +267,10 @@ def acl_text(permit: Permit, people: People) -> str:
         f"topic read {everything}",
         "",
     ]
+    if permit.sources:
+        lines += _adapter(permit, topics)
     for sensor, kind in permit.sensors.items():
-        lines += _sensor(topics, sensor, kind)
+        lines += _sensor(topics, sensor, kind, permit)
     for gate in deputy_gates(permit):
         lines += _deputy(topics, gate)
     for who in people.inspectors:

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from kent_ops import __version__
+from kent_ops.commands.adapt_parsers import ADAPT_COMMANDS
 from kent_ops.commands.field_parsers import FIELD_COMMANDS
 from kent_ops.commands.parsers import COMMANDS
 from kent_ops.core.errors import KentOpsError
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kent-ops {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for add in (*COMMANDS, *FIELD_COMMANDS):
+    for add in (*COMMANDS, *FIELD_COMMANDS, *ADAPT_COMMANDS):
         add(sub)
     return parser
 

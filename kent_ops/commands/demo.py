@@ -45,6 +45,7 @@ __all__ = ["EmbeddedBroker", "attach_commands", "cli_demo", "kent_ops_command"]
 
 log = logging.getLogger("kent_ops.commands.demo")
 EXAMPLE_PERMIT = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"
+LORAWAN_PERMIT = EXAMPLE_PERMIT.with_name("permit-lorawan.toml")
 
 
 class EmbeddedBroker:
@@ -175,8 +176,11 @@ def _broker(args: argparse.Namespace, workdir: Path) -> Iterator[tuple[BrokerAdd
         embedded.stop()
 
 
-def _permit(path: str | None) -> Permit:
-    return load_permit(Path(path) if path else EXAMPLE_PERMIT)
+def _permit(path: str | None, lorawan: bool = False) -> Permit:
+    permit = load_permit(Path(path) if path else LORAWAN_PERMIT if lorawan else EXAMPLE_PERMIT)
+    if lorawan and not permit.sources:
+        raise UsageError(f"--lorawan: {permit.source_path} has no gate or lot with a source")
+    return permit
 
 
 def _status_line(status: wire.Status | None, permit: Permit) -> str:
@@ -231,7 +235,8 @@ def cli_demo(args: argparse.Namespace) -> int:
     from kent_ops.service.aggregator import Aggregator
     from sensors.simulator import run_simulation
 
-    permit = _permit(getattr(args, "permit", None))
+    lorawan = bool(getattr(args, "lorawan", False))
+    permit = _permit(getattr(args, "permit", None), lorawan)
     workdir = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="kent-ops-demo-"))
     workdir.mkdir(parents=True, exist_ok=True)
     evidence = workdir / "evidence.sqlite"
@@ -255,6 +260,7 @@ def cli_demo(args: argparse.Namespace) -> int:
             aggregator.stop()
             aggregator.wait(10)
             raise UsageError(f"the aggregator could not connect to {address.url}")
+        adapter = _start_adapter(permit, address, args.ca_file, workdir) if lorawan else None
 
         def simulate() -> None:
             try:
@@ -267,6 +273,7 @@ def cli_demo(args: argparse.Namespace) -> int:
                     stop=stop,
                     ca_file=args.ca_file,
                     on_progress=sim_clock.mark,
+                    rewrite=_lorawan_rewrite(permit) if lorawan else None,
                 )
             except Exception as exc:  # noqa: BLE001 - shown to the user below
                 sim_result["error"] = str(exc)
@@ -291,6 +298,9 @@ def cli_demo(args: argparse.Namespace) -> int:
             stop.set()
             simulator.join(15)
             time.sleep(0.5)
+            if adapter is not None:
+                adapter.stop()
+                adapter.wait(15)
             aggregator.stop()
             aggregator.wait(30)
             watcher.close()
@@ -298,6 +308,30 @@ def cli_demo(args: argparse.Namespace) -> int:
         sys.stderr.write(f"kent-ops: the simulator stopped: {sim_result['error']}\n")
     _print_summary(permit, watcher, sim_result, evidence, broker_text, args)
     return 0
+
+
+def _start_adapter(
+    permit: Permit, address: BrokerAddress, ca_file: str | None, workdir: Path
+) -> Any:
+    """``kent-ops adapt`` in threads: the simulated network servers publish on the demo's
+    own broker, so it is both the devices' broker and the event's."""
+    from kent_ops.adapter.service import Adapter
+    from kent_ops.adapter.state import StateFile
+
+    state = StateFile(workdir / "adapt-state", permit.event_id).load()
+    adapter = Adapter(permit, address, address, state, event_ca=ca_file, source_ca=ca_file)
+    adapter.start()
+    if not (adapter.connected.wait(15) and adapter.subscribed.wait(15)):
+        adapter.stop()
+        adapter.wait(10)
+        raise UsageError(f"the adapter could not connect to {address.url}")
+    return adapter
+
+
+def _lorawan_rewrite(permit: Permit) -> Any:
+    from sensors.lorawan import as_lorawan
+
+    return lambda messages: as_lorawan(permit, messages)
 
 
 def _run_headless(
@@ -348,6 +382,10 @@ def _print_summary(
     print()
     print(f"Summary — {permit.event_name} ({broker_text})")
     print(f"  messages published by the simulator: {sim_result.get('published', 'n/a')}")
+    for spec in permit.sources.values() if getattr(args, "lorawan", False) else ():
+        print(
+            f"  {spec.sensor}: a LoRaWAN device ({spec.format}) on {spec.topic}, via kent-ops adapt"
+        )
     if status:
         att = status.attendance
         print(
@@ -362,7 +400,8 @@ def _print_summary(
         print(f"    {alert.id} {alert.rule:<20} {alert.state:<8} {alert.message}")
     if len(alerts) > 12:
         print(f"    … and {len(alerts) - 12} more")
-    permit_path = Path(getattr(args, "permit", None) or EXAMPLE_PERMIT).absolute()
+    default = LORAWAN_PERMIT if getattr(args, "lorawan", False) else EXAMPLE_PERMIT
+    permit_path = Path(getattr(args, "permit", None) or default).absolute()
     evidence = evidence.absolute()
     kent_ops = kent_ops_command()
     print(f"  evidence log: {evidence}")

@@ -99,6 +99,12 @@ def _demo(sub: Sub) -> None:
         "--out", metavar="DIR", help="keep the evidence log in DIR (default: a temporary folder)"
     )
     p.add_argument("--permit", metavar="P", help="the permit file (default: examples/permit.toml)")
+    p.add_argument(
+        "--lorawan",
+        action="store_true",
+        help="run the north gate and lot A as rented LoRaWAN devices through kent-ops adapt "
+        "(default permit: examples/permit-lorawan.toml)",
+    )
 
 
 def _run(sub: Sub) -> None:

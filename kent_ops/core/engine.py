@@ -97,7 +97,7 @@ class Engine:
             },
         )
         al = permit.alerting
-        self._stale_us = seconds(al.stale_after_s)
+        self._stale_us = {s: seconds(permit.stale_after_s(s)) for s in self.counts.sensors}
         self.orders = GateOrders(al.hold_at, al.resume_below)
         self._deadlines = Deadlines()
         self.alert_book = AlertBook(
@@ -156,7 +156,7 @@ class Engine:
                 self._deadlines.evaluate_at(boundary)
         for sensor, live in self.counts.sensors.items():
             if live.watched_for_silence:
-                self._deadlines.stale_at(sensor, t + self._stale_us)
+                self._deadlines.stale_at(sensor, t + self._stale_us[sensor])
 
     def _advance(self, t: int) -> None:
         """Visit every deadline up to ``t`` in order, then stand at ``t``."""
@@ -179,7 +179,7 @@ class Engine:
         if not live.watched_for_silence or live.stale:
             return False
         base = live.last_seen if live.last_seen is not None else self._start
-        due = (base or d) + self._stale_us
+        due = (base or d) + self._stale_us[sensor]
         if due <= d:
             self.counts.set_stale(sensor)
             return True
@@ -247,10 +247,11 @@ class Engine:
         if isinstance(decoded, Rejection):
             self.rejected += 1
             return FeedResult(False, decoded.reason, decoded.kind, received_at)
-        if decoded.kind != "availability":
+        if decoded.kind not in ("availability", "adapter-raw"):  # a raw record moves nothing
             self.rejected += 1
             return FeedResult(False, "message has no ts to time it by", decoded.kind, received_at)
-        self.counts.set_available(decoded.source, decoded.record.online)  # type: ignore[union-attr]
+        if decoded.kind == "availability":
+            self.counts.set_available(decoded.source, decoded.record.online)  # type: ignore[union-attr]
         self.accepted += 1
         return FeedResult(True, None, decoded.kind, received_at)
 
@@ -322,8 +323,8 @@ class Engine:
             return None
         if kind == "clerk-permit":
             return self._apply_clerk(msg.source, rec, t)  # type: ignore[arg-type]
-        if kind == "notifier-sent":
-            return None  # the log proves who was told what, when; no figure moves
+        if kind in ("notifier-sent", "adapter-raw"):
+            return None  # the log proves who was told what, when, and what a device said
         return self.inspectors.apply(
             msg.source, msg.kind, msg.record, from_us(t), self.alert_book, self.counts
         )
@@ -342,7 +343,7 @@ class Engine:
     def _heard(self, sensor: str, t: int) -> None:
         self.counts.heard(sensor, t)
         if not self._deadlines.watching(sensor) and self.counts.sensors[sensor].watched_for_silence:
-            self._deadlines.stale_at(sensor, t + self._stale_us)
+            self._deadlines.stale_at(sensor, t + self._stale_us[sensor])
 
     def _note_skew(self, sensor: str, rec: Any, received: int) -> bool:
         """Track sensors whose clock is off by more than 30 s; True if that set changed."""

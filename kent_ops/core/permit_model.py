@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from kent_ops.core.devices.source import SourceSpec
 from kent_ops.core.errors import UsageError
 from kent_ops.core.ordinance import PERMIT_THRESHOLD
 
@@ -179,6 +180,8 @@ class Permit:
     station_property: dict[str, str]
     alerting: Alerting
     signing_keys_file: Path | None = None
+    sources: dict[str, SourceSpec] = field(default_factory=dict)
+    """The gates and lots whose figures come from rented devices (``kent-ops adapt``)."""
     source_path: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -229,6 +232,14 @@ class Permit:
         kinds.update({lot: "lot" for lot in self.lots})
         kinds.update({s: "station" for s in self.staff_stations})
         return kinds
+
+    def stale_after_s(self, sensor: str) -> float:
+        """How long ``sensor`` may be silent before it is offline: its source's own
+        figure (rented LoRaWAN devices report every few minutes), else the permit's."""
+        source = self.sources.get(sensor)
+        if source is not None and source.stale_after_s is not None:
+            return source.stale_after_s
+        return self.alerting.stale_after_s
 
     @property
     def first_start(self) -> datetime:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kent_ops.core import permit_schema as schema
+from kent_ops.core.devices.source import SourceSpec, read_source
 from kent_ops.core.permit_model import GateSpec, Property
 from kent_ops.core.permit_reader import ABSENT, Reader, suggestion
 
@@ -136,10 +137,13 @@ def read_sensors(r: Reader, known: list[str]) -> dict[str, Any]:
     places = _Places(r, known, known[0] if single and known else None)
     ids: list[str] = []  # every id as listed, to find one listed twice
     specs: dict[str, GateSpec] = {}
+    sources: dict[str, SourceSpec | None] = {}
     for i, g in r.read_list(schema.GATES):
         if g["id"] is not None:
             ids.append(g["id"])
             specs.setdefault(g["id"], places.gate(f"gates[{i}]", g))
+            if g["source"] is not None:
+                sources[g["id"]] = read_source(r, f"gates[{i}]", g["id"], "gate", g["source"])
     if specs and known and not any(g.boundary for g in specs.values()):
         r.problem(
             "[[gates]]",
@@ -154,6 +158,8 @@ def read_sensors(r: Reader, known: list[str]) -> dict[str, Any]:
         if lot["id"] is not None and lot["capacity"] is not None:
             lots[lot["id"]] = lot["capacity"]
             lot_on[lot["id"]] = places.on(f"lots[{i}]", lot["property"], "lot") or ""
+        if lot["id"] is not None and lot["source"] is not None:
+            sources[lot["id"]] = read_source(r, f"lots[{i}]", lot["id"], "lot", lot["source"])
     station_on: dict[str, str] = {}
     for i, s in r.read_list(schema.STATIONS):
         if s["id"] is not None:
@@ -168,6 +174,7 @@ def read_sensors(r: Reader, known: list[str]) -> dict[str, Any]:
         "lot_property": lot_on,
         "staff_stations": tuple(station_on),
         "station_property": station_on,
+        "sources": {k: v for k, v in sources.items() if v is not None},
     }
 
 

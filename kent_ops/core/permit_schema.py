@@ -350,6 +350,7 @@ GATES = ListSpec(
         _ON,
         _f("from", str, default=None),
         _f("to", str, default=None),
+        _f("source", dict, default=None),  # a rented device (kent_ops.core.devices.source)
     ),
     shape="an id",
     empty="at least one is required",
@@ -360,6 +361,7 @@ LOTS = ListSpec(
         _f("id", str, check=sensor_id),
         _f("capacity", int, cite=law.CITE_PARKING, check=non_negative),
         _ON,
+        _f("source", dict, default=None),  # a rented device (kent_ops.core.devices.source)
     ),
     shape="id and capacity",
 )

@@ -24,6 +24,7 @@ import msgspec
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.evidence.replay import Replayed
+from kent_ops.report.devices import RentedDevices
 from kent_ops.report.snapshots import SnapshotChecks
 from kent_ops.report.text import clean
 
@@ -185,6 +186,8 @@ class Collector:
         self.snapshots = SnapshotChecks()
         """Each engine snapshot in the log, compared with the replay's state there."""
         self.rejected_total = 0
+        self.devices = RentedDevices()
+        """Rented devices' raw records: each figure back to the device's bytes."""
         self._sec: int | None = None  # the second being gathered
         self._sec_start = _EARLIEST  # when it started
         self._next = _EARLIEST  # when the next one starts
@@ -214,7 +217,7 @@ class Collector:
             # Availability and inspector messages move no sampled figure; with the sensor
             # clock an availability may even come before the clock starts, timed on
             # another clock, and must not open the timeline.
-            return kind in _INSPECTOR_KINDS or result.reason is not None
+            return kind in _INSPECTOR_KINDS or kind == "adapter-raw" or result.reason is not None
         t = result.time
         if t >= self._next:
             self._new_second(t)
@@ -332,6 +335,8 @@ class Collector:
     def __call__(self, rec: Replayed, engine: Engine) -> None:
         """The replay's ``on_record``: messages :meth:`on_message` asked for, and the rest."""
         result = rec.result
+        if rec.topic is not None and "/adapter/" in rec.topic and rec.topic.endswith("/raw"):
+            self.devices.take(rec.id, rec.received_at, rec.payload)
         if result is None:
             if rec.kind == "snapshot":
                 self.snapshots(rec, engine)

@@ -106,3 +106,30 @@ def test_demo_without_mosquitto_uses_the_embedded_broker(tmp_path: Path) -> None
     path = _path_without_mosquitto()
     assert shutil.which("mosquitto", path=path) is None
     _check(_run_demo(tmp_path, path), tmp_path, "embedded broker (amqtt)")
+
+
+def test_demo_through_the_adapter_with_a_lorawan_gate_and_lot(tmp_path: Path) -> None:
+    binary = mosquitto_binary()
+    if binary is None:
+        pytest.fail("this test needs mosquitto installed (scripts/test installs it)")
+    path = os.pathsep.join([str(Path(binary).parent), os.environ.get("PATH", "")])
+    result = subprocess.run(
+        [sys.executable, "-m", "kent_ops", "demo", "--lorawan", "--headless", "--duration",
+         "20", "--speed", "600", "--out", str(tmp_path / "demo")],
+        capture_output=True, text=True, timeout=100, env=dict(os.environ, PATH=path),
+        check=False,
+    )  # fmt: skip
+    _check(result, tmp_path, "Mosquitto on")
+    assert "north: a LoRaWAN device (chirpstack-v4)" in result.stdout
+    assert "lot-a: a LoRaWAN device (ttn-v3)" in result.stdout
+    assert "rejected messages 0" in result.stdout
+    assert "permit-lorawan.toml" in _printed(result.stdout, "report:")
+    from kent_ops.evidence.log import read_records
+
+    records = [r for r in read_records(tmp_path / "demo" / "evidence.sqlite") if r.topic]
+    raw = [r for r in records if r.topic.endswith("/adapter/north/raw")]
+    translated = [r for r in records if r.topic.endswith("/gate/north/count")]
+    assert raw
+    assert translated
+    assert all(r.accepted for r in raw)
+    assert not any(r.topic.endswith("/sensor/north/availability") for r in records)

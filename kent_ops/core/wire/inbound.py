@@ -16,6 +16,7 @@ from typing import Literal, NamedTuple, get_args
 
 import msgspec
 
+from kent_ops.core.wire.adapter import AdapterRaw, check_raw
 from kent_ops.core.wire.signing import unsign
 from kent_ops.core.wire.topics import ROOT, TopicProblem, Topics
 
@@ -157,6 +158,7 @@ Record = (
     | ClerkPermit
     | NotifierSent
     | Availability
+    | AdapterRaw
 )
 
 
@@ -186,6 +188,7 @@ _PAYLOADS: dict[str, tuple[type[msgspec.Struct], str | None]] = {
     "adjust": (Adjust, None),
     "clerk-permit": (ClerkPermit, None),
     "notifier-sent": (NotifierSent, None),
+    "adapter-raw": (AdapterRaw, "any"),  # a rented device's bytes, for any listed sensor
 }
 INBOUND_KINDS: frozenset[str] = frozenset({*_PAYLOADS, "availability"})
 """The kinds of record the aggregator takes in."""
@@ -286,9 +289,12 @@ def _route(prefix: str, sensors: Mapping[str, str], topic: str) -> _Route:
     if sensor_kind is None:
         return (kind, source, cls, None)
     listed = sensors.get(source)
+    if sensor_kind == "any" and listed is not None:
+        return (kind, source, cls, None)
     if listed != sensor_kind:
         if listed is None:
-            return (kind, source, None, f"{sensor_kind} {source!r} is not listed in the permit")
+            what = "sensor" if sensor_kind == "any" else sensor_kind
+            return (kind, source, None, f"{what} {source!r} is not listed in the permit")
         return (kind, source, None, f"{source!r} is listed as a {listed}, not a {sensor_kind}")
     return (kind, source, cls, None)
 
@@ -325,6 +331,8 @@ def _check(record: msgspec.Struct) -> str | None:
         )
     if isinstance(record, LotOccupancy):
         return _seq_ok(record.seq) or _count_ok("occupied", record.occupied)
+    if isinstance(record, AdapterRaw):
+        return check_raw(record)
     if isinstance(record, Badge):
         if not record.badge.strip() or len(record.badge) > 200:
             return "badge id is empty or too long"

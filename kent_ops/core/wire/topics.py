@@ -34,6 +34,7 @@ TopicKind = Literal[
     "checkpoint",
     "aggregator-availability",
     "bridge-state",
+    "adapter-raw",
 ]
 
 INSPECTOR_ACTIONS: tuple[str, ...] = ("note", "ack", "inspection", "adjust")
@@ -53,6 +54,7 @@ _THREE_LEVEL: dict[tuple[str, str], TopicKind] = {
     ("notifier", "sent"): "notifier-sent",
     ("gate", "command"): "command",
     ("bridge", "state"): "bridge-state",
+    ("adapter", "raw"): "adapter-raw",
 }
 _TWO_LEVEL: dict[tuple[str, str], TopicKind] = {
     ("evidence", "checkpoint"): "checkpoint",
@@ -102,6 +104,10 @@ class Topics:
 
     def availability(self, sensor: str) -> str:
         return f"{self.prefix}/sensor/{sensor}/availability"
+
+    def adapter_raw(self, sensor: str) -> str:
+        """A rented device's message as received, with its translation (``kent-ops adapt``)."""
+        return f"{self.prefix}/adapter/{sensor}/raw"
 
     # -- people -------------------------------------------------------------------------
 
@@ -172,6 +178,7 @@ class Topics:
             f"{p}/inspector/+/+",
             f"{p}/clerk/+/permit",
             f"{p}/notifier/+/sent",
+            f"{p}/adapter/+/raw",
         ]
 
     # -- reading a topic back -----------------------------------------------------------

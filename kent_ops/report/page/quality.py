@@ -12,6 +12,7 @@ from html import escape
 from kent_ops.core import wire
 from kent_ops.report.collect import Reasons
 from kent_ops.report.model import ReportData
+from kent_ops.report.page.devices import rented_devices
 from kent_ops.report.page.fmt import Fmt, count, duration, figures, table
 from kent_ops.report.snapshots import snapshot_section
 
@@ -173,6 +174,7 @@ def data_quality(data: ReportData, fmt: Fmt) -> str:
     out = [
         *_outages(data, fmt),
         *_rejected(data, fmt),
+        *rented_devices(data.collector.devices, fmt),
         *_restarts(data, fmt),
         *_adjustments(data, fmt),
         *_service(data),

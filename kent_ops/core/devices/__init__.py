@@ -1,0 +1,1 @@
+"""Rented devices: where a sensor's figures come from when it speaks its own protocol."""

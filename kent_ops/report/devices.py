@@ -1,0 +1,91 @@
+"""Rented devices in the report: each device's messages, and each figure back to its bytes.
+
+``kent-ops adapt`` published a raw record for every message a rented device sent (the
+device's topic and bytes, the receipt time, the kent-ops payload it became or why none).
+The report keeps, per sensor, how many came, how many were repeats and how many could
+not be read, and a bounded list of links from a translated payload (its ``seq``) to the
+evidence record that holds the device's own bytes (docs/protocol.md, "Rented devices").
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import msgspec
+
+from kent_ops.core.wire.adapter import REDELIVERY, AdapterRaw
+
+__all__ = ["DeviceLink", "DeviceTally", "RentedDevices"]
+
+LINKS_KEPT = 40
+"""Links listed per device: the first and the last half of this; the log holds them all."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceLink:
+    """One device message: the record holding its bytes and what it became."""
+
+    record: int
+    received_at: datetime
+    topic: str
+    sha256: str
+    size: int
+    translated: str
+    """The kent-ops payload's figures (``seq 12: in 340, out 25``) or why there is none."""
+
+
+@dataclass(slots=True)
+class DeviceTally:
+    """One rented device's messages over the event."""
+
+    received: int = 0
+    translated: int = 0
+    repeats: int = 0
+    unreadable: int = 0
+    first: list[DeviceLink] = field(default_factory=list)
+    last: list[DeviceLink] = field(default_factory=list)
+
+    def keep(self, link: DeviceLink) -> None:
+        if len(self.first) < LINKS_KEPT // 2:
+            self.first.append(link)
+            return
+        self.last.append(link)
+        if len(self.last) > LINKS_KEPT // 2:
+            del self.last[0]
+
+
+class RentedDevices:
+    """Collects the raw records of a replay, by sensor."""
+
+    def __init__(self) -> None:
+        self.sensors: dict[str, DeviceTally] = {}
+
+    def take(self, record: int, received_at: datetime, payload: bytes) -> None:
+        """One raw record from the log (accepted or not: both are the device's messages)."""
+        try:
+            raw = msgspec.json.decode(payload, type=AdapterRaw)
+            body = raw.payload
+        except (msgspec.DecodeError, ValueError):
+            return  # a record that is no raw record is listed with the rejected messages
+        tally = self.sensors.setdefault(raw.sensor, DeviceTally())
+        tally.received += 1
+        if raw.translated is not None:
+            tally.translated += 1
+            what = _figures(raw.translated)
+        elif raw.reason is not None and raw.reason.startswith(REDELIVERY):
+            tally.repeats += 1
+            what = raw.reason
+        else:
+            tally.unreadable += 1
+            what = f"not read: {raw.reason}"
+        digest = hashlib.sha256(body).hexdigest()
+        tally.keep(DeviceLink(record, received_at, raw.topic, digest, len(body), what))
+
+
+def _figures(payload: dict[str, object]) -> str:
+    seq = payload.get("seq")
+    if "occupied" in payload:
+        return f"seq {seq}: occupied {payload['occupied']}"
+    return f"seq {seq}: in {payload.get('in_total')}, out {payload.get('out_total')}"
