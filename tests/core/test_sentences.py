@@ -250,7 +250,8 @@ CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
         {},
         {},
         "the evidence log cannot be written (error); messages are held unacknowledged until it can",
-    ),    (
+    ),
+    (
         "broker-session",
         None,
         {},
