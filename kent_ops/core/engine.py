@@ -82,6 +82,7 @@ class Engine:
         self.terms = Terms.of(permit)
         self._prefix = wire.Topics(permit.event_id).prefix
         self._sensor_kinds = permit.sensors
+        self._ts_span = wire.sensor_clock_span(permit.windows) if clock == "sensor" else None
         specs = permit.gate_specs.values()
         self.counts = Counting.for_sensors(
             list(permit.gates),
@@ -198,7 +199,7 @@ class Engine:
         ``record_id`` is the evidence record that holds it, cited by any alert it starts.
         """
         received = to_us(received_at)
-        decoded = decode(self._prefix, self._sensor_kinds, topic, payload, self.keys)
+        decoded = decode(self._prefix, self._sensor_kinds, topic, payload, self.keys, self._ts_span)
         t = received
         if self.clock == "sensor":
             ts = getattr(decoded.record, "ts", None) if isinstance(decoded, Decoded) else None

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from kent_ops.core import permit_schema as schema
 from kent_ops.core.permit_model import Agent, Alerting, Window
 from kent_ops.core.permit_reader import ABSENT, Reader
+from kent_ops.core.timeutil import instant_problem
 
 __all__ = [
     "check_issued_number",
@@ -67,6 +68,8 @@ def check_revocation(r: Reader, revoked_at: datetime | None) -> None:
             "needs an offset, e.g. 2027-07-04T15:00:00-04:00",
             schema.CITE_REVOCATION,
         )
+    elif revoked_at is not None and (problem := instant_problem(revoked_at)):
+        r.problem("permit.revoked_at", problem, schema.CITE_REVOCATION)
 
 
 def read_application(r: Reader) -> dict[str, bool]:
@@ -85,6 +88,9 @@ def read_windows(r: Reader) -> tuple[Window, ...]:
         for label, value in ((f"{name}.start", start), (f"{name}.end", end)):
             if value is not None and value.tzinfo is None:
                 r.problem(label, "needs an offset, e.g. 2027-07-04T10:00:00-04:00")
+                bad = True
+            elif value is not None and (problem := instant_problem(value)):
+                r.problem(label, problem)
                 bad = True
         if start is None or end is None or bad:
             continue

@@ -34,12 +34,13 @@ from typing import Literal, NamedTuple
 from kent_ops.core.engine import Clock, Engine, FeedResult
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
-from kent_ops.core.wire import keys_for_permit
+from kent_ops.core.wire import MAX_PAYLOAD_BYTES, keys_for_permit
 from kent_ops.evidence.chain import ChainWalk, Row, check_meta
 from kent_ops.evidence.records import GENESIS_HASH, ChainBroken, EvidenceError, connect_ro
 
 __all__ = [
     "ReplayResult",
+    "engine_failure",
     "Replayed",
     "last_record_id",
     "last_snapshot",
@@ -52,6 +53,22 @@ PROGRESS_EVERY = 1 << 15
 """Records between two calls of the progress callback (cheap enough to ignore)."""
 
 _STARTED = b'"event":"started"'
+_OVERSIZED = bytes(MAX_PAYLOAD_BYTES + 1)
+"""What an ``excerpt`` record is fed as: a payload the engine rejects for its size alone,
+as it rejected the whole one live (the excerpt itself may well parse)."""
+
+
+def engine_failure(exc: Exception, received_at: datetime) -> FeedResult:
+    """A message the engine raised on, as the rejection it is logged as, live and on replay.
+
+    The engine never raises on a message by design; should one still make it raise, the
+    service records it as rejected and goes on (acknowledging it), rather than fail on it
+    at every restart. A replay then meets the same exception at the same record.
+    """
+    why = f"{type(exc).__name__}: {exc}"[:300]
+    return FeedResult(
+        False, f"the engine could not take this message ({why})", "unknown", received_at
+    )
 
 
 class Replayed(NamedTuple):
@@ -216,8 +233,15 @@ def _replay(
         for row in rows:
             rid, kind, at, topic, payload, accepted, reason, digest = row
             received = parse(at)
-            if kind == "message":
-                result = feed(topic or "", payload, received, rid)
+            if kind == "message" or kind == "excerpt":
+                try:
+                    if kind == "message":
+                        result = feed(topic or "", payload, received, rid)
+                    else:
+                        result = feed(topic or "", _OVERSIZED, received, rid)
+                        result = result._replace(reason=reason or result.reason)
+                except Exception as exc:  # noqa: BLE001 - as the live service took it
+                    result = engine_failure(exc, received)
                 messages += 1
                 if result.accepted != (accepted == 1):
                     disagreements += 1
