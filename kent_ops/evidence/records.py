@@ -10,6 +10,11 @@ walk (:mod:`kent_ops.evidence.chain`) and the replay all use it.
 Record kinds (schema version 2):
 
 - ``message``: an MQTT message as received (topic, raw payload bytes, accepted, reason);
+- ``excerpt``: a message rejected for its size (over 64 KiB), kept in part: its topic,
+  receive time, ``accepted`` 0 and reason as a ``message`` record has them, and as
+  payload what proves it rather than the flood itself, ``{"size": <bytes>, "sha256":
+  "<hex of the whole payload>", "first": "<its first 1,024 bytes, base64>"}``
+  (:func:`excerpt_payload`). A replay takes it as the rejected message it was;
 - ``tick``: the engine's time, written down: with the wall clock the service lets the
   engine's time pass (a tick) before it writes records of its own, and each such tick
   is logged as ``{"engine_time": "<ISO 8601, UTC, microseconds>"}``, the instant the
@@ -26,11 +31,15 @@ Record kinds (schema version 2):
   "storage-error" | "permit-changed" | ..., ...details}``).
 
 Version 1 logs had no ``tick`` records (a replay inferred the engine's time from the
-times of the other records); the hash is computed the same way in both.
+times of the other records); the hash is computed the same way in both. Logs written
+before the ``excerpt`` kind hold an oversized message whole, as a ``message``; a reader
+that does not know the kind may pass over it, as it changed no figure.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import sqlite3
@@ -44,6 +53,7 @@ from kent_ops.core.errors import CheckFailed, UsageError
 
 __all__ = [
     "COLUMNS",
+    "EXCERPT_KEPT",
     "GENESIS_HASH",
     "KINDS",
     "SCHEMA",
@@ -53,8 +63,10 @@ __all__ = [
     "EvidenceError",
     "EvidenceRecord",
     "EvidenceWriteError",
+    "Excerpt",
     "connect_ro",
     "count_records",
+    "excerpt_payload",
     "format_time",
     "json_bytes",
     "read_meta",
@@ -65,7 +77,11 @@ __all__ = [
 
 SCHEMA_VERSION = "2"
 GENESIS_HASH = "0" * 64
-KINDS = frozenset({"message", "tick", "alert", "command", "status", "snapshot", "system"})
+KINDS = frozenset(
+    {"message", "excerpt", "tick", "alert", "command", "status", "snapshot", "system"}
+)
+EXCERPT_KEPT = 1024
+"""How many of an oversized payload's first bytes an ``excerpt`` record keeps."""
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # Domain separation: a hash of this chain can never be mistaken for another format's.
@@ -168,6 +184,43 @@ def format_time(t: datetime) -> str:
 def json_bytes(obj: Any) -> bytes:
     """Canonical JSON for ``tick``/``alert``/``command``/``status``/``system`` payloads."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def excerpt_payload(payload: bytes) -> bytes:
+    """The stored form of an ``excerpt``: the size, SHA-256 and first bytes of a payload.
+
+    Enough to prove what was sent (anyone holding the payload can check its hash) without
+    letting one client make the log as large as what it sends.
+    """
+    return json_bytes(
+        {
+            "size": len(payload),
+            "sha256": hashlib.sha256(payload).hexdigest(),
+            "first": base64.b64encode(payload[:EXCERPT_KEPT]).decode("ascii"),
+        }
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """An ``excerpt`` record's payload, read back."""
+
+    size: int
+    sha256: str
+    first: bytes
+
+    @classmethod
+    def parse(cls, payload: bytes) -> Excerpt | None:
+        """The excerpt a stored payload holds, or None if it is not one."""
+        try:
+            body = json.loads(payload)
+            size, digest = body["size"], body["sha256"]
+            first = base64.b64decode(body["first"], validate=True)
+        except (ValueError, TypeError, KeyError, binascii.Error):
+            return None
+        if type(size) is not int or not isinstance(digest, str):
+            return None
+        return cls(size, digest, first)
 
 
 def _field(value: bytes | None) -> bytes:

@@ -24,6 +24,7 @@ import msgspec
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.evidence.replay import Replayed
+from kent_ops.report.kept import Kept, summary_body
 from kent_ops.report.snapshots import SnapshotChecks
 from kent_ops.report.text import clean
 
@@ -180,6 +181,8 @@ class Collector:
         self.snapshots = SnapshotChecks()
         """Each engine snapshot in the log, compared with the replay's state there."""
         self.rejected_total = 0
+        self.kept = Kept()
+        """Rejected payloads kept in part, and messages counted in flood summaries."""
         self._sec: int | None = None  # the second being gathered
         self._sec_start = _EARLIEST  # when it started
         self._next = _EARLIEST  # when the next one starts
@@ -333,6 +336,8 @@ class Collector:
             self._other(rec)
         elif not result.accepted:
             self._reject(rec, result.reason or "rejected")
+            if rec.kind == "excerpt":
+                self.kept.excerpt(rec)
         else:
             if result.reason is not None:
                 self._tally(self.repeats, result.reason, rec)
@@ -407,5 +412,7 @@ class Collector:
             except msgspec.DecodeError:
                 return
             self.checkpoints.append(Checkpoint(rec.received_at, rec.id, point.record, point.hash))
+        elif event == "flood-summary" and (summary := summary_body(rec.payload)):
+            self.kept.summary(rec, summary)
         elif event in _SERVICE_EVENTS:
             self.service_events[event] += 1

@@ -32,7 +32,7 @@ from kent_ops.core.wire import Topics, keys_for_permit
 from kent_ops.evidence.cite import cited_records, with_hash
 from kent_ops.evidence.log import ChainBroken, json_bytes
 from kent_ops.evidence.replay import Replayed, last_snapshot, record_hashes, replay
-from kent_ops.service.storage_outage import STORAGE_RULE, StorageOutage
+from kent_ops.service.storage_outage import StorageOutage
 
 __all__ = ["VERIFICATION_FAILED", "Rebuilt", "rebuild"]
 
@@ -91,8 +91,7 @@ def rebuild(
         if rec.kind == "alert":
             alert = wire.decode_json(wire.Alert, rec.payload)
             retained[topics.alert(alert.id)] = rec.payload
-            if alert.rule == STORAGE_RULE:
-                outage.note_logged(alert)
+            outage.note_logged(alert)  # the service's own S- alerts: numbering goes on
         elif rec.kind == "command":
             body = json.loads(rec.payload)  # republished as logged: the log is the truth
             retained[topics.gate_command(body["gate"])] = json_bytes(body["command"])

@@ -28,6 +28,8 @@ class Timing:
     a restart starts from) every ``engine_snapshot_s``, and a checkpoint every
     ``checkpoint_s``; with the wall clock the engine's time passes every ``tick_s``. A
     refused commit is retried after ``retry_first_s``, doubling up to ``retry_max_s``.
+    Rejected messages from one source may add ``flood_budget_bytes`` to the log every
+    ``flood_period_s``; past that they are counted, not stored (docs/protocol.md).
     """
 
     batch_max: int = 500
@@ -40,6 +42,8 @@ class Timing:
     tick_s: float = 0.5
     retry_first_s: float = 0.5
     retry_max_s: float = 10.0
+    flood_budget_bytes: int = 64 * 1024
+    flood_period_s: float = 60.0
 
 
 class Due(NamedTuple):

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -49,8 +48,11 @@ from kent_ops.evidence.log import (
     format_time,
     json_bytes,
 )
+from kent_ops.service.batches import drain, next_batch
+from kent_ops.service.flood import FloodGuard
+from kent_ops.service.intake import Intake
 from kent_ops.service.integrity import ChainCheck
-from kent_ops.service.link import WAKE, Item, Link
+from kent_ops.service.link import Item, Link
 from kent_ops.service.restore import Rebuilt, rebuild
 from kent_ops.service.rhythm import Due, Rhythm, Timing
 from kent_ops.service.storage_outage import StorageOutage
@@ -130,6 +132,11 @@ class Worker:
         self._give_up_at = 0.0
         self.chain = chain or ChainCheck(None, outage, evidence.path)
         self._broken: ChainBroken | None = None
+        guard = FloodGuard(
+            timing.flood_budget_bytes, timing.flood_period_s, outage.next_id, time.monotonic
+        )
+        guard.adopt(rebuilt.retained)
+        self.intake = Intake(evidence, self.topics.prefix, guard)
 
     # -- the one way to the disk and the broker ---------------------------------------------
 
@@ -187,6 +194,8 @@ class Worker:
         if state:
             service = {"storage_alerts": self.outage.issued}
             evidence.append("snapshot", now, payload=engine.snapshot(service))
+            for alert in self.intake.guard.active():  # in the tail a restart replays
+                evidence.append("alert", now, payload=wire.encode(alert))
         try:
             evidence.commit()
         except EvidenceWriteError as exc:
@@ -257,31 +266,35 @@ class Worker:
     def handle(self, batch: list[Item]) -> None:
         """Feed and append each message, then flush; on a refusal keep the batch held."""
         evidence = self.evidence
+        take = self.intake.take
         engine = self.engine
+        guard = self.intake.guard
+        guard.begin()
         acks: list[tuple[int, int]] = []
         for topic, payload, received_at, generation, mid in batch:
             if topic is None:
                 self._own_event(received_at, payload)
                 continue
-            record_id = evidence.head[0] + 1
-            r = engine.feed(topic, payload, received_at, record_id)
-            evidence.append(
-                "message",
-                received_at,
-                topic=topic,
-                payload=payload,
-                accepted=r.accepted,
-                reason=r.reason,
-            )
+            take(engine, topic, payload, received_at)
             if mid:
                 acks.append((generation, mid))
-        result = self.flush(acks=acks)
-        if result.refused is not None:
-            self._refused(result.refused, batch)
+        if not self._settled(self.flush(acks=acks, lead=guard.lead()), batch):
             return
         self.rhythm.status_dirty = True
         if log.isEnabledFor(logging.DEBUG):
             log.debug("committed %d messages; head %d", len(acks), evidence.committed_head[0])
+
+    def _settled(self, result: Flushed, batch: list[Item]) -> bool:
+        """After a flush: publish the flood alerts it held, or undo and hold on a refusal."""
+        guard = self.intake.guard
+        if result.refused is not None:
+            guard.rollback()
+            self._refused(result.refused, batch)
+            return False
+        for alert in guard.commit():
+            self.link.publish(self.topics.alert(alert.id), wire.encode(alert))
+            self.rhythm.status_dirty = True
+        return True
 
     def _own_event(self, received_at: datetime, details: dict[str, Any]) -> None:
         """A connection event, in order with the messages; the engine's time passes to it."""
@@ -307,10 +320,16 @@ class Worker:
                 self._maybe_publish_status(mono)
                 return
         due = self.rhythm.due(mono)
-        if due:
-            result = self.flush(status=due.snapshot, checkpoint=due.checkpoint, state=due.engine)
-            if result.refused is not None:
-                self._refused(result.refused, [])
+        guard = self.intake.guard
+        if due or guard.period_due():
+            guard.begin()
+            if guard.period_due():
+                guard.end_period(self._now())
+            lead = guard.lead()
+            result = self.flush(
+                lead=lead, status=due.snapshot, checkpoint=due.checkpoint, state=due.engine
+            )
+            if not self._settled(result, []):
                 return
             self.rhythm.done(mono, due)
             if result.changed:
@@ -358,6 +377,7 @@ class Worker:
 
     def _publish_status(self, mono: float) -> None:
         status = self.outage.decorate(self.engine.status(), held=len(self.backlog))
+        status = self.intake.guard.decorate(status)
         self.link.publish(self.topics.status, wire.encode(status))
         self.rhythm.status_sent(mono)
         self.published_status += 1
@@ -426,46 +446,15 @@ class Worker:
 
     def _take(self, timeout: float) -> list[Item]:
         """The next batch: ``batch_max`` items, or what arrives within the batch window."""
-        t = self.timing
         if self.outage.failing:
             # Keep the network thread's queue moving into the backlog; process nothing.
             time.sleep(min(timeout, 0.05))
             self._drain_into_backlog()
             return []
-        if self.backlog:
-            batch = self.backlog[: t.batch_max]
-            del self.backlog[: t.batch_max]
-            return batch
-        q = self.link.queue
-        try:
-            first = q.get(timeout=timeout) if timeout > 0 else q.get_nowait()
-        except queue.Empty:
-            return []
-        batch = [first] if first is not WAKE else []
-        deadline = time.monotonic() + t.batch_window_s
-        while len(batch) < t.batch_max:
-            try:
-                item = q.get_nowait()
-            except queue.Empty:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self.stopping.is_set():
-                    break
-                try:
-                    item = q.get(timeout=remaining)
-                except queue.Empty:
-                    break
-            if item is not WAKE:
-                batch.append(item)
-        return batch
+        return next_batch(self.link.queue, self.backlog, self.timing, timeout, self.stopping)
 
     def _drain_into_backlog(self) -> None:
-        while True:
-            try:
-                item = self.link.queue.get_nowait()
-            except queue.Empty:
-                return
-            if item is not WAKE:
-                self.backlog.append(item)
+        drain(self.link.queue, self.backlog)
 
     # -- shutdown -------------------------------------------------------------------------------
 
@@ -475,9 +464,17 @@ class Worker:
         evidence = self.evidence
         self.chain.stop()
         if not self.outage.failing:
-            result = self.flush(status=True, tail=[{"event": "stopped"}], state=True)
+            guard = self.intake.guard
+            guard.begin()
+            guard.end_period(self._now(), closing=True)
+            result = self.flush(
+                lead=guard.lead(), status=True, tail=[{"event": "stopped"}], state=True
+            )
             if result.refused is not None:
                 log.error("could not record the stop: %s", result.refused)
+                guard.rollback()
+            for alert in guard.commit():
+                self.link.publish(self.topics.alert(alert.id), wire.encode(alert))
             if self.link.connected.is_set():
                 self._publish_status(time.monotonic())
             count, head = evidence.committed_head

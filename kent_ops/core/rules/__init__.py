@@ -28,7 +28,13 @@ from kent_ops.core.rules.base import (
     Situation,
     Terms,
 )
-from kent_ops.core.rules.data import ClockSkew, CounterReset, EvidenceStorage, SensorOffline
+from kent_ops.core.rules.data import (
+    ClockSkew,
+    CounterReset,
+    EvidenceFlood,
+    EvidenceStorage,
+    SensorOffline,
+)
 from kent_ops.core.rules.duties import DoctorOnDuty, NurseRatio, OvernightHousing, ParkingRatio
 from kent_ops.core.rules.site import FacilityDeficient, LotFull, SecurityStaffing, VehiclesAtOneTime
 
@@ -64,6 +70,7 @@ RULES: dict[str, Rule] = {
         CounterReset(),
         ClockSkew(),
         EvidenceStorage(),
+        EvidenceFlood(),
     )
 }
 """Every rule, keyed by name, in the order the law and the dashboards list them."""

@@ -108,3 +108,25 @@ class EvidenceStorage(Rule):
             f"the evidence log cannot be written ({o.get('error', 'error')}); messages are held "
             "unacknowledged until it can"
         )
+
+
+class EvidenceFlood(Rule):
+    """Raised by the service, not the engine: one source sent more rejected messages than
+    the evidence log keeps whole; the rest are kept as a count and their hashes."""
+
+    name = "evidence-flood"
+    severity = "data"
+    cite = "—"
+    title = "A source floods the evidence log"
+    summary = (
+        "One sensor or person sends more rejected messages than the evidence log keeps "
+        "whole; the rest are kept as a count and their hashes."
+    )
+    per_subject = True
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        budget = f"{r.get('rejected_bytes_at_most', 0):,} bytes every {r.get('per_s', 60):g} s"
+        return (
+            f"{subject} sends more rejected messages than the evidence log keeps whole "
+            f"({budget}); the log keeps the rest as a count and their hashes"
+        )

@@ -13,6 +13,7 @@ from kent_ops.core import wire
 from kent_ops.report.collect import Reasons
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, count, duration, figures, table
+from kent_ops.report.page.kept import kept_section
 from kent_ops.report.snapshots import snapshot_section
 
 __all__ = ["data_quality", "evidence"]
@@ -58,6 +59,7 @@ def _rejected(data: ReportData, fmt: Fmt) -> list[str]:
         out.append(table(["Reason", "Messages", "Example", "First / last"], rows, {1}))
     else:
         out.append("<p>No message was rejected.</p>")
+    out += kept_section(c.kept, fmt)
     if c.repeats:
         total = sum(g.count for g in c.repeats.values())
         rows = [
