@@ -7,7 +7,9 @@ with its topic, raw payload, receive time and record id. With the wall clock the
 is also ticked, exactly at the log's ``tick`` records, to the ``engine_time`` each one
 names: the live service writes one whenever it let its engine's time pass and then
 logged records of its own (see :mod:`kent_ops.evidence.records`). No other record's time
-moves the engine. One function does it, so the report cannot disagree with what
+moves the engine. An ``excerpt`` record is fed as the oversized message it stands for
+(rejected for its size), and a ``flood-summary`` system record adds the messages it
+counted to the engine's rejected ones: neither was more to the live engine. One function does it, so the report cannot disagree with what
 inspectors saw. A restarted aggregator may instead ``resume`` from an engine restored
 from the log's last ``snapshot`` record and feed only the records after it (the report
 always starts at record 1).
@@ -53,6 +55,7 @@ PROGRESS_EVERY = 1 << 15
 """Records between two calls of the progress callback (cheap enough to ignore)."""
 
 _STARTED = b'"event":"started"'
+_COUNTED = b'"event":"flood-summary"'
 _OVERSIZED = bytes(MAX_PAYLOAD_BYTES + 1)
 """What an ``excerpt`` record is fed as: a payload the engine rejects for its size alone,
 as it rejected the whole one live (the excerpt itself may well parse)."""
@@ -252,8 +255,7 @@ def _replay(
                     continue
                 on_record(_replayed(row, received, accepted == 1, result), engine)
                 continue
-            if kind == "tick" and wall:
-                engine.tick(_engine_time(path, row))
+            _other(engine, wall, path, row)
             if on_record is not None:
                 flag = None if accepted is None else accepted == 1
                 on_record(_replayed(row, received, flag, None), engine)
@@ -274,6 +276,25 @@ def _replay(
         end=end,
         verified=walk.verifies,
     )
+
+
+def _other(engine: Engine, wall: bool, path: Path, row: Row) -> None:
+    """What a record other than a message does to the engine: a tick, or a count."""
+    kind, payload = row[1], row[4]
+    if kind == "tick" and wall:
+        engine.tick(_engine_time(path, row))
+    elif kind == "system" and _COUNTED in payload:
+        engine.rejected += _counted(payload)
+
+
+def _counted(payload: bytes) -> int:
+    """How many rejected messages a ``flood-summary`` record counts (none were stored)."""
+    try:
+        body = json.loads(payload)
+        count = body["messages"] if body.get("event") == "flood-summary" else 0
+    except (ValueError, AttributeError, KeyError):
+        return 0
+    return count if type(count) is int and count > 0 else 0
 
 
 def _replayed(

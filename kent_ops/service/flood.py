@@ -7,11 +7,15 @@ password is enough to send them as fast as the network carries them. So each sou
 of rejected records to the log every ``flood_period_s``. Once a source has used its
 budget in a period, its further messages that the decoder alone rejects are not stored
 one by one: they are counted, with their sizes and a SHA-256 over the SHA-256 of each
-(in arrival order), into one ``flood-summary`` system record at the end of the period.
-The first time a source goes over, the log gets a ``flood-started`` system record and
-an ``evidence-flood`` alert (data) is raised, numbered ``S-`` like the service's other
+(in arrival order), into a ``flood-summary`` system record at the end of the period
+(and before each engine snapshot, and at a clean stop). They count in the status's
+``rejected`` as they come, and a replay adds each summary's count. The first time a
+source goes over, the log gets a ``flood-started`` system record and an
+``evidence-flood`` alert (data) is raised, numbered ``S-`` like the service's other
 alerts; it is cleared after a period in which the source stayed within its budget, and
-at a clean stop. Accepted messages, and messages only the engine's state rejects (those
+at a clean stop. A run that stops abruptly during a flood loses the count since the last
+summary; the next start says so in a ``flood-count-lost`` record and clears the alert
+after a quiet period. Accepted messages, and messages only the engine's state rejects (those
 its replay must see), are always stored whole. docs/protocol.md describes it.
 
 This module is bookkeeping only; the worker appends what it returns. A batch whose
@@ -217,17 +221,27 @@ class FloodGuard:
     def period_due(self) -> bool:
         return self._mono() - self._period_start >= self.period_s
 
+    def summaries(self) -> None:
+        """Write down what was counted so far (before an engine snapshot, which counts them)."""
+        for source, state in list(self._sources.items()):
+            if state.count:
+                state = self._touch(source)
+                self._lead.append(("system", self._summary(source, state)))
+                state.counted += state.count
+                state.counted_bytes += state.size
+                state.count = state.size = state.largest = 0
+                state.digest = hashlib.sha256()
+                state.first_at = state.last_at = None
+                state.reasons, state.topics = {}, {}
+
     def end_period(self, now: datetime, *, closing: bool = False) -> None:
         """Summarise each source's counted messages; clear the alerts of quiet sources.
 
         ``closing`` (a clean stop) clears every alert. Adds to :meth:`lead`.
         """
+        self.summaries()
         for source in list(self._sources):
             state = self._touch(source)
-            if state.count:
-                self._lead.append(("system", self._summary(source, state)))
-                state.counted += state.count
-                state.counted_bytes += state.size
             quiet = source not in self.exhausted
             if state.alert is not None and (quiet or closing):
                 cleared = self._cleared(state.alert, now, state)
@@ -266,8 +280,13 @@ class FloodGuard:
         """The active flood alerts (logged again after each engine snapshot)."""
         return [s.alert for s in self._sources.values() if s.alert is not None]
 
-    def adopt(self, retained: Mapping[str, bytes]) -> None:
-        """Take over the flood alerts a stopped run left active (the log's last state)."""
+    def adopt(self, retained: Mapping[str, bytes]) -> Records:
+        """Take over the flood alerts a run that stopped abruptly left active.
+
+        Returns a ``flood-count-lost`` record for each: that run may have counted
+        messages after its last ``flood-summary`` record that no record holds.
+        """
+        notes: Records = []
         for payload in retained.values():
             try:
                 alert = wire.decode_json(wire.Alert, payload)
@@ -275,6 +294,15 @@ class FloodGuard:
                 continue
             if alert.rule == FLOOD_RULE and alert.state == "active" and alert.subject:
                 self._sources.setdefault(alert.subject, _Source()).alert = alert
+                lost = {
+                    "event": "flood-count-lost",
+                    "source": alert.subject,
+                    "alert": alert.id,
+                    "why": "the service stopped abruptly during this flood: rejected messages "
+                    "it counted after this source's last flood-summary record are in no record",
+                }
+                notes.append(("system", lost))
+        return notes
 
     def decorate(self, status: wire.Status) -> wire.Status:
         """The status with the active flood alerts among its active alerts."""

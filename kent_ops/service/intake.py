@@ -9,7 +9,8 @@ log keeps of it:
   SHA-256 and first 1,024 bytes (:func:`kent_ops.evidence.records.excerpt_payload`);
 - once its source used its budget for rejected records in this period, a message the
   decoder alone rejects is not fed or stored but counted into the source's summary
-  (:mod:`kent_ops.service.flood`). The engine never saw it, live or on replay.
+  (:mod:`kent_ops.service.flood`). The engine never decodes it, live or on replay; it
+  only counts it among the rejected (a replay, from the summary record).
 
 Should the engine raise on a message after all, the message is stored as rejected with
 the exception's name (:func:`kent_ops.evidence.replay.engine_failure`) and acknowledged:
@@ -58,6 +59,7 @@ class Intake:
                 refused = self._refused_unread(engine, topic, payload)
                 if refused is not None:
                     guard.count(source, topic, payload, refused, received_at)
+                    engine.rejected += 1  # as a replay adds it from the summary record
                     return
         evidence = self.evidence
         record_id = evidence.head[0] + 1

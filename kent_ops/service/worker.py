@@ -135,7 +135,7 @@ class Worker:
         guard = FloodGuard(
             timing.flood_budget_bytes, timing.flood_period_s, outage.next_id, time.monotonic
         )
-        guard.adopt(rebuilt.retained)
+        self._lost = guard.adopt(rebuilt.retained)
         self.intake = Intake(evidence, self.topics.prefix, guard)
 
     # -- the one way to the disk and the broker ---------------------------------------------
@@ -257,7 +257,7 @@ class Worker:
         Raises EvidenceWriteError when the disk refuses it: the service does not start.
         """
         state = self.rebuilt_from is None and self.replayed > 0
-        result = self.flush(lead=[("system", started)], status=True, state=state)
+        result = self.flush(lead=[("system", started), *self._lost], status=True, state=state)
         if result.refused is not None:
             raise result.refused
         done = Due(snapshot=True, checkpoint=False, tick=False, engine=True)
@@ -325,6 +325,8 @@ class Worker:
             guard.begin()
             if guard.period_due():
                 guard.end_period(self._now())
+            elif due.engine:
+                guard.summaries()  # the snapshot counts them: the log must hold them first
             lead = guard.lead()
             result = self.flush(
                 lead=lead, status=due.snapshot, checkpoint=due.checkpoint, state=due.engine

@@ -92,6 +92,7 @@ def test_a_sensor_flooding_oversized_junk_grows_the_log_by_its_budget_not_its_by
                 publisher.send("gate/north/count", good[-1])
         assert publisher.all_acknowledged(60)
         status = watcher.status(lambda s: s["attendance"]["entries"] == 101 + 299)
+        assert status["rejected"] == 300  # stored in part or counted, each one counts
         grown = folder_bytes(tmp_path) - before
         alert = watcher.alert("S-0001")
         assert (alert["rule"], alert["subject"], alert["severity"], alert["state"]) == (

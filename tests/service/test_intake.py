@@ -157,7 +157,12 @@ def test_a_closing_stop_clears_every_alert_and_a_restart_adopts_those_left_activ
     (alert,) = g.commit()
     retained = {f"{P}/alerts/{alert.id}": wire.encode(alert), f"{P}/alerts/A-0001": b"{}"}
     after_a_crash, _ = guard(budget=10)
-    after_a_crash.adopt(retained)
+    (kind, lost), = after_a_crash.adopt(retained)  # fmt: skip
+    assert kind == "system"
+    assert isinstance(lost, dict)
+    assert (lost["event"], lost["source"], lost["alert"]) == (
+        "flood-count-lost", "sensor-north", alert.id
+    )  # fmt: skip
     assert after_a_crash.active() == [alert]
     status = after_a_crash.decorate(Engine(write_permit(tmp_path)).status())
     assert status.active_alerts == [alert.id]
@@ -203,6 +208,7 @@ def test_past_its_budget_a_sensor_s_rejected_messages_are_counted_not_stored(
     good = message(GATE, count(1, 300), now.at(2), mid=500)
     worker.handle([*junk, good])
     assert len(link.acked) == 101  # every one acknowledged: stored or counted
+    assert worker.engine.status().rejected == 100
     stored = [r for r in read_records(path) if r.kind == "message"]
     assert 5 < len(stored) - 1 < 20  # the budget's worth, then the good one, whole
     assert stored[-1].payload == good[1]
@@ -231,6 +237,7 @@ def test_past_its_budget_a_sensor_s_rejected_messages_are_counted_not_stored(
     result = replay(permit, path)
     assert result.disagreements == 0
     assert result.engine.status().attendance.entries == 300
+    assert result.engine.rejected == 100  # the stored ones, and the summary's count
 
 
 def test_the_s_numbers_go_on_after_a_restart(tmp_path: Path) -> None:
@@ -245,6 +252,8 @@ def test_the_s_numbers_go_on_after_a_restart(tmp_path: Path) -> None:
     again, link2 = open_worker(path, permit, "sensor", now, timing)
     assert [a.id for a in again.intake.guard.active()] == ["S-0001"]  # adopted, to clear
     assert again.outage.next_id() == "S-0002"
+    lost = [json.loads(r.payload) for r in read_records(path) if r.kind == "system"]
+    assert [b["source"] for b in lost if b["event"] == "flood-count-lost"] == ["sensor-north"]
 
 
 class RaisesOn(Engine):
@@ -287,3 +296,25 @@ def test_a_message_the_engine_raises_on_is_recorded_as_rejected_and_acknowledged
     # The fixed engine (a restart after an upgrade) starts on the same log.
     rebuilt = rebuild(permit, path, "sensor", worker.topics, worker.outage)
     assert rebuilt.engine.status().attendance.entries == 200
+
+
+def test_what_was_counted_is_written_down_before_an_engine_snapshot_counts_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.sqlite"
+    now = HandClock()
+    timing = Timing(flood_budget_bytes=100, engine_snapshot_s=1e-9, flood_period_s=3600)
+    permit = write_permit(tmp_path)
+    worker, _ = open_worker(path, permit, "sensor", now, timing)
+    worker.handle([(f"{P}/{GATE}", b"junk %d" % i, now.at(1), 1, i) for i in range(1, 30)])
+    live = worker.engine.status().rejected
+    assert live == 29
+    worker.timers()  # an engine snapshot is due
+    kinds = [(r.kind, json.loads(r.payload).get("event") if r.kind == "system" else None)
+             for r in read_records(path)]  # fmt: skip
+    assert kinds.index(("system", "flood-summary")) < kinds.index(("snapshot", None))
+    worker.evidence.close()  # and then a crash: the restart starts from that snapshot
+    again, _ = open_worker(path, permit, "sensor", now, timing)
+    assert again.rebuilt_from is not None
+    assert again.engine.status().rejected == live
+    assert replay(permit, path).engine.rejected == live
