@@ -9,12 +9,11 @@ walk (:mod:`kent_ops.evidence.chain`) and the replay all use it.
 
 Record kinds (schema version 2):
 
-- ``message``: an MQTT message as received (topic, raw payload bytes, accepted, reason);
-- ``excerpt``: a message rejected for its size (over 64 KiB), kept in part: its topic,
-  receive time, ``accepted`` 0 and reason as a ``message`` record has them, and as
-  payload what proves it rather than the flood itself, ``{"size": <bytes>, "sha256":
-  "<hex of the whole payload>", "first": "<its first 1,024 bytes, base64>"}``
-  (:func:`excerpt_payload`). A replay takes it as the rejected message it was;
+- ``message``: an MQTT message as received (topic, raw payload bytes, accepted, reason).
+  A message rejected for its size (over 64 KiB) is kept in part, as the proof of it
+  rather than the flood itself: its first 1,024 bytes, and a reason that names its
+  size and the SHA-256 of all of it (:func:`excerpt`); a replay takes it as the
+  rejected message it was;
 - ``tick``: the engine's time, written down: with the wall clock the service lets the
   engine's time pass (a tick) before it writes records of its own, and each such tick
   is logged as ``{"engine_time": "<ISO 8601, UTC, microseconds>"}``, the instant the
@@ -32,16 +31,14 @@ Record kinds (schema version 2):
 
 Version 1 logs had no ``tick`` records (a replay inferred the engine's time from the
 times of the other records); the hash is computed the same way in both. Logs written
-before the ``excerpt`` kind hold an oversized message whole, as a ``message``; a reader
-that does not know the kind may pass over it, as it changed no figure.
+before oversized messages were kept in part hold them whole.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -66,7 +63,7 @@ __all__ = [
     "Excerpt",
     "connect_ro",
     "count_records",
-    "excerpt_payload",
+    "excerpt",
     "format_time",
     "json_bytes",
     "read_meta",
@@ -77,11 +74,15 @@ __all__ = [
 
 SCHEMA_VERSION = "2"
 GENESIS_HASH = "0" * 64
-KINDS = frozenset(
-    {"message", "excerpt", "tick", "alert", "command", "status", "snapshot", "system"}
-)
+KINDS = frozenset({"message", "tick", "alert", "command", "status", "snapshot", "system"})
 EXCERPT_KEPT = 1024
-"""How many of an oversized payload's first bytes an ``excerpt`` record keeps."""
+"""How many of an oversized payload's first bytes its record keeps."""
+OVERSIZED = "payload of "
+"""How the reason of a message rejected for its size (and only of one) begins."""
+_KEPT = re.compile(
+    r"payload of (?P<size>[0-9,]+) bytes is over the 64 KiB limit; the log keeps its first "
+    r"[0-9,]+ bytes and the SHA-256 of all of it, (?P<sha256>[0-9a-f]{64})"
+)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # Domain separation: a hash of this chain can never be mistaken for another format's.
@@ -186,41 +187,34 @@ def json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def excerpt_payload(payload: bytes) -> bytes:
-    """The stored form of an ``excerpt``: the size, SHA-256 and first bytes of a payload.
+def excerpt(payload: bytes, reason: str) -> tuple[bytes, str]:
+    """What the log stores of a payload rejected for its size: the proof, not the flood.
 
-    Enough to prove what was sent (anyone holding the payload can check its hash) without
-    letting one client make the log as large as what it sends.
+    Its first bytes, and the reason (which names its size) with the SHA-256 of all of
+    it: whoever holds the payload can prove it is the one received, and no client can
+    make the log as large as what it sends.
     """
-    return json_bytes(
-        {
-            "size": len(payload),
-            "sha256": hashlib.sha256(payload).hexdigest(),
-            "first": base64.b64encode(payload[:EXCERPT_KEPT]).decode("ascii"),
-        }
-    )
+    kept = payload[:EXCERPT_KEPT]
+    digest = hashlib.sha256(payload).hexdigest()
+    kept_words = f"the log keeps its first {len(kept):,} bytes and the SHA-256 of all of it"
+    return kept, f"{reason}; {kept_words}, {digest}"
 
 
 @dataclass(frozen=True, slots=True)
 class Excerpt:
-    """An ``excerpt`` record's payload, read back."""
+    """A rejected message the log keeps in part: its size, its SHA-256, its first bytes."""
 
     size: int
     sha256: str
     first: bytes
 
     @classmethod
-    def parse(cls, payload: bytes) -> Excerpt | None:
-        """The excerpt a stored payload holds, or None if it is not one."""
-        try:
-            body = json.loads(payload)
-            size, digest = body["size"], body["sha256"]
-            first = base64.b64decode(body["first"], validate=True)
-        except (ValueError, TypeError, KeyError, binascii.Error):
+    def parse(cls, payload: bytes, reason: str | None) -> Excerpt | None:
+        """The excerpt a stored message is, or None if it is whole."""
+        found = _KEPT.fullmatch(reason or "")
+        if found is None:
             return None
-        if type(size) is not int or not isinstance(digest, str):
-            return None
-        return cls(size, digest, first)
+        return cls(int(found["size"].replace(",", "")), found["sha256"], payload)
 
 
 def _field(value: bytes | None) -> bytes:

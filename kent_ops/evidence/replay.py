@@ -7,12 +7,12 @@ with its topic, raw payload, receive time and record id. With the wall clock the
 is also ticked, exactly at the log's ``tick`` records, to the ``engine_time`` each one
 names: the live service writes one whenever it let its engine's time pass and then
 logged records of its own (see :mod:`kent_ops.evidence.records`). No other record's time
-moves the engine. An ``excerpt`` record is fed as the oversized message it stands for
-(rejected for its size), and a ``flood-summary`` system record adds the messages it
-counted to the engine's rejected ones: neither was more to the live engine. One function does it, so the report cannot disagree with what
-inspectors saw. A restarted aggregator may instead ``resume`` from an engine restored
-from the log's last ``snapshot`` record and feed only the records after it (the report
-always starts at record 1).
+moves the engine. A message kept in part (rejected for its size) is fed as the oversized
+message it was, and a ``flood-summary`` system record adds the messages it counted to
+the engine's rejected ones: neither was more to the live engine. One function does it,
+so the report cannot disagree with what inspectors saw. A restarted aggregator may
+instead ``resume`` from an engine restored from the log's last ``snapshot`` record and
+feed only the records after it (the report always starts at record 1).
 
 The log is streamed (a three-day festival holds millions of records) through the one
 chain walk, :class:`kent_ops.evidence.chain.ChainWalk`, which verifies each record
@@ -38,7 +38,13 @@ from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import MAX_PAYLOAD_BYTES, keys_for_permit
 from kent_ops.evidence.chain import ChainWalk, Row, check_meta
-from kent_ops.evidence.records import GENESIS_HASH, ChainBroken, EvidenceError, connect_ro
+from kent_ops.evidence.records import (
+    GENESIS_HASH,
+    OVERSIZED,
+    ChainBroken,
+    EvidenceError,
+    connect_ro,
+)
 
 __all__ = [
     "ReplayResult",
@@ -57,8 +63,8 @@ PROGRESS_EVERY = 1 << 15
 _STARTED = b'"event":"started"'
 _COUNTED = b'"event":"flood-summary"'
 _OVERSIZED = bytes(MAX_PAYLOAD_BYTES + 1)
-"""What an ``excerpt`` record is fed as: a payload the engine rejects for its size alone,
-as it rejected the whole one live (the excerpt itself may well parse)."""
+"""What a message kept in part is fed as: a payload the engine rejects for its size alone,
+as it rejected the whole one live (the first bytes kept may well parse)."""
 
 
 def engine_failure(exc: Exception, received_at: datetime) -> FeedResult:
@@ -236,13 +242,13 @@ def _replay(
         for row in rows:
             rid, kind, at, topic, payload, accepted, reason, digest = row
             received = parse(at)
-            if kind == "message" or kind == "excerpt":
+            if kind == "message":
                 try:
-                    if kind == "message":
-                        result = feed(topic or "", payload, received, rid)
-                    else:
+                    if accepted == 0 and reason is not None and reason.startswith(OVERSIZED):
                         result = feed(topic or "", _OVERSIZED, received, rid)
-                        result = result._replace(reason=reason or result.reason)
+                        result = result._replace(reason=reason.partition("; ")[0])
+                    else:
+                        result = feed(topic or "", payload, received, rid)
                 except Exception as exc:  # noqa: BLE001 - as the live service took it
                     result = engine_failure(exc, received)
                 messages += 1

@@ -336,8 +336,7 @@ class Collector:
             self._other(rec)
         elif not result.accepted:
             self._reject(rec, result.reason or "rejected")
-            if rec.kind == "excerpt":
-                self.kept.excerpt(rec)
+            self.kept.excerpt(rec)
         else:
             if result.reason is not None:
                 self._tally(self.repeats, result.reason, rec)

@@ -1,7 +1,7 @@
 """Rejected messages the log holds only the proof of: kept in part, or counted.
 
-A payload over 64 KiB is stored as an ``excerpt`` record (its size, SHA-256 and first
-bytes), and a source over its budget for rejected records has the rest counted in
+A payload over 64 KiB is stored in part (its first bytes, its size and SHA-256 in the
+reason), and a source over its budget for rejected records has the rest counted in
 ``flood-summary`` system records (docs/protocol.md, "The evidence log"). The report
 lists each, so a reader can ask the sender for the payload and check it by its hash.
 """
@@ -25,7 +25,7 @@ LISTED = 200
 
 @dataclass(frozen=True, slots=True)
 class KeptInPart:
-    """One ``excerpt`` record: an oversized payload the log keeps the proof of."""
+    """One message kept in part: an oversized payload the log keeps the proof of."""
 
     record: int
     at: datetime
@@ -58,9 +58,12 @@ class Kept:
     counted_messages: int = 0
 
     def excerpt(self, rec: Replayed) -> None:
+        """A rejected message: listed if the log keeps it in part."""
+        found = Excerpt.parse(rec.payload, rec.reason)
+        if found is None:
+            return
         self.excerpts_total += 1
-        found = Excerpt.parse(rec.payload)
-        if found is None or len(self.excerpts) >= LISTED:
+        if len(self.excerpts) >= LISTED:
             return
         topic = clean(rec.topic or "")
         self.excerpts.append(

@@ -5,8 +5,8 @@ log keeps of it:
 
 - an accepted message, and one the engine's state rejects, whole, as a ``message``
   record: it is the evidence, and a replay needs every byte of it;
-- a message rejected for its size (over 64 KiB) as an ``excerpt`` record: its size,
-  SHA-256 and first 1,024 bytes (:func:`kent_ops.evidence.records.excerpt_payload`);
+- a message rejected for its size (over 64 KiB) in part: its first 1,024 bytes, its
+  size and SHA-256 in the reason (:func:`kent_ops.evidence.records.excerpt`);
 - once its source used its budget for rejected records in this period, a message the
   decoder alone rejects is not fed or stored but counted into the source's summary
   (:mod:`kent_ops.service.flood`). The engine never decodes it, live or on replay; it
@@ -26,7 +26,7 @@ from datetime import datetime
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.evidence.log import EvidenceLog
-from kent_ops.evidence.records import excerpt_payload
+from kent_ops.evidence.records import excerpt
 from kent_ops.evidence.replay import engine_failure
 from kent_ops.service.flood import RECORD_OVERHEAD, FloodGuard, source_of
 
@@ -78,13 +78,13 @@ class Intake:
         self._rejected(topic, payload, received_at, r)
 
     def _rejected(self, topic: str, payload: bytes, received_at: datetime, r: FeedResult) -> None:
-        kind, stored = "message", payload
+        stored, reason = payload, r.reason
         if len(payload) > wire.MAX_PAYLOAD_BYTES:
-            kind, stored = "excerpt", excerpt_payload(payload)
+            stored, reason = excerpt(payload, reason or "")
         self.evidence.append(
-            kind, received_at, topic=topic, payload=stored, accepted=False, reason=r.reason
+            "message", received_at, topic=topic, payload=stored, accepted=False, reason=reason
         )
-        cost = len(stored) + len(topic) + len(r.reason or "") + RECORD_OVERHEAD
+        cost = len(stored) + len(topic) + len(reason or "") + RECORD_OVERHEAD
         self.guard.charge(source_of(self.prefix, topic), cost, received_at)
 
     def _refused_unread(self, engine: Engine, topic: str, payload: bytes) -> str | None:

@@ -31,7 +31,7 @@ from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.evidence.cite import cited_records, with_hash
 from kent_ops.evidence.log import read_records, verify
-from kent_ops.evidence.records import Excerpt, excerpt_payload
+from kent_ops.evidence.records import Excerpt
 from kent_ops.evidence.replay import record_hashes
 from kent_ops.service.aggregator import Aggregator
 
@@ -95,8 +95,7 @@ def staff_up(pub: Publisher, at: float = 0, nurses: int = 4) -> None:
 def message_rows(path: Path) -> list[tuple[str, bytes, int, str | None]]:
     conn = sqlite3.connect(path)
     rows = conn.execute(
-        "SELECT topic, payload, accepted, reason FROM records "
-        "WHERE kind IN ('message', 'excerpt') ORDER BY id"
+        "SELECT topic, payload, accepted, reason FROM records WHERE kind = 'message' ORDER BY id"
     ).fetchall()
     conn.close()
     return rows
@@ -219,10 +218,10 @@ def test_bad_messages_are_logged_as_rejected_and_move_no_figure(
     for (topic, payload), (log_topic, log_payload, _, reason) in zip(bad, rejected, strict=True):
         assert log_topic == f"{P}/{topic}"
         sent = payload.encode() if isinstance(payload, str) else payload
-        assert log_payload == (sent if len(sent) <= 65536 else excerpt_payload(sent))
+        assert log_payload == sent[:1024] if len(sent) > 65536 else sent
         assert reason
     assert "64 KiB" in rejected[3][3]
-    kept = Excerpt.parse(rejected[3][1])  # its size, hash and first bytes, not all of it
+    kept = Excerpt.parse(rejected[3][1], rejected[3][3])  # its size, hash and first bytes
     assert kept == Excerpt(len(oversized), hashlib.sha256(oversized).hexdigest(), oversized[:1024])
     assert "west" in rejected[4][3]
     assert verify(evidence).ok

@@ -181,14 +181,16 @@ def test_an_oversized_payload_is_kept_as_its_size_hash_and_first_bytes(tmp_path:
     big = json.dumps({**count(1, 5), "pad": "p" * 1_000_000}).encode()
     worker.handle([(f"{P}/{GATE}", big, now.at(1), 1, 5)])
     assert link.acked == [(1, 5)]
-    (kept,) = [r for r in read_records(path) if r.kind == "excerpt"]
+    (kept,) = [r for r in read_records(path) if r.kind == "message"]
     assert kept.accepted is False
     assert kept.topic == f"{P}/{GATE}"
-    assert kept.reason == f"payload of {len(big):,} bytes is over the 64 KiB limit"
-    assert Excerpt.parse(kept.payload) == Excerpt(
-        len(big), hashlib.sha256(big).hexdigest(), big[:EXCERPT_KEPT]
+    digest = hashlib.sha256(big).hexdigest()
+    assert kept.reason == (
+        f"payload of {len(big):,} bytes is over the 64 KiB limit; the log keeps its first "
+        f"1,024 bytes and the SHA-256 of all of it, {digest}"
     )
-    assert len(kept.payload) < 2 * EXCERPT_KEPT
+    assert kept.payload == big[:EXCERPT_KEPT]
+    assert Excerpt.parse(kept.payload, kept.reason) == Excerpt(len(big), digest, big[:1024])
     assert worker.engine.status().rejected == 1
     worker.shutdown()
     assert verify(path).ok
