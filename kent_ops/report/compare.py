@@ -72,9 +72,9 @@ def compare_with_live(
             continue
         if r is None:
             if alert_id.startswith("S-"):
-                # The service's own evidence-storage alert: no message raised it, so a
-                # replay cannot; the storage outage itself is under data quality.
-                notes.append(f"{alert_id} is the aggregator's evidence-storage alert")
+                # The service's own alert (evidence-storage, evidence-flood): no message
+                # raised it, so a replay cannot; what it is about is under data quality.
+                notes.append(f"{alert_id} is the aggregator's own {lv.rule} alert")
             else:
                 problems.append(f"{alert_id} was logged live but not found on replay")
             continue
