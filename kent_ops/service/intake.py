@@ -95,5 +95,8 @@ class Intake:
         """
         if self._sensors is None:
             self._sensors = engine.permit.sensors  # the permit's: the same for every engine
-        decoded = wire.decode(self.prefix, self._sensors, topic, payload, engine.keys)
+        try:
+            decoded = wire.decode(self.prefix, self._sensors, topic, payload, engine.keys)
+        except Exception:  # noqa: BLE001 - then the engine takes it, and its fault is recorded
+            return None
         return decoded.reason if isinstance(decoded, wire.Rejection) else None
