@@ -70,7 +70,7 @@ max_queued_bytes 0
 # one as already counted. The window only paces the sending; the rest waits in the queue.
 max_inflight_messages {INFLIGHT}
 max_inflight_bytes 0
-max_packet_size 1048576
+max_packet_size 262144
 """
 
 

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["MosquittoBroker", "free_port", "mosquitto_binary"]
+__all__ = ["NO_DROP_LIMITS", "PACKET_LIMIT", "MosquittoBroker", "free_port", "mosquitto_binary"]
 
 # Zero means "no limit" in Mosquitto 2.0. A slow subscriber then costs memory, never data.
 NO_DROP_LIMITS = """\
@@ -31,6 +31,13 @@ max_queued_messages 0
 max_queued_bytes 0
 max_inflight_messages 0
 max_inflight_bytes 0
+"""
+
+PACKET_LIMIT = """\
+# The largest packet a client may send: kent-ops rejects every payload over 64 KiB and
+# keeps only its size, hash and first bytes; a client that sends more than 256 KiB (a
+# 100 MB flood) is disconnected at the socket before the broker holds it.
+max_packet_size 262144
 """
 
 
@@ -103,7 +110,7 @@ class MosquittoBroker:
             keep_user + listener + "persistence true\n"
             f"persistence_location {self.workdir / 'data'}/\n"
             "autosave_interval 1\n"
-            f"{NO_DROP_LIMITS}"
+            f"{NO_DROP_LIMITS}{PACKET_LIMIT}"
             f"{self.extra_config}"
         )
         return self.config_path

@@ -256,7 +256,7 @@ class AlertBook:
         alert = self.alerts.get(alert_id)
         if alert is None:
             return False
-        alert.acknowledged.append(wire.Acknowledgement(by=by, at=at, comment=comment))
+        _keep(alert.acknowledged, wire.Acknowledgement(by=by, at=at, comment=comment))
         self.changed.add(alert_id)
         return True
 
@@ -264,7 +264,7 @@ class AlertBook:
         alert = self.alerts.get(alert_id)
         if alert is None:
             return False
-        alert.notes.append(entry)
+        _keep(alert.notes, entry)
         self.changed.add(alert_id)
         return True
 
@@ -276,3 +276,16 @@ class AlertBook:
 
     def active_ids(self) -> list[str]:
         return sorted(a.id for a in self.live.values())
+
+
+KEPT_ON_ALERT = 20
+"""Acknowledgements (and notes) an alert carries: the first and the latest, so one alert's
+message stays far below the broker's packet limit however many are sent; the evidence
+log and the report's inspector section keep every one."""
+
+
+def _keep(entries: list[Any], entry: Any) -> None:
+    """Append ``entry``, keeping the first and the latest ``KEPT_ON_ALERT - 1``."""
+    entries.append(entry)
+    if len(entries) > KEPT_ON_ALERT:
+        del entries[1]

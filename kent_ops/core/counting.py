@@ -11,6 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from kent_ops.core.permit_model import Permit
 from kent_ops.core.timeutil import SECOND, to_us
 from kent_ops.core.wire import Badge, GateCount, LotOccupancy
 
@@ -239,6 +240,23 @@ class Counting:
             sensors=sensors,
             gate_property=dict(gate_property or {}),
             internal=dict(internal or {}),
+        )
+
+    @classmethod
+    def for_permit(cls, permit: Permit) -> Counting:
+        """The counts for every sensor the permit lists, gates placed on their properties."""
+        specs = permit.gate_specs.values()
+        return cls.for_sensors(
+            list(permit.gates),
+            set(permit.manual_gates),
+            dict(permit.lots),
+            list(permit.staff_stations),
+            gate_property={g.id: g.property for g in specs if g.property is not None},
+            internal={
+                g.id: (g.from_property, g.to_property)
+                for g in specs
+                if g.from_property is not None and g.to_property is not None
+            },
         )
 
     @property

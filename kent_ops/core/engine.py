@@ -83,19 +83,8 @@ class Engine:
         self.terms = Terms.of(permit)
         self._prefix = wire.Topics(permit.event_id).prefix
         self._sensor_kinds = permit.sensors
-        specs = permit.gate_specs.values()
-        self.counts = Counting.for_sensors(
-            list(permit.gates),
-            set(permit.manual_gates),
-            dict(permit.lots),
-            list(permit.staff_stations),
-            gate_property={g.id: g.property for g in specs if g.property is not None},
-            internal={
-                g.id: (g.from_property, g.to_property)
-                for g in specs
-                if g.from_property is not None and g.to_property is not None
-            },
-        )
+        self._ts_span = wire.sensor_clock_span(permit.windows) if clock == "sensor" else None
+        self.counts = Counting.for_permit(permit)
         al = permit.alerting
         self._stale_us = {s: seconds(permit.stale_after_s(s)) for s in self.counts.sensors}
         self.orders = GateOrders(al.hold_at, al.resume_below)
@@ -200,7 +189,7 @@ class Engine:
         ``record_id`` is the evidence record that holds it, cited by any alert it starts.
         """
         received = to_us(received_at)
-        decoded = decode(self._prefix, self._sensor_kinds, topic, payload, self.keys)
+        decoded = decode(self._prefix, self._sensor_kinds, topic, payload, self.keys, self._ts_span)
         t = received
         if self.clock == "sensor":
             ts = getattr(decoded.record, "ts", None) if isinstance(decoded, Decoded) else None

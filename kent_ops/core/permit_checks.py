@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from kent_ops.core import permit_schema as schema
 from kent_ops.core.permit_model import Agent, Alerting, Window
 from kent_ops.core.permit_reader import ABSENT, Reader
+from kent_ops.core.timeutil import instant_problem
 
 KENT = ZoneInfo(schema.KENT_TIMEZONE)
 
@@ -70,6 +71,8 @@ def check_revocation(r: Reader, revoked_at: datetime | None) -> None:
             "needs an offset, e.g. 2027-07-04T15:00:00-04:00",
             schema.CITE_REVOCATION,
         )
+    elif revoked_at is not None and (problem := instant_problem(revoked_at)):
+        r.problem("permit.revoked_at", problem, schema.CITE_REVOCATION)
 
 
 def read_application(r: Reader) -> tuple[dict[str, bool | None], bool]:
@@ -118,6 +121,9 @@ def read_windows(r: Reader) -> tuple[Window, ...]:
         for label, value in ((f"{name}.start", start), (f"{name}.end", end)):
             if value is not None and value.tzinfo is None:
                 r.problem(label, "needs an offset, e.g. 2027-07-04T10:00:00-04:00")
+                bad = True
+            elif value is not None and (problem := instant_problem(value)):
+                r.problem(label, problem)
                 bad = True
             elif value is not None and (wrong := new_york_offset_problem(value)) is not None:
                 r.problem(label, wrong)

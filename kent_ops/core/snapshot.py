@@ -182,6 +182,7 @@ DERIVED: dict[str, frozenset[str]] = {
             "terms",
             "_prefix",
             "_sensor_kinds",
+            "_ts_span",
             "_stale_us",
             "_checklist_items",
         }

@@ -9,7 +9,11 @@ walk (:mod:`kent_ops.evidence.chain`) and the replay all use it.
 
 Record kinds (schema version 2):
 
-- ``message``: an MQTT message as received (topic, raw payload bytes, accepted, reason);
+- ``message``: an MQTT message as received (topic, raw payload bytes, accepted, reason).
+  A message rejected for its size (over 64 KiB) is kept in part, as the proof of it
+  rather than the flood itself: its first 1,024 bytes, and a reason that names its
+  size and the SHA-256 of all of it (:func:`excerpt`); a replay takes it as the
+  rejected message it was;
 - ``tick``: the engine's time, written down: with the wall clock the service lets the
   engine's time pass (a tick) before it writes records of its own, and each such tick
   is logged as ``{"engine_time": "<ISO 8601, UTC, microseconds>"}``, the instant the
@@ -26,13 +30,15 @@ Record kinds (schema version 2):
   "storage-error" | "permit-changed" | ..., ...details}``).
 
 Version 1 logs had no ``tick`` records (a replay inferred the engine's time from the
-times of the other records); the hash is computed the same way in both.
+times of the other records); the hash is computed the same way in both. Logs written
+before oversized messages were kept in part hold them whole.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,6 +50,7 @@ from kent_ops.core.errors import CheckFailed, UsageError
 
 __all__ = [
     "COLUMNS",
+    "EXCERPT_KEPT",
     "GENESIS_HASH",
     "KINDS",
     "SCHEMA",
@@ -53,8 +60,10 @@ __all__ = [
     "EvidenceError",
     "EvidenceRecord",
     "EvidenceWriteError",
+    "Excerpt",
     "connect_ro",
     "count_records",
+    "excerpt",
     "format_time",
     "json_bytes",
     "read_meta",
@@ -66,6 +75,14 @@ __all__ = [
 SCHEMA_VERSION = "2"
 GENESIS_HASH = "0" * 64
 KINDS = frozenset({"message", "tick", "alert", "command", "status", "snapshot", "system"})
+EXCERPT_KEPT = 1024
+"""How many of an oversized payload's first bytes its record keeps."""
+OVERSIZED = "payload of "
+"""How the reason of a message rejected for its size (and only of one) begins."""
+_KEPT = re.compile(
+    r"payload of (?P<size>[0-9,]+) bytes is over the 64 KiB limit; the log keeps its first "
+    r"[0-9,]+ bytes and the SHA-256 of all of it, (?P<sha256>[0-9a-f]{64})"
+)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # Domain separation: a hash of this chain can never be mistaken for another format's.
@@ -168,6 +185,36 @@ def format_time(t: datetime) -> str:
 def json_bytes(obj: Any) -> bytes:
     """Canonical JSON for ``tick``/``alert``/``command``/``status``/``system`` payloads."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def excerpt(payload: bytes, reason: str) -> tuple[bytes, str]:
+    """What the log stores of a payload rejected for its size: the proof, not the flood.
+
+    Its first bytes, and the reason (which names its size) with the SHA-256 of all of
+    it: whoever holds the payload can prove it is the one received, and no client can
+    make the log as large as what it sends.
+    """
+    kept = payload[:EXCERPT_KEPT]
+    digest = hashlib.sha256(payload).hexdigest()
+    kept_words = f"the log keeps its first {len(kept):,} bytes and the SHA-256 of all of it"
+    return kept, f"{reason}; {kept_words}, {digest}"
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """A rejected message the log keeps in part: its size, its SHA-256, its first bytes."""
+
+    size: int
+    sha256: str
+    first: bytes
+
+    @classmethod
+    def parse(cls, payload: bytes, reason: str | None) -> Excerpt | None:
+        """The excerpt a stored message is, or None if it is whole."""
+        found = _KEPT.fullmatch(reason or "")
+        if found is None:
+            return None
+        return cls(int(found["size"].replace(",", "")), found["sha256"], payload)
 
 
 def _field(value: bytes | None) -> bytes:

@@ -7,10 +7,12 @@ with its topic, raw payload, receive time and record id. With the wall clock the
 is also ticked, exactly at the log's ``tick`` records, to the ``engine_time`` each one
 names: the live service writes one whenever it let its engine's time pass and then
 logged records of its own (see :mod:`kent_ops.evidence.records`). No other record's time
-moves the engine. One function does it, so the report cannot disagree with what
-inspectors saw. A restarted aggregator may instead ``resume`` from an engine restored
-from the log's last ``snapshot`` record and feed only the records after it (the report
-always starts at record 1).
+moves the engine. A message kept in part (rejected for its size) is fed as the oversized
+message it was, and a ``flood-summary`` system record adds the messages it counted to
+the engine's rejected ones: neither was more to the live engine. One function does it,
+so the report cannot disagree with what inspectors saw. A restarted aggregator may
+instead ``resume`` from an engine restored from the log's last ``snapshot`` record and
+feed only the records after it (the report always starts at record 1).
 
 The log is streamed (a three-day festival holds millions of records) through the one
 chain walk, :class:`kent_ops.evidence.chain.ChainWalk`, which verifies each record
@@ -34,12 +36,19 @@ from typing import Literal, NamedTuple
 from kent_ops.core.engine import Clock, Engine, FeedResult
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
-from kent_ops.core.wire import keys_for_permit
+from kent_ops.core.wire import MAX_PAYLOAD_BYTES, keys_for_permit
 from kent_ops.evidence.chain import ChainWalk, Row, check_meta
-from kent_ops.evidence.records import GENESIS_HASH, ChainBroken, EvidenceError, connect_ro
+from kent_ops.evidence.records import (
+    GENESIS_HASH,
+    OVERSIZED,
+    ChainBroken,
+    EvidenceError,
+    connect_ro,
+)
 
 __all__ = [
     "ReplayResult",
+    "engine_failure",
     "Replayed",
     "last_record_id",
     "last_snapshot",
@@ -52,6 +61,23 @@ PROGRESS_EVERY = 1 << 15
 """Records between two calls of the progress callback (cheap enough to ignore)."""
 
 _STARTED = b'"event":"started"'
+_COUNTED = b'"event":"flood-summary"'
+_OVERSIZED = bytes(MAX_PAYLOAD_BYTES + 1)
+"""What a message kept in part is fed as: a payload the engine rejects for its size alone,
+as it rejected the whole one live (the first bytes kept may well parse)."""
+
+
+def engine_failure(exc: Exception, received_at: datetime) -> FeedResult:
+    """A message the engine raised on, as the rejection it is logged as, live and on replay.
+
+    The engine never raises on a message by design; should one still make it raise, the
+    service records it as rejected and goes on (acknowledging it), rather than fail on it
+    at every restart. A replay then meets the same exception at the same record.
+    """
+    why = f"{type(exc).__name__}: {exc}"[:300]
+    return FeedResult(
+        False, f"the engine could not take this message ({why})", "unknown", received_at
+    )
 
 
 class Replayed(NamedTuple):
@@ -217,7 +243,14 @@ def _replay(
             rid, kind, at, topic, payload, accepted, reason, digest = row
             received = parse(at)
             if kind == "message":
-                result = feed(topic or "", payload, received, rid)
+                try:
+                    if accepted == 0 and reason is not None and reason.startswith(OVERSIZED):
+                        result = feed(topic or "", _OVERSIZED, received, rid)
+                        result = result._replace(reason=reason.partition("; ")[0])
+                    else:
+                        result = feed(topic or "", payload, received, rid)
+                except Exception as exc:  # noqa: BLE001 - as the live service took it
+                    result = engine_failure(exc, received)
                 messages += 1
                 if result.accepted != (accepted == 1):
                     disagreements += 1
@@ -228,8 +261,7 @@ def _replay(
                     continue
                 on_record(_replayed(row, received, accepted == 1, result), engine)
                 continue
-            if kind == "tick" and wall:
-                engine.tick(_engine_time(path, row))
+            _other(engine, wall, path, row)
             if on_record is not None:
                 flag = None if accepted is None else accepted == 1
                 on_record(_replayed(row, received, flag, None), engine)
@@ -250,6 +282,25 @@ def _replay(
         end=end,
         verified=walk.verifies,
     )
+
+
+def _other(engine: Engine, wall: bool, path: Path, row: Row) -> None:
+    """What a record other than a message does to the engine: a tick, or a count."""
+    kind, payload = row[1], row[4]
+    if kind == "tick" and wall:
+        engine.tick(_engine_time(path, row))
+    elif kind == "system" and _COUNTED in payload:
+        engine.rejected += _counted(payload)
+
+
+def _counted(payload: bytes) -> int:
+    """How many rejected messages a ``flood-summary`` record counts (none were stored)."""
+    try:
+        body = json.loads(payload)
+        count = body["messages"] if body.get("event") == "flood-summary" else 0
+    except (ValueError, AttributeError, KeyError):
+        return 0
+    return count if type(count) is int and count > 0 else 0
 
 
 def _replayed(

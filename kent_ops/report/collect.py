@@ -25,6 +25,7 @@ from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.evidence.replay import Replayed
 from kent_ops.report.devices import RentedDevices
+from kent_ops.report.kept import Kept, summary_body
 from kent_ops.report.snapshots import SnapshotChecks
 from kent_ops.report.text import clean
 
@@ -130,6 +131,18 @@ class InspectorNote:
 
 
 @dataclass(frozen=True, slots=True)
+class InspectorAck:
+    """An inspector's acknowledgement as the log holds it (an alert carries the first and
+    the latest only), with the record it is in."""
+
+    by: str
+    at: datetime
+    alert: str
+    comment: str
+    record: int
+
+
+@dataclass(frozen=True, slots=True)
 class InspectionMark:
     """One checklist mark an inspector made (permit:C, D, F), with the record it is in."""
 
@@ -176,6 +189,7 @@ class Collector:
         self._single = properties[0] if len(properties) == 1 else None
         self._several = len(properties) > 1
         self.notes: list[InspectorNote] = []
+        self.acks: list[InspectorAck] = []
         self.inspections: list[InspectionMark] = []
         self.rejected: dict[str, Reasons] = {}
         self.repeats: dict[str, Reasons] = {}
@@ -188,6 +202,8 @@ class Collector:
         self.rejected_total = 0
         self.devices = RentedDevices()
         """Rented devices' raw records: each figure back to the device's bytes."""
+        self.kept = Kept()
+        """Rejected payloads kept in part, and messages counted in flood summaries."""
         self._sec: int | None = None  # the second being gathered
         self._sec_start = _EARLIEST  # when it started
         self._next = _EARLIEST  # when the next one starts
@@ -343,6 +359,7 @@ class Collector:
             self._other(rec)
         elif not result.accepted:
             self._reject(rec, result.reason or "rejected")
+            self.kept.excerpt(rec)
         else:
             if result.reason is not None:
                 self._tally(self.repeats, result.reason, rec)
@@ -379,6 +396,11 @@ class Collector:
                 note = wire.decode_json(wire.Note, rec.payload)
                 alert = clean(note.alert) if note.alert is not None else None
                 self.notes.append(InspectorNote(who, at, clean(note.text), alert, rec.id))
+            elif kind == "ack":
+                ack = wire.decode_json(wire.Ack, rec.payload)
+                self.acks.append(
+                    InspectorAck(who, at, clean(ack.alert), clean(ack.comment), rec.id)
+                )
             elif kind == "inspection":
                 mark = wire.decode_json(wire.Inspection, rec.payload)
                 self.inspections.append(
@@ -417,5 +439,7 @@ class Collector:
             except msgspec.DecodeError:
                 return
             self.checkpoints.append(Checkpoint(rec.received_at, rec.id, point.record, point.hash))
+        elif event == "flood-summary" and (summary := summary_body(rec.payload)):
+            self.kept.summary(rec, summary)
         elif event in _SERVICE_EVENTS:
             self.service_events[event] += 1

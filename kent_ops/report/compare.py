@@ -72,8 +72,8 @@ def compare_with_live(
             continue
         if r is None:
             if alert_id.startswith("S-"):
-                # The service's own alert (evidence storage, its broker session, a log
-                # rolled back, a host clock jump): no message raised it, so a replay
+                # The service's own alert (evidence storage, a flood, its broker session, a
+                # log rolled back, a host clock jump): no message raised it, so a replay
                 # cannot; what it is about is under data quality.
                 notes.append(f"{alert_id} is the aggregator's own {lv.rule} alert")
             else:

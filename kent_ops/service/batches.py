@@ -1,7 +1,8 @@
-"""The worker's batches: what it takes from the link's queue at once.
+"""The worker's batches, taken from the network thread's queue (or the held backlog).
 
-A batch closes at ``batch_max`` items or ``batch_window_s`` after its first one (see
-:class:`kent_ops.service.rhythm.Timing`), so one fsynced commit holds many messages.
+A batch closes at ``batch_max`` messages or ``batch_window_s`` after its first one
+(:class:`kent_ops.service.rhythm.Timing`): long enough to amortise a commit's fsync,
+short enough to keep the status prompt.
 """
 
 from __future__ import annotations
@@ -13,13 +14,21 @@ import time
 from kent_ops.service.link import WAKE, Item
 from kent_ops.service.rhythm import Timing
 
-__all__ = ["drain", "take_batch"]
+__all__ = ["drain", "next_batch"]
 
 
-def take_batch(
-    q: queue.SimpleQueue[Item], timing: Timing, stopping: threading.Event, timeout: float
+def next_batch(
+    q: queue.SimpleQueue[Item],
+    backlog: list[Item],
+    timing: Timing,
+    timeout: float,
+    stopping: threading.Event,
 ) -> list[Item]:
-    """The next batch from ``q``: waiting up to ``timeout`` for its first item."""
+    """The held backlog's first ``batch_max`` items, else what the queue brings in time."""
+    if backlog:
+        batch = backlog[: timing.batch_max]
+        del backlog[: timing.batch_max]
+        return batch
     try:
         first = q.get(timeout=timeout) if timeout > 0 else q.get_nowait()
     except queue.Empty:
@@ -42,13 +51,12 @@ def take_batch(
     return batch
 
 
-def drain(q: queue.SimpleQueue[Item]) -> list[Item]:
-    """Everything queued now (a wake-up call left out)."""
-    items = []
+def drain(q: queue.SimpleQueue[Item], backlog: list[Item]) -> None:
+    """Move everything queued into the backlog (while the disk refuses writes)."""
     while True:
         try:
             item = q.get_nowait()
         except queue.Empty:
-            return items
+            return
         if item is not WAKE:
-            items.append(item)
+            backlog.append(item)

@@ -29,6 +29,8 @@ class Timing:
     ``checkpoint_s``; with the wall clock the engine's time passes every ``tick_s``. A
     refused commit is retried after ``retry_first_s``, doubling up to ``retry_max_s``.
     At a start the broker's retained checkpoint is awaited ``checkpoint_wait_s`` at most.
+    Rejected messages from one source may add ``flood_budget_bytes`` to the log every
+    ``flood_period_s``; past that they are counted, not stored (docs/protocol.md).
     """
 
     batch_max: int = 500
@@ -42,6 +44,8 @@ class Timing:
     retry_first_s: float = 0.5
     retry_max_s: float = 10.0
     checkpoint_wait_s: float = 5.0
+    flood_budget_bytes: int = 64 * 1024
+    flood_period_s: float = 60.0
 
 
 class Due(NamedTuple):

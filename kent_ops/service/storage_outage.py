@@ -194,6 +194,11 @@ class StorageOutage:
             return
         self.issued = max(self.issued, number)
 
+    def next_id(self) -> str:
+        """The next ``S-`` id, for an alert of the service's own (a flood shares them)."""
+        self.issued += 1
+        return f"{STORAGE_ALERT_PREFIX}{self.issued:04d}"
+
     def note_issued(self, number: int) -> None:
         """A snapshot says this many ``S-`` alerts were issued before it."""
         self.issued = max(self.issued, number)

@@ -27,7 +27,6 @@ instant, so the next message or logged tick reaches the same state without it.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -48,11 +47,14 @@ from kent_ops.evidence.log import (
     format_time,
     json_bytes,
 )
-from kent_ops.service.batches import drain, take_batch
+from kent_ops.service.batches import drain, next_batch
+from kent_ops.service.flood import FloodGuard
+from kent_ops.service.intake import Intake
 from kent_ops.service.integrity import ChainCheck
 from kent_ops.service.link import Item, Link
 from kent_ops.service.restore import Rebuilt, rebuild
 from kent_ops.service.rhythm import Due, Rhythm, Timing
+from kent_ops.service.stopping import emergency_stop, record_stop
 from kent_ops.service.storage_outage import StorageOutage
 from kent_ops.service.watch import Watch
 
@@ -134,6 +136,11 @@ class Worker:
         self.chain = chain or ChainCheck(None, outage, evidence.path)
         self._broken: KentOpsError | None = None
         self.watch = watch or Watch()
+        guard = FloodGuard(
+            timing.flood_budget_bytes, timing.flood_period_s, outage.next_id, time.monotonic
+        )
+        self._lost = guard.adopt(rebuilt.retained)
+        self.intake = Intake(evidence, self.topics.prefix, guard)
 
     # -- the one way to the disk and the broker ---------------------------------------------
 
@@ -187,6 +194,8 @@ class Worker:
         if state:
             service = {"storage_alerts": self.outage.issued}
             evidence.append("snapshot", now, payload=engine.snapshot(service))
+            for alert in self.intake.guard.active():  # in the tail a restart replays
+                evidence.append("alert", now, payload=wire.encode(alert))
         try:
             evidence.commit()
         except EvidenceWriteError as exc:
@@ -259,7 +268,7 @@ class Worker:
         Raises EvidenceWriteError when the disk refuses it: the service does not start.
         """
         state = self.rebuilt_from is None and self.replayed > 0
-        lead = [("system", started), *self.watch.started(self._now())]
+        lead = [("system", started), *self.watch.started(self._now()), *self._lost]
         result = self.flush(lead=lead, status=True, state=state)
         if result.refused is not None:
             raise result.refused
@@ -269,31 +278,35 @@ class Worker:
     def handle(self, batch: list[Item]) -> None:
         """Feed and append each message, then flush; on a refusal keep the batch held."""
         evidence = self.evidence
+        take = self.intake.take
         engine = self.engine
+        guard = self.intake.guard
+        guard.begin()
         acks: list[tuple[int, int]] = []
         for topic, payload, received_at, generation, mid in batch:
             if topic is None:
                 self._own_event(received_at, payload)
                 continue
-            record_id = evidence.head[0] + 1
-            r = engine.feed(topic, payload, received_at, record_id)
-            evidence.append(
-                "message",
-                received_at,
-                topic=topic,
-                payload=payload,
-                accepted=r.accepted,
-                reason=r.reason,
-            )
+            take(engine, topic, payload, received_at)
             if mid:
                 acks.append((generation, mid))
-        result = self.flush(acks=acks)
-        if result.refused is not None:
-            self._refused(result.refused, batch)
+        if not self._settled(self.flush(acks=acks, lead=guard.lead()), batch):
             return
         self.rhythm.status_dirty = True
         if log.isEnabledFor(logging.DEBUG):
             log.debug("committed %d messages; head %d", len(acks), evidence.committed_head[0])
+
+    def _settled(self, result: Flushed, batch: list[Item]) -> bool:
+        """After a flush: publish the flood alerts it held, or undo and hold on a refusal."""
+        guard = self.intake.guard
+        if result.refused is not None:
+            guard.rollback()
+            self._refused(result.refused, batch)
+            return False
+        for alert in guard.commit():
+            self.link.publish(self.topics.alert(alert.id), wire.encode(alert))
+            self.rhythm.status_dirty = True
+        return True
 
     def _own_event(self, received_at: datetime, details: dict[str, Any]) -> None:
         """A connection event, in order with the messages; the engine's time passes to it."""
@@ -322,13 +335,21 @@ class Worker:
                 self._maybe_publish_status(mono)
                 return
         due = self.rhythm.due(mono)
-        lead = self.watch.due(self._now())
-        if due or lead:
+        guard = self.intake.guard
+        watched = self.watch.due(self._now())
+        if due or watched or guard.period_due():
+            guard.begin()
+            if guard.period_due():
+                guard.end_period(self._now())
+            elif due.engine:
+                guard.summaries()  # the snapshot counts them: the log must hold them first
             result = self.flush(
-                lead=lead, status=due.snapshot, checkpoint=due.checkpoint, state=due.engine
+                lead=[*watched, *guard.lead()],
+                status=due.snapshot,
+                checkpoint=due.checkpoint,
+                state=due.engine,
             )
-            if result.refused is not None:
-                self._refused(result.refused, [])
+            if not self._settled(result, []):
                 return
             self.rhythm.done(mono, due)
             if result.changed:
@@ -376,6 +397,7 @@ class Worker:
 
     def _publish_status(self, mono: float) -> None:
         status = self.outage.decorate(self.engine.status(), held=len(self.backlog))
+        status = self.intake.guard.decorate(status)
         self.link.publish(self.topics.status, wire.encode(status))
         self.rhythm.status_sent(mono)
         self.published_status += 1
@@ -443,50 +465,25 @@ class Worker:
         return self.rhythm.wait_time(time.monotonic(), retry_at)
 
     def _take(self, timeout: float) -> list[Item]:
-        """The next batch: the backlog first; nothing while the disk refuses."""
+        """The next batch: the backlog first, else ``batch_max`` items or what arrives
+        within the batch window; nothing while the disk refuses."""
         if self.outage.failing:
             # Keep the network thread's queue moving into the backlog; process nothing.
             time.sleep(min(timeout, 0.05))
             self._drain_into_backlog()
             return []
-        if self.backlog:
-            batch = self.backlog[: self.timing.batch_max]
-            del self.backlog[: self.timing.batch_max]
-            return batch
-        return take_batch(self.link.queue, self.timing, self.stopping, timeout)
+        return next_batch(self.link.queue, self.backlog, self.timing, timeout, self.stopping)
 
     def _drain_into_backlog(self) -> None:
-        self.backlog += drain(self.link.queue)
+        drain(self.link.queue, self.backlog)
 
     # -- shutdown -------------------------------------------------------------------------------
 
     def shutdown(self) -> None:
         """Record the stop and the engine's state (unless the disk refuses), say offline,
-        close the log."""
-        evidence = self.evidence
-        self.chain.stop()
-        if not self.outage.failing:
-            lead = self.watch.closing(self._now())
-            result = self.flush(lead=lead, status=True, tail=[{"event": "stopped"}], state=True)
-            if result.refused is not None:
-                log.error("could not record the stop: %s", result.refused)
-            if self.link.connected.is_set():
-                self._publish_status(time.monotonic())
-            count, head = evidence.committed_head
-            point = wire.Checkpoint(record=count, hash=head, ts=result.now)
-            self.link.publish(self.topics.checkpoint, wire.encode(point))
-            self.watch.committed((count, head), result.now, final=True)
-        self.link.go_offline()
-        count, head = evidence.committed_head
-        evidence.close()
-        log.info("stopped; evidence holds %d records, head %s", count, head[:16])
+        close the log (:mod:`kent_ops.service.stopping`)."""
+        record_stop(self)
 
     def _emergency_shutdown(self, settle: float = 0.0) -> None:
         """Already failing (the log line says why): leave as cleanly as can be."""
-        self.link.accepting = False
-        with contextlib.suppress(Exception):
-            self.chain.stop()
-        with contextlib.suppress(Exception):
-            self.link.go_offline(settle)
-        with contextlib.suppress(Exception):
-            self.evidence.close()
+        emergency_stop(self, settle)

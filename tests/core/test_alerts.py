@@ -13,7 +13,9 @@ from typing import Any
 
 import msgspec
 import pytest
-from core_support import US, Driver, local, permit_variant, utc, when
+from core_support import QUICK, US, Driver, local, permit_variant, utc, when
+
+from kent_ops.core.alerts import KEPT_ON_ALERT
 
 LIFE = {"alerting.pending_s": 10, "alerting.clear_s": 30, "alerting.stale_after_s": 864000}
 T0 = local(12)
@@ -416,3 +418,21 @@ def test_an_alert_that_ended_quotes_the_figures_that_ended_it() -> None:
     assert alert["observed"] == {"attendance": 3998}
     assert alert["message"].startswith("3,998 persons present; the permit allows 4,000")
     assert alert["worst"]["observed"] == {"attendance": 4003}  # the breach stays on record
+
+
+def test_an_alert_carries_the_first_and_the_latest_acknowledgements_and_notes() -> None:
+    """However many are sent, one alert's message stays far below the broker's packet limit."""
+    d = Driver(permit_variant(QUICK))
+    d.present(600, local(12))  # no doctor: doctor-on-duty
+    (alert,) = d.alerts("doctor-on-duty")
+    for i in range(30):
+        t = local(12, 1, i)
+        d.inspector("insp-1", "ack", t, alert=alert["id"], comment=f"ack {i} " + "x" * 3900)
+        d.inspector("insp-1", "note", t, alert=alert["id"], text=f"note {i} " + "y" * 3900)
+    (alert,) = d.alerts("doctor-on-duty")
+    comments = [a["comment"].split()[1] for a in alert["acknowledged"]]
+    assert len(comments) == KEPT_ON_ALERT
+    assert comments[0] == "0"
+    assert comments[1:] == [str(i) for i in range(30 - KEPT_ON_ALERT + 1, 30)]
+    assert len(alert["notes"]) == KEPT_ON_ALERT
+    assert len(msgspec.json.encode(alert)) < 200_000

@@ -674,6 +674,7 @@ def test_every_rule_the_pass_finds_has_its_own_condition_and_the_others_none() -
         "broker-session",
         "evidence-rollback",
         "clock-jump",
+        "evidence-flood",
     }
     for rule in _EVALUATED:
         assert type(rule).holds is not Rule.holds, rule.name

@@ -286,6 +286,14 @@ CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
         "the host clock jumped -600 s against the service's steady clock; receive times keep "
         "the steady clock so every rule keeps time; set the host clock right (NTP)",
     ),
+    (
+        "evidence-flood",
+        "sensor-north",
+        {"rejected_bytes": 70_000},
+        {"rejected_bytes_at_most": 65_536, "per_s": 60.0},
+        "sensor-north sends more rejected messages than the evidence log keeps whole "
+        "(65,536 bytes every 60 s); the log keeps the rest as a count and their hashes",
+    ),
 ]
 
 

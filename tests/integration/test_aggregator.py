@@ -7,6 +7,7 @@ crash test runs ``python -m kent_ops run`` as a process and SIGKILLs it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -30,6 +31,7 @@ from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.evidence.cite import cited_records, with_hash
 from kent_ops.evidence.log import read_records, verify
+from kent_ops.evidence.records import Excerpt
 from kent_ops.evidence.replay import record_hashes
 from kent_ops.service.aggregator import Aggregator
 
@@ -215,10 +217,12 @@ def test_bad_messages_are_logged_as_rejected_and_move_no_figure(
     assert len(rejected) == len(bad)
     for (topic, payload), (log_topic, log_payload, _, reason) in zip(bad, rejected, strict=True):
         assert log_topic == f"{P}/{topic}"
-        assert log_payload == (payload.encode() if isinstance(payload, str) else payload)
+        sent = payload.encode() if isinstance(payload, str) else payload
+        assert log_payload == sent[:1024] if len(sent) > 65536 else sent
         assert reason
     assert "64 KiB" in rejected[3][3]
-    assert len(rejected[3][1]) == len(oversized)
+    kept = Excerpt.parse(rejected[3][1], rejected[3][3])  # its size, hash and first bytes
+    assert kept == Excerpt(len(oversized), hashlib.sha256(oversized).hexdigest(), oversized[:1024])
     assert "west" in rejected[4][3]
     assert verify(evidence).ok
 

@@ -29,7 +29,13 @@ from kent_ops.core.rules.base import (
     Situation,
     Terms,
 )
-from kent_ops.core.rules.data import ClockSkew, CounterReset, EvidenceStorage, SensorOffline
+from kent_ops.core.rules.data import (
+    ClockSkew,
+    CounterReset,
+    EvidenceFlood,
+    EvidenceStorage,
+    SensorOffline,
+)
 from kent_ops.core.rules.duties import (
     ApplicationStaffing,
     DoctorOnDuty,
@@ -77,6 +83,7 @@ RULES: dict[str, Rule] = {
         BrokerSession(),
         EvidenceRollback(),
         ClockJump(),
+        EvidenceFlood(),
     )
 }
 """Every rule, keyed by name, in the order the law and the dashboards list them."""

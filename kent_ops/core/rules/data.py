@@ -114,6 +114,29 @@ class EvidenceStorage(Rule):
         )
 
 
+class EvidenceFlood(Rule):
+    """Raised by the service, not the engine: one source sent more rejected messages than
+    the evidence log keeps whole; the rest are kept as a count and their hashes."""
+
+    name = "evidence-flood"
+    severity = "data"
+    cite = "—"
+    binds_any_assembly = True
+    title = "A source floods the evidence log"
+    summary = (
+        "One sensor or person sends more rejected messages than the evidence log keeps "
+        "whole; the rest are kept as a count and their hashes."
+    )
+    per_subject = True
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        budget = f"{r.get('rejected_bytes_at_most', 0):,} bytes every {r.get('per_s', 60):g} s"
+        return (
+            f"{subject} sends more rejected messages than the evidence log keeps whole "
+            f"({budget}); the log keeps the rest as a count and their hashes"
+        )
+
+
 def note_skew(skewed: dict[str, float], sensor: str, ts: int, received: int) -> bool:
     """Keep ``sensor``'s clock skew in ``skewed`` while over 30 s; True if that changed.
 

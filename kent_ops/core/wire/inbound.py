@@ -9,13 +9,14 @@ engine, not here. docs/protocol.md describes each payload for device makers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal, NamedTuple, get_args
+from datetime import datetime, timedelta
+from typing import Literal, NamedTuple, Protocol, get_args
 
 import msgspec
 
+from kent_ops.core.timeutil import EARLIEST, LATEST, instant_problem
 from kent_ops.core.wire.adapter import AdapterRaw, check_raw
 from kent_ops.core.wire.signing import unsign
 from kent_ops.core.wire.topics import ROOT, TopicProblem, Topics
@@ -40,7 +41,10 @@ __all__ = [
     "Record",
     "Rejection",
     "Role",
+    "SENSOR_CLOCK_MARGIN",
+    "Span",
     "decode",
+    "sensor_clock_span",
 ]
 
 MAX_PAYLOAD_BYTES = 64 * 1024
@@ -49,6 +53,14 @@ MAX_COUNT = 10**9
 """No gate or lot counts a billion; larger numbers are corrupt, not crowds."""
 MAX_TEXT = 4000
 """The longest note an inspector may send, in characters."""
+
+SENSOR_CLOCK_MARGIN = timedelta(days=30)
+"""On the sensor clock a message is taken at its own ``ts``: one that lies further than
+this before the permit's first window or after its last is refused, so no sensor can
+move the engine's time (and the report's timeline) years away from the event."""
+
+Span = tuple[datetime, datetime]
+"""The first and last ``ts`` a message may carry (inclusive)."""
 
 Role = Literal["doctor", "nurse", "security"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -207,6 +219,7 @@ def decode(
     topic: str,
     payload: bytes,
     keys: Mapping[str, bytes] | None = None,
+    span: Span | None = None,
 ) -> Decoded | Rejection:
     """Turn one received message into a record or a rejection; never raises.
 
@@ -218,6 +231,11 @@ def decode(
         payload: the raw bytes as received.
         keys: when the event signs its payloads, each sensor's HMAC key; a gate, lot
             or badge payload must then carry a good ``sig`` (see ``wire.signing``).
+        span: on the sensor clock, the ``ts`` a message may carry
+            (:func:`sensor_clock_span`); None on the wall clock.
+
+    Every instant a payload names must lie in the years kent-ops holds
+    (:func:`kent_ops.core.timeutil.instant_problem`), whatever the clock.
     """
     if len(payload) > MAX_PAYLOAD_BYTES:
         return Rejection("unknown", f"payload of {len(payload):,} bytes is over the 64 KiB limit")
@@ -242,7 +260,24 @@ def decode(
         if isinstance(unsigned, str):
             return Rejection(kind, unsigned)
         payload = unsigned
-    return _decode_json(kind, source, cls, payload)
+    return _decode_json(kind, source, cls, payload, span)
+
+
+class _Window(Protocol):
+    @property
+    def start(self) -> datetime: ...
+    @property
+    def end(self) -> datetime: ...
+
+
+def sensor_clock_span(windows: Iterable[_Window]) -> Span | None:
+    """The ``ts`` a message may carry on the sensor clock, around a permit's windows."""
+    ends = [(w.start, w.end) for w in windows]
+    if not ends:
+        return None
+    first = min(start for start, _ in ends)
+    last = max(end for _, end in ends)
+    return first - SENSOR_CLOCK_MARGIN, last + SENSOR_CLOCK_MARGIN
 
 
 def _availability(source: str, payload: bytes) -> Decoded | Rejection:
@@ -300,7 +335,7 @@ def _route(prefix: str, sensors: Mapping[str, str], topic: str) -> _Route:
 
 
 def _decode_json(
-    kind: str, source: str, cls: type[msgspec.Struct], payload: bytes
+    kind: str, source: str, cls: type[msgspec.Struct], payload: bytes, span: Span | None
 ) -> Decoded | Rejection:
     try:
         record = _DECODERS[cls].decode(payload)
@@ -310,7 +345,7 @@ def _decode_json(
         return Rejection(kind, f"not valid JSON: {exc}")
     except Exception as exc:  # noqa: BLE001 - the decoder must never raise into the loop
         return Rejection(kind, f"undecodable payload: {exc}")
-    problem = _check(record)
+    problem = _check(record) or _check_time(record, span)
     if problem is not None:
         return Rejection(kind, problem)
     return Decoded(kind, source, record)  # type: ignore[arg-type]
@@ -321,6 +356,8 @@ def _check(record: msgspec.Struct) -> str | None:
     ts = getattr(record, "ts", None)
     if isinstance(ts, datetime) and ts.tzinfo is None:
         return "bad timestamp: ts has no offset (use e.g. 2027-07-04T14:03:05-04:00 or Z)"
+    if isinstance(ts, datetime) and not EARLIEST <= ts < LATEST:
+        return f"bad timestamp: ts {instant_problem(ts)}"
     if isinstance(record, GateCount):
         if 0 <= record.seq <= 2**53 and 0 <= record.in_total <= MAX_COUNT >= record.out_total >= 0:
             return None  # the common case, checked in one expression
@@ -355,10 +392,25 @@ def _check_person(record: msgspec.Struct) -> str | None:
     if isinstance(record, ClerkPermit):
         if record.effective_at.tzinfo is None:
             return "bad timestamp: effective_at has no offset"
+        if not EARLIEST <= record.effective_at < LATEST:
+            return f"bad timestamp: effective_at {instant_problem(record.effective_at)}"
         if not record.resolution.strip():
             return "a change of the permit's status needs the Town Board's resolution"
     if isinstance(record, NotifierSent) and not (record.alert and record.to and record.channel):
         return "a sent record needs the alert, the person's id and the channel"
+    return None
+
+
+def _check_time(record: msgspec.Struct, span: Span | None) -> str | None:
+    """On the sensor clock: the ``ts`` the message would be taken at is near the event."""
+    if span is None:
+        return None
+    ts = getattr(record, "ts", None)
+    if isinstance(ts, datetime) and not span[0] <= ts <= span[1]:
+        return (
+            f"bad timestamp: ts {ts.isoformat()} is more than {SENSOR_CLOCK_MARGIN.days} days "
+            "outside the permit's windows, and the sensor clock takes each message at its ts"
+        )
     return None
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from html import escape
 
 from kent_ops.core import ordinance as law
-from kent_ops.core import wire
 from kent_ops.report.findings import Finding
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, cites, duration, figures, table
@@ -146,24 +145,27 @@ def clean_up(data: ReportData, fmt: Fmt) -> str:
     return "\n".join(out)
 
 
-def _ack_order(a: wire.Acknowledgement) -> tuple[bool, float]:
-    """By time; one without a time (never written by the engine) last."""
-    return (a.at is None, a.at.timestamp() if a.at is not None else 0.0)
-
-
 def inspectors(data: ReportData, fmt: Fmt) -> str:
     """Every acknowledgement of an alert, then every inspector note."""
-    acks = [(f, a) for f in data.findings for a in f.acknowledged]
+    named = {f.id: f for f in data.findings}
+    acks = sorted(data.collector.acks, key=lambda a: (a.at, a.record))
     out = ["<h3>Acknowledgements</h3>"]
     if acks:
-        rows = [
-            f"<tr><td>{escape(fmt.when(a.at))}</td><td>{escape(a.by)}</td>"
-            f"<td><span class='id'>{escape(f.id)}</span> {escape(f.name)} "
-            f"<span class='muted'>({escape(f.rule)})</span></td>"
-            f"<td>{escape(a.comment)}</td></tr>"
-            for f, a in sorted(acks, key=lambda fa: _ack_order(fa[1]))
-        ]
-        out.append(table(["At", "Inspector", "Alert", "Comment"], rows))
+        rows = []
+        for a in acks:
+            f = named.get(a.alert)
+            about = (
+                f"<span class='id'>{escape(a.alert)}</span> {escape(f.name)} "
+                f"<span class='muted'>({escape(f.rule)})</span>"
+                if f is not None
+                else f"<span class='id'>{escape(a.alert)}</span>"
+            )
+            rows.append(
+                f"<tr><td>{escape(fmt.when(a.at))}</td><td>{escape(a.by)}</td>"
+                f"<td>{about}</td><td>{escape(a.comment)}</td>"
+                f"<td class='num'>{a.record}</td></tr>"
+            )
+        out.append(table(["At", "Inspector", "Alert", "Comment", "Record"], rows, {4}))
     else:
         out.append("<p>No alert was acknowledged.</p>")
     out.append("<h3>Inspector notes</h3>")

@@ -14,6 +14,7 @@ from kent_ops.report.collect import Reasons
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.devices import rented_devices
 from kent_ops.report.page.fmt import Fmt, count, duration, figures, table
+from kent_ops.report.page.kept import kept_section
 from kent_ops.report.snapshots import snapshot_section
 
 __all__ = ["data_quality", "evidence"]
@@ -59,6 +60,7 @@ def _rejected(data: ReportData, fmt: Fmt) -> list[str]:
         out.append(table(["Reason", "Messages", "Example", "First / last"], rows, {1}))
     else:
         out.append("<p>No message was rejected.</p>")
+    out += kept_section(c.kept, fmt)
     if c.repeats:
         total = sum(g.count for g in c.repeats.values())
         rows = [

@@ -1,0 +1,100 @@
+"""Rejected messages the log holds only the proof of: kept in part, or counted.
+
+A payload over 64 KiB is stored in part (its first bytes, its size and SHA-256 in the
+reason), and a source over its budget for rejected records has the rest counted in
+``flood-summary`` system records (docs/protocol.md, "The evidence log"). The report
+lists each, so a reader can ask the sender for the payload and check it by its hash.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kent_ops.evidence.records import Excerpt
+from kent_ops.evidence.replay import Replayed
+from kent_ops.report.text import clean
+
+__all__ = ["Counted", "Kept", "KeptInPart"]
+
+LISTED = 200
+"""Rows each table lists; the rest are counted (a flood must not make the page huge)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeptInPart:
+    """One message kept in part: an oversized payload the log keeps the proof of."""
+
+    record: int
+    at: datetime
+    topic: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """One ``flood-summary`` record: a source's rejected messages counted, not stored."""
+
+    record: int
+    source: str
+    first_at: datetime
+    last_at: datetime
+    messages: int
+    size: int
+    sha256: str
+
+
+@dataclass(slots=True)
+class Kept:
+    """What the replay found of both kinds; the first :data:`LISTED` of each are kept."""
+
+    excerpts: list[KeptInPart] = field(default_factory=list)
+    excerpts_total: int = 0
+    counted: list[Counted] = field(default_factory=list)
+    counted_records: int = 0
+    counted_messages: int = 0
+
+    def excerpt(self, rec: Replayed) -> None:
+        """A rejected message: listed if the log keeps it in part."""
+        found = Excerpt.parse(rec.payload, rec.reason)
+        if found is None:
+            return
+        self.excerpts_total += 1
+        if len(self.excerpts) >= LISTED:
+            return
+        topic = clean(rec.topic or "")
+        self.excerpts.append(
+            KeptInPart(rec.id, rec.received_at, topic, found.size, clean(found.sha256))
+        )
+
+    def summary(self, rec: Replayed, body: dict[str, Any]) -> None:
+        try:
+            row = Counted(
+                rec.id,
+                clean(str(body["source"])),
+                datetime.fromisoformat(body["first_at"]),
+                datetime.fromisoformat(body["last_at"]),
+                int(body["messages"]),
+                int(body["bytes"]),
+                clean(str(body["sha256"])),
+            )
+        except (KeyError, TypeError, ValueError):
+            return
+        self.counted_records += 1
+        self.counted_messages += row.messages
+        if len(self.counted) < LISTED:
+            self.counted.append(row)
+
+
+def summary_body(payload: bytes) -> dict[str, Any] | None:
+    """A system record's body if it is a ``flood-summary``."""
+    try:
+        body = json.loads(payload)
+    except ValueError:
+        return None
+    if isinstance(body, dict) and body.get("event") == "flood-summary":
+        return body
+    return None
