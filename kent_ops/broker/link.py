@@ -101,7 +101,7 @@ class _Relay:
         self.settings = settings
         self.context = context
         self.open = 0
-        self.up = False
+        self.writers: set[asyncio.StreamWriter] = set()
 
     async def handle(self, local_r: asyncio.StreamReader, local_w: asyncio.StreamWriter) -> None:
         s = self.settings
@@ -109,6 +109,7 @@ class _Relay:
             _close(local_w)
             return
         self.open += 1
+        self.writers.add(local_w)
         try:
             try:
                 remote_r, remote_w = await asyncio.wait_for(
@@ -119,15 +120,23 @@ class _Relay:
                 )
             except (OSError, ssl.SSLError, TimeoutError) as exc:
                 _say(f"cannot reach the command post at {s.host}:{s.port}: {_reason(exc)}")
-                self.up = False
                 return
-            if not self.up:
-                _say(f"connected to the command post at {s.host}:{s.port} over TLS")
-                self.up = True
-            await self._carry(local_r, local_w, remote_r, remote_w)
+            _say(f"connected to the command post at {s.host}:{s.port} over TLS")
+            self.writers.add(remote_w)
+            try:
+                await self._carry(local_r, local_w, remote_r, remote_w)
+            finally:
+                self.writers.discard(remote_w)
+            _say("the connection to the command post ended; the bridge will open another")
         finally:
             self.open -= 1
+            self.writers.discard(local_w)
             _close(local_w)
+
+    def close_all(self) -> None:
+        """End every connection: the bridge reconnects when the relay is back."""
+        for writer in list(self.writers):
+            _close(writer)
 
     async def _carry(
         self,
@@ -157,6 +166,8 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, ssl.SSLCertVerificationError):
         return f"its certificate is refused ({exc.verify_message})"
     text = str(exc).strip()
+    if not text and isinstance(exc, ConnectionError):
+        return "the connection closed during the TLS handshake"
     return text or type(exc).__name__
 
 
@@ -177,6 +188,7 @@ async def serve(settings: LinkSettings, stop: asyncio.Event | None = None) -> No
     )
     async with server:
         await stop.wait()
+        relay.close_all()  # or Python 3.12's Server.wait_closed waits for the bridge
 
 
 def _address(text: str) -> tuple[str, int]:
