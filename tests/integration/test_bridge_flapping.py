@@ -171,6 +171,10 @@ def test_the_propertys_broker_keeps_counting_through_a_flapping_link_and_loses_n
             60,
             "every reading at the command post",
         )
+        link = site.link.process
+        assert link is not None
+        link.terminate()  # with the bridge's connection open through it
+        link_code = link.wait(10)
         code = stops_on_sigterm(site)
     finally:
         gate.close(timeout=2)
@@ -184,6 +188,7 @@ def test_the_propertys_broker_keeps_counting_through_a_flapping_link_and_loses_n
     assert relay.dropped_at_once >= DROPS // 2
     assert relay.dropped_after_hello >= DROPS // 2
     assert code == 0, "the property's broker did not stop on SIGTERM"
+    assert link_code == 0, "kent-ops-link did not stop on SIGTERM"
     print(
         f"\n{len(sent)} readings through {relay.dropped} drops mid-handshake "
         f"({relay.dropped_at_once} at once, {relay.dropped_after_hello} after the "
