@@ -5,9 +5,14 @@ neighbour's field at the end of a radio or LTE link that drops. Their sensors an
 deputies therefore talk to a broker on their own property, and that broker forwards
 to the command post over a Mosquitto bridge that holds what it cannot send:
 
-- QoS 1 both ways, MQTT 3.1.1, over TLS, logged in as ``bridge-{property}`` (the
-  command post's ACL grants that account exactly the topics below,
+- QoS 1 both ways, MQTT 3.1.1, logged in as ``bridge-{property}`` (the command post's
+  ACL grants that account exactly the topics below,
   :func:`kent_ops.broker.acl.bridge_topics`);
+- over TLS, but not Mosquitto's own: the bridge speaks plain MQTT on the loopback to
+  ``kent-ops-link`` (:mod:`kent_ops.broker.link`), which alone crosses the link over
+  TLS, checking the command post's certificate. Debian 12's Mosquitto hangs for good
+  when its TLS bridge connection is dropped mid-handshake (docs/security.md, "A
+  flapping bridge link"); its plain bridge does not, and the relay holds no message;
 - a persistent session at both ends (``cleansession false``, fixed client ids), with
   persistence on and no-drop queue limits: during an outage the property's broker
   keeps every message for the command post, across its own clean restarts, and
@@ -35,6 +40,7 @@ from pathlib import Path
 
 from kent_ops.broker.acl import bridge_topics, bridge_user
 from kent_ops.broker.client import BrokerAddress
+from kent_ops.broker.link import DEFAULT_LINK_PORT
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 
@@ -42,13 +48,18 @@ __all__ = [
     "DEFAULT_AUTOSAVE_S",
     "DEFAULT_DATA_DIR",
     "DEFAULT_ETC_DIR",
+    "DEFAULT_LINK_SCRIPT",
     "BridgeSettings",
     "bridge_config",
+    "broker_dropin",
     "central_ca_path",
+    "link_unit",
 ]
 
 DEFAULT_ETC_DIR = Path("/etc/mosquitto/kent-ops")
 DEFAULT_DATA_DIR = Path("/var/lib/mosquitto")
+DEFAULT_LINK_SCRIPT = Path("/usr/local/lib/kent-ops/kent-ops-link.py")
+"""Where the property's machine keeps the relay (a copy of :mod:`kent_ops.broker.link`)."""
 DEFAULT_AUTOSAVE_S = 5
 """Seconds between saves of the broker's memory to disk: what a kill -9 can lose."""
 KEEPALIVE_S = 15
@@ -90,6 +101,8 @@ class BridgeSettings:
         tls: TLS on the local listener (``ca.crt``, ``server.crt``, ``server.key``).
         inspectors: the inspectors who may connect at this property.
         autosave_s: seconds between saves of the in-memory database.
+        link_port: the loopback port of ``kent-ops-link``, where the bridge connects.
+        link_script: where the property's machine keeps ``kent-ops-link``.
     """
 
     property_id: str
@@ -102,6 +115,8 @@ class BridgeSettings:
     tls: bool = False
     inspectors: Sequence[str] = ()
     autosave_s: int = DEFAULT_AUTOSAVE_S
+    link_port: int = DEFAULT_LINK_PORT
+    link_script: Path = DEFAULT_LINK_SCRIPT
 
     @property
     def listen_port(self) -> int:
@@ -180,9 +195,13 @@ def _bridge(permit: Permit, s: BridgeSettings) -> list[str]:
     topics = Topics(permit.event_id)
     ident = f"{permit.event_id}-{s.property_id}"
     return [
-        "# The bridge to the command post: QoS 1, a persistent session at both ends, TLS.",
+        "# The bridge to the command post: QoS 1, a persistent session at both ends.",
+        f"# It crosses the link to {s.central.host}:{s.central.port} through kent-ops-link on",
+        "# this machine's loopback, which alone speaks TLS and checks the command post's",
+        f"# certificate against {central_ca_path(s.etc_dir)}. Not Mosquitto's own TLS: a",
+        "# link dropped mid-handshake hangs Mosquitto 2.0.11 for good (docs/security.md).",
         f"connection kent-ops-{s.property_id}",
-        f"address {s.central.host}:{s.central.port}",
+        f"address 127.0.0.1:{s.link_port}",
         "bridge_protocol_version mqttv311",
         "try_private true",
         f"remote_clientid kent-bridge-{ident}",
@@ -195,9 +214,6 @@ def _bridge(permit: Permit, s: BridgeSettings) -> list[str]:
         f"restart_timeout {RESTART_BASE_S} {RESTART_CAP_S}",
         f"keepalive_interval {KEEPALIVE_S}",
         "bridge_attempt_unsubscribe false",
-        f"bridge_cafile {central_ca_path(s.etc_dir)}",
-        "bridge_tls_version tlsv1.2",
-        "bridge_insecure false",
         "# The link's state for this property's screens: retained, 1 up, 0 down, here only.",
         "notifications true",
         "notifications_local_only true",
@@ -225,3 +241,69 @@ def bridge_config(permit: Permit, settings: BridgeSettings) -> str:
         *_topic_lines(permit, settings),
     ]
     return "\n".join(lines)
+
+
+def link_unit(settings: BridgeSettings) -> str:
+    """The systemd unit of ``kent-ops-link`` on the property's machine.
+
+    It runs as the broker's user (it reads the command post's CA certificate, which is
+    root:mosquitto 640) and is restarted whatever ends it: it holds no message, so a
+    restart costs the bridge one reconnection and nothing else.
+    """
+    s = settings
+    return "\n".join(
+        [
+            "# systemd unit of kent-ops-link: the TLS leg of a remote property's bridge to the",
+            "# command post (kent_ops/broker/link.py; README, 'Several properties').",
+            "# Generated by `kent-ops deploy bridge`. Install: copy to /etc/systemd/system/,",
+            "# then systemctl daemon-reload && systemctl enable --now kent-ops-link",
+            "[Unit]",
+            f"Description=kent-ops link: property {s.property_id}'s bridge to the command post "
+            "over TLS",
+            "After=network-online.target",
+            "Wants=network-online.target",
+            "",
+            "[Service]",
+            "Type=simple",
+            "User=mosquitto",
+            "Group=mosquitto",
+            f"ExecStart=/usr/bin/python3 {s.link_script} \\",
+            f"    --listen 127.0.0.1:{s.link_port} \\",
+            f"    --to {s.central.host}:{s.central.port} \\",
+            f"    --cafile {central_ca_path(s.etc_dir)}",
+            "Restart=always",
+            "RestartSec=2",
+            "NoNewPrivileges=true",
+            "ProtectSystem=strict",
+            "ProtectHome=true",
+            "PrivateTmp=true",
+            "",
+            "[Install]",
+            "WantedBy=multi-user.target",
+            "",
+        ]
+    )
+
+
+BROKER_DROPIN = """\
+# systemd drop-in for the broker of a remote property (README, 'Several properties').
+# Generated by `kent-ops deploy bridge`. Install as
+# /etc/systemd/system/mosquitto.service.d/kent-ops.conf, then systemctl daemon-reload.
+[Unit]
+# The bridge reaches the command post only through kent-ops-link.
+Wants=kent-ops-link.service
+
+[Service]
+# Back whatever ends it, clean exit or not.
+Restart=always
+RestartSec=2
+# A broker deaf to SIGTERM (as Mosquitto 2.0.11 is once its TLS bridge hangs it, see
+# docs/security.md) is killed after 20 s, not Debian's 90: the property counts again
+# sooner. A clean stop saves its queue within a second or two.
+TimeoutStopSec=20
+"""
+
+
+def broker_dropin() -> str:
+    """The systemd drop-in for the property's ``mosquitto.service``."""
+    return BROKER_DROPIN

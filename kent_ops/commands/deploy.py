@@ -11,6 +11,7 @@ person through all of it.
 from __future__ import annotations
 
 import argparse
+import importlib.resources
 import os
 import shutil
 import subprocess
@@ -29,7 +30,13 @@ from kent_ops.broker.acl import (
     property_users,
     users_for,
 )
-from kent_ops.broker.bridge import BridgeSettings, bridge_config, central_ca_path
+from kent_ops.broker.bridge import (
+    BridgeSettings,
+    bridge_config,
+    broker_dropin,
+    central_ca_path,
+    link_unit,
+)
 from kent_ops.broker.client import BrokerAddress, parse_broker_url
 from kent_ops.broker.credentials import read_password_file
 from kent_ops.core.errors import UsageError
@@ -127,28 +134,65 @@ def cli_bridge(args: argparse.Namespace) -> int:
         tls=args.tls,
         inspectors=inspectors,
         autosave_s=args.autosave,
+        link_port=args.link_port,
     )
+    if settings.link_port == settings.listen_port:
+        raise UsageError(
+            f"--link-port {settings.link_port} is the broker's own port: kent-ops-link needs "
+            "another one on the loopback"
+        )
     text = bridge_config(permit, settings)
     if not args.out:
         sys.stdout.write(text)
-        sys.stderr.write("kent-ops: with --out the property's ACL is written beside it\n")
+        sys.stderr.write(
+            "kent-ops: with --out the property's ACL and kent-ops-link are written beside it\n"
+        )
         return 0
     out = Path(args.out)
-    acl = out.parent / settings.acl_path.name
     _write(out, text, 0o640)
-    _write(acl, property_acl_text(permit, args.property, inspectors), 0o640)
+    written = _write_beside(out, permit, settings, inspectors)
     users = " ".join(property_users(permit, args.property, inspectors))
     sys.stderr.write(
-        f"wrote {out} (it holds the bridge's password: mode 640) and {acl}.\n"
+        f"wrote {out} (it holds the bridge's password: mode 640) and beside it "
+        f"{', '.join(p.name for p in written)}.\n"
         f"On the machine of {args.property}: put {out.name} in place of "
-        f"/etc/mosquitto/mosquitto.conf, and into {settings.etc_dir}: {acl.name}, the command "
-        f"post's CA certificate as {central_ca_path(settings.etc_dir).name}"
+        f"/etc/mosquitto/mosquitto.conf, and into {settings.etc_dir}: {written[0].name}, the "
+        f"command post's CA certificate as {central_ca_path(settings.etc_dir).name}"
         f"{', ca.crt, server.crt and server.key' if settings.tls else ''}; give each user a "
         f"password in {settings.password_path} with mosquitto_passwd: {users}.\n"
+        f"Install {written[1].name} as {settings.link_script}, {written[2].name} in "
+        f"/etc/systemd/system/ and {written[3].name} as "
+        f"/etc/systemd/system/mosquitto.service.d/kent-ops.conf: the bridge reaches the "
+        f"command post only through kent-ops-link (README, 'Several properties').\n"
         f"At the command post: kent-ops deploy acl ... --bridge {args.property}, and the "
         f"same password for {bridge_user(args.property)}.\n"
     )
     return 0
+
+
+def link_script() -> str:
+    """``kent-ops-link`` as one file: the relay's module, which needs only Python's library."""
+    source = importlib.resources.files("kent_ops.broker").joinpath("link.py").read_text()
+    return "#!/usr/bin/python3\n" + source
+
+
+def _write_beside(
+    out: Path, permit: Permit, settings: BridgeSettings, inspectors: list[str]
+) -> list[Path]:
+    """The property's ACL, the relay, its unit and the broker's drop-in, beside ``out``."""
+    files = [
+        (
+            settings.acl_path.name,
+            property_acl_text(permit, settings.property_id, inspectors),
+            0o640,
+        ),
+        ("kent-ops-link.py", link_script(), 0o755),
+        ("kent-ops-link.service", link_unit(settings), 0o644),
+        ("kent-ops-broker.conf", broker_dropin(), 0o644),
+    ]
+    for name, text, mode in files:
+        _write(out.parent / name, text, mode)
+    return [out.parent / name for name, _, _ in files]
 
 
 def make_certs(out: Path, hosts: list[str], days: int = 825) -> dict[str, Path]:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from kent_ops.broker.bridge import DEFAULT_AUTOSAVE_S, DEFAULT_DATA_DIR, DEFAULT_ETC_DIR
 from kent_ops.broker.credentials import add_broker_arguments
+from kent_ops.broker.link import DEFAULT_LINK_PORT
 from kent_ops.commands.parsers import EXAMPLE_EVENT, Sub, new_command, positive_float
 from kent_ops.commands.serve_parsers import add_serve
 
@@ -204,6 +205,11 @@ def _deploy_bridge(deploy_sub: Sub) -> None:
         metavar="ID",
         help="an inspector who may connect at this property (repeat; the same ids as deploy acl)",
     )
+    _bridge_machine(p)
+
+
+def _bridge_machine(p: argparse.ArgumentParser) -> None:
+    """What ``deploy bridge`` sets on the property's machine beyond its listener."""
     p.add_argument(
         "--autosave",
         type=_seconds,
@@ -212,7 +218,20 @@ def _deploy_bridge(deploy_sub: Sub) -> None:
         help="seconds between saves to disk: a kill -9 or power cut loses up to this much "
         "(default %(default)s)",
     )
-    p.add_argument("--out", metavar="FILE", help="write the configuration here (default: print it)")
+    p.add_argument(
+        "--link-port",
+        type=_port,
+        default=DEFAULT_LINK_PORT,
+        metavar="N",
+        help="the loopback port of kent-ops-link, which carries the bridge over TLS "
+        "(default %(default)s)",
+    )
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write the configuration here, and the ACL, kent-ops-link and its systemd "
+        "files beside it (default: print the configuration)",
+    )
 
 
 def _notify(sub: Sub) -> None:

@@ -2,7 +2,9 @@
 
 The command post's broker runs with TLS, passwords and the ACL ``kent-ops deploy acl
 --bridge`` writes; the remote property's broker runs the generated configuration
-verbatim (its ACL, its passwords, persistence, the bridge). Sensors are the real
+verbatim (its ACL, its passwords, persistence, the bridge), and its bridge crosses to
+the command post through ``kent-ops-link`` as deployed (a bare Python running the file
+``deploy bridge`` writes). Sensors are the real
 devices on :class:`RecordingLink`, which remembers every message handed to paho, so a
 test can hold the evidence log to exactly what was sent.
 """
@@ -13,7 +15,9 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -31,7 +35,7 @@ from kent_ops.broker.bridge import BridgeSettings, bridge_config, central_ca_pat
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.delivery import Delivery
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
-from kent_ops.commands.deploy import make_certs
+from kent_ops.commands.deploy import link_script, make_certs
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 from sensors.device import Device, MqttLink
@@ -98,6 +102,56 @@ def _passwords(path: Path, users: Iterable[str]) -> None:
         )
 
 
+class LinkProcess:
+    """``kent-ops-link`` as ``kent-ops deploy bridge`` writes it, run by a bare Python.
+
+    ``-I -S``: no site-packages, as on the property's machine, where only Debian's
+    ``python3`` runs it. Its stderr (one line per attempt) goes to ``link.log``.
+    """
+
+    def __init__(self, workdir: Path, port: int, to: tuple[str, int], cafile: Path) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.script = workdir / "kent-ops-link.py"
+        self.script.write_text(link_script())
+        self.log = workdir / "link.log"
+        self.port, self.to, self.cafile = port, to, cafile
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> LinkProcess:
+        host, port = self.to
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(self.script),
+                 "--listen", f"127.0.0.1:{self.port}", "--to", f"{host}:{port}",
+                 "--cafile", str(self.cafile)],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"kent-ops-link exited: {self.log.read_text()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise AssertionError("kent-ops-link did not listen within 10 s")
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if it has not gone within 5 s."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        self.process = None
+
+
 @dataclass
 class Site:
     """The command post's broker and one remote property's broker, bridged."""
@@ -108,6 +162,7 @@ class Site:
     ca_file: str
     prop: ConfiguredBroker
     settings: BridgeSettings
+    link: LinkProcess
 
     def central_address(self, user: str) -> BrokerAddress:
         """The loopback listener (the aggregator's, on the same laptop)."""
@@ -121,11 +176,23 @@ class Site:
 
     def stop(self) -> None:
         self.prop.stop()
+        self.link.stop()
         self.central.stop()
 
 
-def build_site(tmp_path: Path, permit: Permit, *, autosave_s: int = 5) -> Site:
-    """Write both brokers' files from the permit, as the README says, and start both."""
+def build_site(
+    tmp_path: Path,
+    permit: Permit,
+    *,
+    autosave_s: int = 5,
+    via: Callable[[int], int] | None = None,
+) -> Site:
+    """Write both brokers' files from the permit, as the README says, and start both.
+
+    The property's bridge reaches the command post through ``kent-ops-link``, as
+    deployed; ``via``, given the command post's TLS port, returns the port the link
+    dials instead: a relay standing for the radio link in between.
+    """
     certs = make_certs(tmp_path / "certs", ["localhost", "127.0.0.1"])
     post = tmp_path / "post"
     post.mkdir()
@@ -147,7 +214,7 @@ def build_site(tmp_path: Path, permit: Permit, *, autosave_s: int = 5) -> Site:
     shutil.copy(certs["ca_crt"], central_ca_path(etc))
     settings = BridgeSettings(
         property_id=PROPERTY,
-        central=BrokerAddress("127.0.0.1", tls_port, tls=True),
+        central=BrokerAddress("127.0.0.1", via(tls_port) if via else tls_port, tls=True),
         password=PASSWORD,
         etc_dir=etc,
         data_dir=tmp_path / "property" / "data",
@@ -155,15 +222,23 @@ def build_site(tmp_path: Path, permit: Permit, *, autosave_s: int = 5) -> Site:
         bind="127.0.0.1",
         inspectors=INSPECTORS,
         autosave_s=autosave_s,
+        link_port=free_port(),
     )
     settings.acl_path.write_text(property_acl_text(permit, PROPERTY, INSPECTORS))
     _passwords(settings.password_path, property_users(permit, PROPERTY, INSPECTORS))
     prop = ConfiguredBroker(
         tmp_path / "property", port=settings.listen_port, text=bridge_config(permit, settings)
     )
+    link = LinkProcess(
+        tmp_path / "link",
+        settings.link_port,
+        (settings.central.host, settings.central.port),
+        central_ca_path(etc),
+    )
     central.start()
+    link.start()
     prop.start()
-    return Site(permit, central, tls_port, str(certs["ca_crt"]), prop, settings)
+    return Site(permit, central, tls_port, str(certs["ca_crt"]), prop, settings, link)
 
 
 @dataclass
