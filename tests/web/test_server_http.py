@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession, CookieJar, TCPConnector, WSServerHandshakeError
 from aiohttp.test_utils import TestServer
+from yarl import URL
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.credentials import ENV_PASSWORD, ENV_URL
@@ -328,3 +329,27 @@ async def test_the_app_gets_its_persons_password_in_its_environment_only(
     assert ENV_URL not in environment  # the server's own broker login is not passed on
     assert "server-secret" not in " ".join(environment.values())
     assert environment["TEXTUAL_DRIVER"] == "textual.drivers.web_driver:WebDriver"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static/../../../../etc/passwd",
+        "/static/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/static/..%2f..%2f..%2f..%2fetc%2fpasswd",
+        "/static/%252e%252e/%252e%252e/etc/passwd",
+    ],
+)
+async def test_no_path_leaves_the_static_folder(
+    server: tuple[TestServer, WebServer], path: str
+) -> None:
+    """Path traversal: only textual-serve's own front end is ever served from disk."""
+    test_server, _ = server
+    base = _base(test_server)
+    async with (
+        ClientSession() as client,
+        client.get(URL(f"{base}{path}", encoded=True), allow_redirects=False) as response,
+    ):
+        body = await response.read()
+    assert response.status in (403, 404)
+    assert b"root:" not in body
