@@ -67,3 +67,17 @@ Figures for the example permit (seed 1): ``festival`` is about 13,500 messages o
 13 h 45 min simulated (about 13.8 min at ``--speed 60``, 10 s at 5000); ``quiet`` about
 3,900 over 4 h 15 min; ``faults`` about 3,550 over 3 h 15 min.
 """
+
+import sys as _sys
+
+try:  # the devices need what kent-ops is installed with; say so in one sentence if not
+    import msgspec as _msgspec  # noqa: F401
+    import paho.mqtt.client as _paho  # noqa: F401
+except ModuleNotFoundError as _missing:
+    _sys.stderr.write(
+        f"sensors: this Python ({_sys.executable}) lacks {_missing.name}: run the device "
+        "with the Python kent-ops is installed in, e.g. .venv/bin/python -m "
+        "sensors.gate_counter (./scripts/demo makes .venv)\n"
+    )
+    raise SystemExit(2) from None
+

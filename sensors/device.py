@@ -409,13 +409,15 @@ class Device(ABC):
 
     # -- publishing --------------------------------------------------------------------
 
-    def tick(self) -> bool:
-        """Send a heartbeat (the current reading again) if one is due; True if sent."""
-        if self.heartbeat_s is None:
+    def tick(self, *, force: bool = False) -> bool:
+        """Send a heartbeat (the current reading again) if one is due, or now with
+        ``force`` (a simulated day's last report); True if sent."""
+        if self.heartbeat_s is None and not force:
             return False
         with self._lock:
             last = self._last_sent_at
-            if last is not None and (self.clock() - last).total_seconds() < self.heartbeat_s:
+            due = last is None or (self.clock() - last).total_seconds() >= (self.heartbeat_s or 0)
+            if not (due or force):
                 return False
             reading = self._reading()
             return reading is not None and self._send(reading)

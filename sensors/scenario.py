@@ -122,11 +122,26 @@ class _Run:
             for t, _, act in self._actions(k, scheduled, periodic):
                 at = schedule.timeline.zero + timedelta(milliseconds=round(t * 1000))
                 if at >= self.stop_at:
+                    yield from self._last_report()
                     return
                 floor.now = at
                 floor.fault_tag = None
                 act()
                 yield from floor.collect(at)
+        yield from self._last_report()
+
+    def _last_report(self) -> Iterator[SimMessage]:
+        """At the scenario's end (not a run cut short), every counter and lot sensor reports
+        once more, so the record covers the permitted window to its last instant."""
+        end = self.schedule.timeline.end
+        if self.stop_at < end:
+            return
+        floor = self.floor
+        floor.now = end
+        floor.fault_tag = None
+        for sid in (*self.gates, *self.lots):
+            floor.devices[sid].tick(force=True)
+        yield from floor.collect(end)
 
     def _actions(
         self, k: int, scheduled: list[Event], periodic: dict[str, Callable[[int], None]]

@@ -60,6 +60,7 @@ __all__ = [
 AGGREGATOR_USER = "kent-ops-aggregator"
 ADAPTER_USER = "kent-ops-adapter"
 DASHBOARD_USER = "dashboard"
+SIMULATOR_USER = "simulator"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,9 @@ class People:
     notifiers: Sequence[str] = field(default_factory=tuple)
     bridges: Sequence[str] = ()
     """Remote properties whose own broker is bridged to this one (an account each)."""
+    simulator: bool = False
+    """An account for ``kent-ops simulate`` in a rehearsal: it may publish as every sensor
+    the simulator plays, so it has no place on an event's broker."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +163,7 @@ def users_for(permit: Permit, people: People) -> list[str]:
     users += [f"clerk-{who}" for who in people.clerks]
     users += [f"notifier-{who}" for who in people.notifiers]
     users += [bridge_user(p) for p in people.bridges]
+    users += [SIMULATOR_USER] if people.simulator else []
     return users
 
 
@@ -288,7 +293,24 @@ def acl_text(permit: Permit, people: People) -> str:
             ]
     for property_id in people.bridges:
         lines += _bridge(permit, property_id, people.inspectors)
+    if people.simulator:
+        lines += _simulator(permit, topics)
     return "\n".join(lines)
+
+
+def _simulator(permit: Permit, topics: Topics) -> list[str]:
+    """A rehearsal's ``kent-ops simulate``: every sensor it plays (not the deputies' tallies)."""
+    lines = [
+        "# a rehearsal's simulator (`kent-ops simulate`): it publishes as every sensor,",
+        "# so never grant it on an event's broker",
+        f"user {SIMULATOR_USER}",
+    ]
+    for sensor, kind in permit.sensors.items():
+        if sensor in permit.manual_gates:
+            continue
+        lines.append(f"topic write {sensor_topic(topics, kind, sensor)}")
+        lines.append(f"topic write {topics.availability(sensor)}")
+    return [*lines, ""]
 
 
 def property_acl_text(permit: Permit, property_id: str, inspectors: Sequence[str] = ()) -> str:

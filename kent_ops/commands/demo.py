@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -392,14 +393,8 @@ def _print_summary(
             f"  attendance {att.current:,} (peak {att.peak:,}), entries {att.entries:,}, "
             f"rejected messages {status.rejected}"
         )
-    alerts = sorted(watcher.alerts.values(), key=lambda a: a.id)
-    breaches = [a for a in alerts if a.severity == "breach"]
-    noun = "breach" if len(breaches) == 1 else "breaches"
-    print(f"  alerts raised: {len(alerts)} ({len(breaches)} {noun})")
-    for alert in alerts[:12]:
-        print(f"    {alert.id} {alert.rule:<20} {alert.state:<8} {alert.message}")
-    if len(alerts) > 12:
-        print(f"    … and {len(alerts) - 12} more")
+    for line in alert_summary(list(watcher.alerts.values())):
+        print(line)
     default = LORAWAN_PERMIT if getattr(args, "lorawan", False) else EXAMPLE_PERMIT
     permit_path = Path(getattr(args, "permit", None) or default).absolute()
     evidence = evidence.absolute()
@@ -411,3 +406,22 @@ def _print_summary(
         f"--evidence {shlex.quote(str(evidence))} "
         f"--out {shlex.quote(str(evidence.parent / 'report'))}"
     )
+
+
+def alert_summary(alerts: list[wire.Alert], shown: int = 12) -> list[str]:
+    """The day's alerts as a person wants them: every breach first, by id, then the
+    warnings and data notes counted by kind (never a list of sensor-offline notes)."""
+    breaches = sorted((a for a in alerts if a.severity == "breach"), key=lambda a: a.id)
+    noun = "breach" if len(breaches) == 1 else "breaches"
+    lines = [f"  alerts raised: {len(alerts)} ({len(breaches)} {noun})"]
+    lines += [f"    {a.id} {a.rule:<20} {a.state:<8} {a.message}" for a in breaches[:shown]]
+    if len(breaches) > shown:
+        lines.append(f"    … and {len(breaches) - shown} more breaches")
+    rest = Counter((a.severity, a.rule) for a in alerts if a.severity != "breach")
+    if rest:
+        order = {"warning": 0, "data": 1}
+        kinds = sorted(rest.items(), key=lambda kv: (order.get(kv[0][0], 2), -kv[1], kv[0][1]))
+        lines.append(
+            "  and " + ", ".join(f"{n} {rule} ({severity})" for (severity, rule), n in kinds)
+        )
+    return lines

@@ -70,6 +70,7 @@ def cli_acl(args: argparse.Namespace) -> int:
         clerks=_ids("clerk", list(getattr(args, "clerk", []) or [])),
         notifiers=_ids("notifier", list(getattr(args, "notifier", []) or [])),
         bridges=_properties(permit, list(getattr(args, "bridge", []) or [])),
+        simulator=bool(getattr(args, "simulator", False)),
     )
     text = acl_text(permit, people)
     if args.out:

@@ -90,6 +90,12 @@ def _deploy(sub: Sub) -> None:
         help="a remote property whose broker is bridged here: an account bridge-PROPERTY "
         "for exactly its topics (repeat; see deploy bridge)",
     )
+    pa.add_argument(
+        "--simulator",
+        action="store_true",
+        help="also an account `simulator` for kent-ops simulate, for a rehearsal only (it may "
+        "publish as every sensor: never on an event's broker)",
+    )
     pa.add_argument("--out", metavar="FILE", help="write here (default: print it)")
     pcert = new_command(
         deploy_sub,

@@ -77,7 +77,11 @@ def _demo(sub: Sub) -> None:
         "--scenario",
         default="festival",
         metavar="NAME",
-        help="festival, quiet, faults or a scenario .toml file (default %(default)s)",
+        help="festival (a mid-afternoon peak, a sold-out surge past the permitted maximum, a "
+        "nurse shift-change gap, exits in the evening), quiet (a small afternoon gathering, "
+        "fully staffed and under every limit), faults (a counter restart, a counter offline "
+        "for ten minutes, duplicated redeliveries, malformed messages), or a scenario .toml "
+        "file (examples/scenario.toml explains every key; default %(default)s)",
     )
     p.add_argument(
         "--seed",
@@ -222,7 +226,7 @@ def _simulate(sub: Sub) -> None:
         "simulated gate counters, lot sensors and badge readers for a permit",
         [
             "kent-ops simulate --permit examples/permit.toml --speed 60",
-            "kent-ops simulate --permit P --scenario faults --seed 7 --duration 3600",
+            "kent-ops simulate --permit P --scenario faults --seed 7 --simulated-duration 3600",
         ],
         "kent_ops.commands.simulate:cli_simulate",
     )
@@ -233,7 +237,11 @@ def _simulate(sub: Sub) -> None:
         "--scenario",
         default="festival",
         metavar="NAME",
-        help="festival, quiet, faults or a scenario .toml file (default %(default)s)",
+        help="festival (a mid-afternoon peak, a sold-out surge past the permitted maximum, a "
+        "nurse shift-change gap, exits in the evening), quiet (a small afternoon gathering, "
+        "fully staffed and under every limit), faults (a counter restart, a counter offline "
+        "for ten minutes, duplicated redeliveries, malformed messages), or a scenario .toml "
+        "file (examples/scenario.toml explains every key; default %(default)s)",
     )
     p.add_argument(
         "--speed",
@@ -258,7 +266,14 @@ def _simulate(sub: Sub) -> None:
         "--duration",
         type=positive_float,
         metavar="S",
-        help="simulated seconds to run (default: the whole scenario)",
+        help="stop after S real seconds, as kent-ops demo --duration (default: the whole "
+        "scenario)",
+    )
+    p.add_argument(
+        "--simulated-duration",
+        type=positive_float,
+        metavar="S",
+        help="stop after S simulated seconds (3600 at --speed 60 is one real minute)",
     )
     add_broker_arguments(p)
 

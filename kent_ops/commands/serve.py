@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kent_ops.broker.client import DEFAULT_BROKER_URL, parse_broker_url
-from kent_ops.broker.credentials import ENV_URL
+from kent_ops.broker.credentials import ENV_URL, read_password_file
 from kent_ops.commands.run import configure_logging
 from kent_ops.core.errors import UsageError
 from kent_ops.web.accounts import check_account, load_accounts, make_account, save_accounts
@@ -178,7 +178,9 @@ def cli_users(args: argparse.Namespace) -> int:
         print(f"removed {args.name} from {path}; their open sessions end within a second")
         return 0
     check_account(args.name, args.role, args.gate)  # before asking for a password
-    account = make_account(args.name, args.role, _ask_password(args.name), gate=args.gate)
+    given = getattr(args, "password_file", None)
+    password = read_password_file(given) if given else _ask_password(args.name)
+    account = make_account(args.name, args.role, password, gate=args.gate)
     replaced = args.name in accounts
     accounts[args.name] = account
     save_accounts(path, accounts)

@@ -55,6 +55,11 @@ def _serve_users(serve_sub: Sub) -> None:
         "deputy: the gate view of --gate",
     )
     pa.add_argument("--gate", metavar="G", help="a deputy's gate, e.g. north")
+    pa.add_argument(
+        "--password-file",
+        metavar="FILE",
+        help="read the password from this private file (for scripts) instead of asking",
+    )
     _users_option(pa)
     pl = new_command(
         users_sub, "list", "list who may sign in", ["kent-ops serve users list"], target

@@ -62,7 +62,7 @@ def cli_simulate(args: argparse.Namespace) -> int:
             speed=args.speed,
             seed=args.seed,
             start=start,
-            duration=args.duration,
+            duration=_simulated_seconds(args),
             stop=stop,
             ca_file=args.ca_file,
             on_progress=lambda count, at: reached.__setitem__(slice(None), [at]),
@@ -81,3 +81,15 @@ def cli_simulate(args: argparse.Namespace) -> int:
         flush=True,
     )
     return 0
+
+
+def _simulated_seconds(args: argparse.Namespace) -> float | None:
+    """How long to run, in simulated seconds: --duration is real seconds (times the
+    speed), --simulated-duration simulated ones; the shorter wins when both are given."""
+    limits = []
+    if args.duration is not None:
+        limits.append(args.duration * args.speed)
+    if getattr(args, "simulated_duration", None) is not None:
+        limits.append(args.simulated_duration)
+    return min(limits) if limits else None
+

@@ -193,10 +193,9 @@ class SensorLiveness:
 
     @property
     def watched_for_silence(self) -> bool:
-        """Counters heartbeat; badge readers and unused manual tallies need not."""
-        if self.kind == "station":
-            return False
-        return not (self.manual and self.last_seen is None)
+        """Counters and lot sensors heartbeat; badge readers and a deputy's manual tally
+        publish only when used, so their silence is never a fault (docs/protocol.md)."""
+        return self.kind != "station" and not self.manual
 
 
 @dataclass(slots=True)
@@ -323,12 +322,20 @@ class Counting:
         self._refresh(sensor, s)
 
     def _refresh(self, sensor: str, s: SensorLiveness) -> None:
-        if s.online:
-            self.offline.discard(sensor)
+        if s.online or (s.manual and not self._tallied(sensor)):
+            self.offline.discard(sensor)  # an unused tally is not a gate down
         else:
             self.offline.add(sensor)
 
+    def _tallied(self, gate: str) -> bool:
+        """A manual tally has counted someone (its view going offline is then a note)."""
+        counter = self.gates[gate]
+        return counter.in_total > 0 or counter.out_total > 0
+
     @property
     def uncertain(self) -> bool:
-        """True while any gate counter is offline or stale (its count may be behind)."""
-        return any(self.sensors[s].kind == "gate" for s in self.offline)
+        """True while any automatic gate counter is offline or stale (its count may be
+        behind). A manual tally never makes attendance uncertain: the automatic counter it
+        stands in for already did, if it failed."""
+        sensors = self.sensors
+        return any(sensors[s].kind == "gate" and not sensors[s].manual for s in self.offline)

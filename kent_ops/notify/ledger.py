@@ -60,8 +60,12 @@ class Ledger:
     def load(cls, path: Path) -> Ledger:
         """The ledger in ``path`` (empty if there is none yet); checks it can be written."""
         ledger = cls(path)
-        if not path.parent.is_dir():
-            raise UsageError(f"state_file {path}: folder {path.parent} does not exist")
+        try:  # a new service's folder is made for it, private (what it sent is its own)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"state_file {path}: folder {path.parent} cannot be made ({exc.strerror})"
+            ) from None
         if path.exists():
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))

@@ -39,7 +39,7 @@ CLEAN_UP_PREFIX = "CLEAN-UP OK"
 
 MEANING = {
     "done": "done in time: recorded after the assembly ended and by the deadline",
-    "open": "open: the log ends before the deadline and no clean-up is recorded yet",
+    "open": "not yet due: the log ends before the deadline and no clean-up is recorded yet",
     "late": "late: recorded only after the deadline",
     "not done": "not done: the deadline passed with no clean-up recorded",
     "not applicable": (
@@ -90,6 +90,14 @@ class CleanUp:
     @property
     def is_breach(self) -> bool:
         return self.status in ("late", "not done")
+
+    @property
+    def word(self) -> str:
+        """The status as a reader is told it: an open clean-up whose period has begun is
+        ``not yet due`` (its deadline is still ahead), not a fault."""
+        if self.status == "open" and not self.still_on and self.deadline is not None:
+            return "not yet due"
+        return self.status
 
     @property
     def meaning(self) -> str:

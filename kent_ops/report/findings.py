@@ -289,7 +289,13 @@ def verdict(
             "the evidence log holds no sensor or inspector messages, so nothing shows "
             "whether the terms were kept",
         )
-    tail = "; clean-up is still open" if clean_up.status == "open" else ""
+    tail = ""
+    if clean_up.status == "open":
+        tail = (
+            "; clean-up is not yet due"
+            if clean_up.word == "not yet due"
+            else "; clean-up is still open"
+        )
     return Verdict("kept", f"no breach of the permit's terms was found{tail}")
 
 

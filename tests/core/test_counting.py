@@ -235,14 +235,33 @@ def test_uncertain_only_while_a_gate_counter_is_offline_or_stale() -> None:
     assert not c.uncertain
 
 
-def test_badge_readers_and_unused_manual_tallies_are_not_watched_for_silence() -> None:
+def test_badge_readers_and_manual_tallies_are_never_watched_for_silence() -> None:
     c = counting()
     assert c.sensors["north"].watched_for_silence
     assert c.sensors["lot-a"].watched_for_silence
     assert not c.sensors["first-aid"].watched_for_silence
     assert not c.sensors["north-manual"].watched_for_silence
     c.heard("north-manual", 1)
-    assert c.sensors["north-manual"].watched_for_silence
+    assert not c.sensors["north-manual"].watched_for_silence  # it publishes on taps only
+
+
+def test_an_unused_tally_going_offline_is_no_gate_down() -> None:
+    c = counting()
+    c.set_available("north-manual", True)
+    c.set_available("north-manual", False)
+    assert "north-manual" not in c.offline
+    assert not c.uncertain
+
+
+def test_a_tally_that_counted_going_offline_is_a_note_never_uncertain() -> None:
+    c = counting()
+    c.set_available("north-manual", True)
+    c.apply_gate("north-manual", GateCount(seq=1, ts=T0, in_total=3, out_total=0), 1)
+    c.set_available("north-manual", False)
+    assert "north-manual" in c.offline  # sensor-offline: a data note
+    assert not c.uncertain
+    c.set_available("north", False)
+    assert c.uncertain  # the automatic counter it stands in for
 
 
 # -- counter-reset through the engine -----------------------------------------------------

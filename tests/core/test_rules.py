@@ -505,16 +505,18 @@ def test_a_badge_reader_is_never_stale_from_silence() -> None:
     assert d.status()["sensors"]["first-aid"]["online"] is True
 
 
-def test_a_manual_gate_is_watched_only_once_it_has_published() -> None:
+def test_a_manual_tally_is_never_stale_and_only_a_note_when_its_view_goes() -> None:
+    """It publishes on taps only: silence is no fault, and it never makes counts uncertain."""
     d = Driver(permit_variant(stale_permit()))
     d.tick(local(12))
     d.tick(local(14))
     assert not d.holds("sensor-offline", "north-manual")
     assert d.status()["gates"]["north-manual"]["manual"] is True
+    d.feed("sensor/north-manual/availability", "online", local(14))
     d.gate("north-manual", local(14, 0, 30), 3, 0)
-    d.tick(local(14, 1, 30) - US)
+    d.tick(local(16))  # hours of silence after a tap
     assert not d.holds("sensor-offline", "north-manual")
-    d.tick(local(14, 1, 30))
+    d.feed("sensor/north-manual/availability", "offline", local(16, 0, 1))
     assert d.holds("sensor-offline", "north-manual")
 
 

@@ -12,7 +12,9 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,7 @@ from kent_ops.broker.mosquitto import mosquitto_binary
 from kent_ops.evidence.log import verify
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _path_without_mosquitto() -> str:
@@ -133,3 +136,45 @@ def test_demo_through_the_adapter_with_a_lorawan_gate_and_lot(tmp_path: Path) ->
     assert translated
     assert all(r.accepted for r in raw)
     assert not any(r.topic.endswith("/sensor/north/availability") for r in records)
+
+
+@pytest.mark.timeout(240)
+def test_tally_taps_in_the_demo_raise_no_false_alarm_and_demote_no_breach(
+    tmp_path: Path, broker: Any
+) -> None:
+    """A deputy taps the manual tally during the 60x demo with a wall-clock device: its
+    silence between taps is no outage, so no sensor-offline alert for it, and no breach
+    of the day is called uncertain because of it."""
+    from live_support import wait_until
+
+    from kent_ops.broker.client import parse_broker_url
+    from kent_ops.report.build import build_report
+    from sensors.gate_counter import GateCounter
+
+    out = tmp_path / "demo"
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "kent_ops", "demo", "--headless", "--speed", "1500",
+         "--broker", broker.url, "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    tally = GateCounter("kent-summer-fest-2027", "north-manual", heartbeat_s=None)
+    try:
+        time.sleep(6)  # the demo's aggregator is up, the day under way
+        link = tally.connect(parse_broker_url(broker.url))
+        wait_until(lambda: link.online, 15, "the tally's link")
+        for _ in range(5):
+            tally.count(entered=1)  # kept and sent once it has announced itself online
+            time.sleep(2)
+        stdout, stderr = demo.communicate(timeout=200)
+    finally:
+        tally.close()
+        if demo.poll() is None:
+            demo.kill()
+            demo.communicate()
+    assert demo.returncode == 0, stderr
+    permit = ROOT / "examples" / "permit.toml"
+    data = build_report(permit, out / "evidence.sqlite", tmp_path / "report").data
+    assert not [f for f in data.findings if f.subject == "north-manual"]
+    assert not [f for f in data.findings if f.uncertain]
+    assert [f for f in data.findings if f.is_breach], "the festival breaches, proven"
+    assert data.incomplete == []  # the log covers the permitted window to its end

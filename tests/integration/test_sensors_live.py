@@ -226,7 +226,7 @@ def test_simulate_publishes_what_the_generator_yields(
     ]
     done = subprocess.run(
         ["kent-ops", "simulate", "--permit", str(example_permit_path), "--scenario", "quiet",
-         "--speed", "5000", "--seed", "4", "--duration", "600", "--broker", broker.url],
+         "--speed", "5000", "--seed", "4", "--simulated-duration", "600", "--broker", broker.url],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -117,16 +117,17 @@ def test_the_command_refuses_a_readable_config_in_one_sentence(
     assert "Hunter2" not in err
 
 
-def test_the_command_refuses_a_missing_state_folder(
+def test_the_command_refuses_a_state_folder_it_cannot_make(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = write(tmp_path, GOOD)
+    (tmp_path / "state").write_text("a file where the folder should be")
     code = main(
         ["notify", "--permit", str(ROOT / "examples" / "permit.toml"), "--config", str(config)]
     )
     err = capsys.readouterr().err
     assert code == 2
-    assert f"folder {tmp_path / 'state'} does not exist" in err
+    assert f"folder {tmp_path / 'state'} cannot be made" in err
 
 
 def test_retry_delays_double_and_are_capped() -> None:

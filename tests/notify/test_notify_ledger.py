@@ -68,9 +68,16 @@ def test_an_unreadable_ledger_is_moved_aside_not_trusted(tmp_path: Path) -> None
     assert list(ledger.pending()) == []
 
 
-def test_a_ledger_in_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="does not exist"):
-        Ledger.load(tmp_path / "nowhere" / "sent.json")
+def test_a_ledger_makes_its_missing_folder_private(tmp_path: Path) -> None:
+    ledger = Ledger.load(tmp_path / "new" / "state" / "sent.json")
+    assert ledger.path.is_file()
+    assert (ledger.path.parent.stat().st_mode & 0o777) == 0o700
+
+
+def test_a_ledger_whose_folder_cannot_be_made_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(UsageError, match="cannot be made"):
+        Ledger.load(tmp_path / "a-file" / "sent.json")
 
 
 # -- what an alert calls for --------------------------------------------------------------------

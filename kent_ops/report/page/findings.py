@@ -106,7 +106,7 @@ def clean_up(data: ReportData, fmt: Fmt) -> str:
     """Clean-up by the end of the fifth day after the assembly ended (permit:F), and its marks."""
     cu = data.clean_up
     out = [
-        f'<p><span class="tag {_CLEAN_UP_TAG.get(cu.status, "breach")}">{escape(cu.status)}'
+        f'<p><span class="tag {_CLEAN_UP_TAG.get(cu.status, "breach")}">{escape(cu.word)}'
         f"</span> {escape(cu.meaning)}.</p>"
     ]
     if cu.from_schedule and cu.ended_on is not None and cu.deadline is not None:

@@ -63,7 +63,7 @@ def _verdict_items(data: ReportData, fmt: Fmt) -> list[str]:
     cu = data.clean_up
     deadline = f"; deadline {fmt.midnight_ending(cu.deadline)}" if cu.deadline else ""
     items.append(
-        f"<li>Clean-up (permit:F): <b>{escape(cu.status)}</b>{escape(deadline)} "
+        f"<li>Clean-up (permit:F): <b>{escape(cu.word)}</b>{escape(deadline)} "
         f"({escape(cu.meaning.split(': ', 1)[-1])}).</li>"
     )
     return items
