@@ -80,4 +80,3 @@ except ModuleNotFoundError as _missing:
         "sensors.gate_counter (./scripts/demo makes .venv)\n"
     )
     raise SystemExit(2) from None
-

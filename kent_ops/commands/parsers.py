@@ -266,8 +266,7 @@ def _simulate(sub: Sub) -> None:
         "--duration",
         type=positive_float,
         metavar="S",
-        help="stop after S real seconds, as kent-ops demo --duration (default: the whole "
-        "scenario)",
+        help="stop after S real seconds, as kent-ops demo --duration (default: the whole scenario)",
     )
     p.add_argument(
         "--simulated-duration",

@@ -92,4 +92,3 @@ def _simulated_seconds(args: argparse.Namespace) -> float | None:
     if getattr(args, "simulated_duration", None) is not None:
         limits.append(args.simulated_duration)
     return min(limits) if limits else None
-
