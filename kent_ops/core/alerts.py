@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from kent_ops.core import wire
@@ -289,3 +289,35 @@ def _keep(entries: list[Any], entry: Any) -> None:
     entries.append(entry)
     if len(entries) > KEPT_ON_ALERT:
         del entries[1]
+
+
+def raised_outside(
+    alert_id: str,
+    rule_name: str,
+    at: datetime,
+    observed: dict[str, Any],
+    required: dict[str, Any],
+    *,
+    subject: str | None = None,
+    ended: bool = False,
+) -> wire.Alert:
+    """An active alert no rule pass raised (the service's own ``S-`` alerts): held from
+    ``at``, its worst figures its first, its sentence its rule's; ended at once if
+    ``ended`` (a finding that is a moment, as ``counter-reset`` is)."""
+    rule = RULES[rule_name]
+    at = at.astimezone(UTC)
+    return wire.Alert(
+        id=alert_id,
+        rule=rule_name,
+        subject=subject,
+        cite=rule.cite,
+        severity=rule.severity,
+        state="active",
+        since=at,
+        raised_at=at,
+        ended_at=at if ended else None,
+        observed=observed,
+        required=required,
+        worst=wire.Worst(observed=observed, required=required),
+        message=rule.sentence(subject, observed, required),
+    )

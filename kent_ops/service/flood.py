@@ -36,7 +36,7 @@ from typing import Any
 import msgspec
 
 from kent_ops.core import wire
-from kent_ops.core.rules import RULES
+from kent_ops.core.alerts import raised_outside
 
 __all__ = ["FLOOD_RULE", "FloodGuard", "Records", "source_of"]
 
@@ -312,24 +312,9 @@ class FloodGuard:
         return msgspec.structs.replace(status, active_alerts=[*status.active_alerts, *ids])
 
     def _alert(self, source: str, at: datetime, used: int) -> wire.Alert:
-        rule = RULES[FLOOD_RULE]
         observed = {"rejected_bytes": used}
         required = {"rejected_bytes_at_most": self.budget, "per_s": self.period_s}
-        at = at.astimezone(UTC)
-        return wire.Alert(
-            id=self._number(),
-            rule=FLOOD_RULE,
-            subject=source,
-            cite=rule.cite,
-            severity=rule.severity,
-            state="active",
-            since=at,
-            raised_at=at,
-            observed=observed,
-            required=required,
-            worst=wire.Worst(observed=observed, required=required),
-            message=rule.sentence(source, observed, required),
-        )
+        return raised_outside(self._number(), FLOOD_RULE, at, observed, required, subject=source)
 
     @staticmethod
     def _cleared(alert: wire.Alert, now: datetime, state: _Source) -> wire.Alert:

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from kent_ops.core import wire
+from kent_ops.core.alerts import raised_outside
 from kent_ops.core.rules import RULES
 from kent_ops.service.storage_outage import STORAGE_ALERT_PREFIX, StorageOutage
 
@@ -49,23 +50,9 @@ class ServiceAlerts:
         momentary: bool = True,
     ) -> wire.Alert:
         """A new active alert (already ended if ``momentary``)."""
-        rule = RULES[rule_name]
         self.outage.issued += 1
-        at = at.astimezone(UTC)
-        alert = wire.Alert(
-            id=f"{STORAGE_ALERT_PREFIX}{self.outage.issued:04d}",
-            rule=rule_name,
-            cite=rule.cite,
-            severity=rule.severity,
-            state="active",
-            since=at,
-            raised_at=at,
-            ended_at=at if momentary else None,
-            observed=observed,
-            required=required,
-            worst=wire.Worst(observed=observed, required=required),
-            message=rule.sentence(None, observed, required),
-        )
+        alert_id = f"{STORAGE_ALERT_PREFIX}{self.outage.issued:04d}"
+        alert = raised_outside(alert_id, rule_name, at, observed, required, ended=momentary)
         self.open[alert.id] = alert
         return alert
 

@@ -39,7 +39,7 @@ from typing import Any
 import msgspec
 
 from kent_ops.core import wire
-from kent_ops.core.rules import RULES
+from kent_ops.core.alerts import raised_outside
 from kent_ops.service.rhythm import Timing
 
 __all__ = ["STORAGE_ALERT_PREFIX", "STORAGE_RULE", "StorageOutage", "probe_folder"]
@@ -239,26 +239,12 @@ class StorageOutage:
     ) -> wire.Alert:
         """The service's own finding that its log cannot be written, or (``unverified``)
         does not verify at ``record`` (None when no record could be named)."""
-        rule = RULES[STORAGE_RULE]
         observed: dict[str, Any] = {"error": error, "evidence": str(self.evidence_path)}
         required: dict[str, Any] = {"writable": True}
         if unverified:
             observed["record"] = record
             required = {"verifies": True}
-        at = since.astimezone(UTC)
-        return wire.Alert(
-            id=alert_id,
-            rule=STORAGE_RULE,
-            cite=rule.cite,
-            severity=rule.severity,
-            state="active",
-            since=at,
-            raised_at=at,
-            observed=observed,
-            required=required,
-            worst=wire.Worst(observed=observed, required=required),
-            message=rule.sentence(None, observed, required),
-        )
+        return raised_outside(alert_id, STORAGE_RULE, since, observed, required)
 
 
 def _log_alert(emit: Callable[..., None], alert: wire.Alert) -> None:
