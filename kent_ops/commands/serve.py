@@ -23,6 +23,8 @@ from kent_ops.broker.client import DEFAULT_BROKER_URL, parse_broker_url
 from kent_ops.broker.credentials import ENV_URL
 from kent_ops.commands.run import configure_logging
 from kent_ops.core.errors import UsageError
+from kent_ops.core.gate_view import deputy_gate_problem
+from kent_ops.core.permit import load_permit
 from kent_ops.web.accounts import check_account, load_accounts, make_account, save_accounts
 from kent_ops.web.apps import AppConfig
 
@@ -151,6 +153,19 @@ def cli_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_gate(gate: str, permit_path: str | None) -> None:
+    """A deputy's gate must be a gate of the event's permit (not a typo, not a tally)."""
+    if not permit_path:
+        raise UsageError(
+            "a deputy needs --permit P as well: their --gate must be one of the permit's gates"
+        )
+    permit = load_permit(permit_path)
+    gates = {g: g in permit.manual_gates for g in permit.gates}
+    problem = deputy_gate_problem(gate, gates, f"the permit {permit.number}")
+    if problem is not None:
+        raise UsageError(problem)
+
+
 def _ask_password(name: str) -> str:
     first = getpass.getpass(f"password for {name} (their broker password): ")
     second = getpass.getpass("again: ")
@@ -178,6 +193,8 @@ def cli_users(args: argparse.Namespace) -> int:
         print(f"removed {args.name} from {path}; their open sessions end within a second")
         return 0
     check_account(args.name, args.role, args.gate)  # before asking for a password
+    if args.role == "deputy":
+        _check_gate(args.gate, args.permit)
     account = make_account(args.name, args.role, _ask_password(args.name), gate=args.gate)
     replaced = args.name in accounts
     accounts[args.name] = account

@@ -106,3 +106,24 @@ async def test_in_a_terminal_the_keys_still_count_and_the_buttons_fit(tmp_path: 
 @pytest.mark.parametrize("admit", [True, False], ids=["admit", "hold"])
 def test_phone_snapshot(snap_compare: Any, tmp_path: Path, admit: bool) -> None:
     assert snap_compare(gate(tmp_path, admit=admit), terminal_size=PHONE)
+
+
+async def test_a_gate_whose_permit_has_no_tally_gets_no_buttons_and_counts_nothing(
+    tmp_path: Path,
+) -> None:
+    app = make_gate_app(
+        "south",  # the sample permit has north-manual, no south-manual
+        samples.EVENT,
+        None,
+        state_dir=tmp_path,
+        clock=fixed_clock(samples.NOW),
+        statuses=[samples.status(admit=True)],
+        command=samples.command(admit=True),
+    )
+    async with app.run_test(size=PHONE) as pilot:
+        await pilot.pause()
+        assert not app.screen.query_one("#tally-keys").display
+        await pilot.press("plus", "minus")
+        await pilot.pause()
+        assert not app.manual.state.in_use
+        assert not list(tmp_path.iterdir())  # no tally file either
