@@ -18,15 +18,20 @@ import ssl
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kent_ops.broker.client import DEFAULT_BROKER_URL, parse_broker_url
 from kent_ops.broker.credentials import ENV_URL
 from kent_ops.commands.run import configure_logging
 from kent_ops.core.errors import UsageError
-from kent_ops.core.gate_view import deputy_gate_problem
+from kent_ops.core.gate_view import deputy_gate_problem, manual_gate
 from kent_ops.core.permit import load_permit
+from kent_ops.core.wire import load_keys
 from kent_ops.web.accounts import check_account, load_accounts, make_account, save_accounts
 from kent_ops.web.apps import AppConfig
+
+if TYPE_CHECKING:
+    from kent_ops.web.gate_hub import GateSettings
 
 __all__ = ["DEFAULT_USERS", "cli_serve", "cli_users", "users_file"]
 
@@ -123,6 +128,29 @@ def _app_config(args: argparse.Namespace) -> AppConfig:
     )
 
 
+def _gate_settings(config: AppConfig) -> GateSettings:
+    """The deputies' gate hubs, with the tally device they count on (the sensors' own gate
+    counter, as the terminal's gate view uses): ``kent_ops.web`` may not import it."""
+    from dashboards.gate.tally import DEFAULT_STATE_DIR, ManualTally
+    from kent_ops.web.gate_hub import GateSettings
+
+    folder = Path(config.state_dir) if config.state_dir else DEFAULT_STATE_DIR
+    try:
+        keys = load_keys(config.keys) if config.keys else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+    def tally(gate: str) -> ManualTally:
+        key = None
+        if keys is not None:
+            key = keys.get(manual_gate(gate))
+            if key is None:
+                raise UsageError(f"the signing keys file has no key for {manual_gate(gate)}")
+        return ManualTally(config.event_id, gate, state_dir=folder, key=key)
+
+    return GateSettings(tallies=tally, state_dir=folder)
+
+
 def cli_serve(args: argparse.Namespace) -> int:
     """``kent-ops serve --event ID``: until SIGINT/SIGTERM; 0 on a clean stop."""
     from kent_ops.web.server import ServeSettings, serve_forever
@@ -139,6 +167,7 @@ def cli_serve(args: argparse.Namespace) -> int:
         users_file=path,
         session_s=args.session_minutes * 60,
         tls=context is not None,
+        gates=_gate_settings(config),
     )
     configure_logging(args.log_level)
 

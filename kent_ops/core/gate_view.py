@@ -258,9 +258,13 @@ def _tally_fate(facts: TallyFacts) -> Span:
 
 
 def tally_lines(facts: TallyFacts, status: wire.Status | None, gate: str) -> tuple[Line, ...]:
-    """The manual tally: what was counted, whether it reaches the aggregator, what the
-    aggregator shows for it, and a warning when the permit has no tally at this gate."""
+    """The manual tally: what was counted, whether it reaches the aggregator and what the
+    aggregator shows for it; only a warning when the permit has no tally at this gate."""
     name = manual_gate(gate)
+    if tally_listed(status, gate) is False:
+        return (
+            (Span(f"{name} is not a gate in the permit: no manual tally at this gate", "alarm"),),
+        )
     first = (
         Span("Manual tally ", "strong"),
         Span(f"({name})  ", "dim"),
@@ -268,10 +272,6 @@ def tally_lines(facts: TallyFacts, status: wire.Status | None, gate: str) -> tup
         Span(f"net {fmt_int(facts.net)}", "strong"),
         _tally_fate(facts),
     )
-    listed = tally_listed(status, gate)
-    if listed is False:
-        why = f"{name} is not a gate in the permit: no manual tally at this gate"
-        return first, (Span(why, "alarm"),)
     counted = status.gates.get(name) if status is not None else None
     if counted is not None and facts.taps:
         seen = local_clock(counted.last_seen, event_zone(status))
@@ -301,6 +301,8 @@ class GateView:
     """Why the figures may be out of date, in one sentence; None while they are current."""
     attendance: int | None
     hold_at: int | None
+    timezone: str = "UTC"
+    """The event's zone (IANA name), for the times a phone writes itself."""
 
 
 def gate_view(
@@ -330,6 +332,7 @@ def gate_view(
         problem=problem,
         attendance=order.attendance,
         hold_at=order.hold_at,
+        timezone=str(getattr(event_zone(status), "key", "UTC")),
     )
 
 
@@ -352,4 +355,5 @@ def view_data(view: GateView) -> dict[str, object]:
         "problem": view.problem,
         "attendance": view.attendance,
         "hold_at": view.hold_at,
+        "timezone": view.timezone,
     }

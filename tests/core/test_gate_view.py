@@ -127,13 +127,15 @@ def test_a_refused_account_is_named_and_not_called_unreachable() -> None:
     assert "not authorised as deputy-south" in problem
     assert "unreachable" not in problem
     down = connection_problem(ConnectionState(link="down"), NOW, UTC)
-    assert down is not None and down.startswith("Broker unreachable")
+    assert down is not None
+    assert down.startswith("Broker unreachable")
 
 
 def test_staleness_comes_through_the_view() -> None:
     old = ConnectionState(link="up", status_ts=NOW - timedelta(seconds=40), aggregator_online=True)
     stale = view(connection=old)
-    assert stale.problem is not None and stale.problem.startswith("No status for 40 s")
+    assert stale.problem is not None
+    assert stale.problem.startswith("No status for 40 s")
     assert view().problem is None
 
 
@@ -158,3 +160,8 @@ def test_which_gates_a_deputy_may_stand_at(gate: str, says: str | None) -> None:
     gates = {"north": False, "south": False, "north-manual": True}
     problem = deputy_gate_problem(gate, gates, "the permit MG-1")
     assert problem == says if says is None else problem is not None and problem.startswith(says)
+
+
+def test_the_view_names_the_events_zone_for_the_phones_own_times() -> None:
+    assert view().timezone == "America/New_York"
+    assert view(status=None).timezone == "UTC"

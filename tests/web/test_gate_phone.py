@@ -1,4 +1,5 @@
-"""The gate view on a phone held upright (43×40 cells: 390×844 CSS pixels at 16 px).
+"""The terminal's gate view on a small screen held upright (43×40 cells, a phone's 390×844
+CSS pixels at a 16 px font).
 
 The order fills the screen, the tally's buttons are large enough for a thumb and
 count every tap, and the terminal at 80×24 keeps its keys. No broker: the factory
@@ -19,8 +20,8 @@ from dashboards.gate.app import GateApp, make_gate_app
 from dashboards.gate.widgets.order_sign import sign_lines
 
 PHONE = (43, 40)
-"""What textual-serve's terminal makes of a 390×844 phone screen at its 16 px font
-(measured in chromium by tests/web/test_serve_browser.py)."""
+"""What a terminal of 390×844 CSS pixels at a 16 px font holds (phones in a browser get
+the gate's page instead: test_gate_page_browser.py)."""
 TERMINAL = (80, 24)
 
 
@@ -126,4 +127,3 @@ async def test_a_gate_whose_permit_has_no_tally_gets_no_buttons_and_counts_nothi
         await pilot.press("plus", "minus")
         await pilot.pause()
         assert not app.manual.state.in_use
-        assert not list(tmp_path.iterdir())  # no tally file either
