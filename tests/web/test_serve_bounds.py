@@ -185,3 +185,44 @@ async def test_malformed_messages_are_ignored_and_a_huge_one_closes_the_tab(
         await until(lambda: tab.closed, 20, "the websocket closed for a message too big")
         assert tab.close_code == 1009
         await until(lambda: not alive(pid), 30, "the app to end with its tab")
+
+
+def tally_offline(field: Field) -> bool:
+    said = [p for t, p in field.watcher.history if t == TOPICS.availability("north-manual")]
+    return bool(said) and said[-1] == b"offline"
+
+
+async def test_a_tap_sent_again_after_serve_restarts_is_counted_once(field: Field) -> None:
+    # Whatever hub of the module's server counted at north has said goodbye first: one
+    # tally file, one hub at a time.
+    await until(lambda: tally_offline(field), 60, "the north tally's earlier hub to end")
+    first_base, first = field.serve("serve-before-restart")
+    async with browser_like(first_base) as client:
+        await sign_in(client, first_base, "jsmith", DEPUTY_PW)
+        tab = await Tab.open(client, first_base, "gate")
+        await until(lambda: views(tab) and views(tab)[-1]["can_count"], 30, "the gate's view")
+        before = status_of(field, "north-manual")
+        base_in = before.get("in", 0)
+        await tab.send_json({"taps": [{"id": "restart-tap-0001", "d": "in"}]})
+        await until(lambda: notes(tab, "delivered"), 20, "the tap delivered")
+        await until(lambda: status_of(field, "north-manual").get("in") == base_in + 1, 20,
+                    "the tap counted")  # fmt: skip
+        await tab.close()
+    first.terminate()  # the phone never heard "delivered" (say): it sends the tap again
+    assert first.wait(30) == 0
+    assert tally_offline(field)
+    again_base, _ = field.serve("serve-after-restart")
+    async with browser_like(again_base) as client:
+        await sign_in(client, again_base, "jsmith", DEPUTY_PW)
+        tab = await Tab.open(client, again_base, "gate")
+        await until(lambda: views(tab) and views(tab)[-1]["can_count"], 30, "the gate's view")
+        await tab.send_json({"taps": [{"id": "restart-tap-0001", "d": "in"}]})
+        await until(lambda: notes(tab, "delivered") == [["restart-tap-0001"]], 20,
+                    "the repeat acknowledged")  # fmt: skip
+        await tab.send_json({"taps": [{"id": "restart-tap-0002", "d": "in"}]})
+        await until(lambda: len(notes(tab, "delivered")) == 2, 20, "the next tap delivered")
+        await until(lambda: status_of(field, "north-manual").get("in") == base_in + 2, 20,
+                    "the next tap counted")  # fmt: skip
+        await tab.close()
+    assert status_of(field, "north-manual").get("in") == base_in + 2  # the repeat: not again
+    assert counter_resets(field) == []
