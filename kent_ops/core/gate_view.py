@@ -319,6 +319,8 @@ def gate_view(
     """The view of one gate now (``monotonic``: a monotonic clock's reading now)."""
     order = gate_order(command, status)
     problem = connection_problem(connection, now, event_zone(status), monotonic=monotonic)
+    if problem is None and status is not None and status.gates and gate not in status.gates:
+        problem = f"Gate {gate} is not in the permit: no order will come for it"
     return GateView(
         gate=gate,
         header=header_line(gate, event_id, status, now),

@@ -185,13 +185,15 @@ class GateHub:
 
     def join(self, phone: Phone, password: str) -> None:
         self.phones.add(phone)
-        self.link.add_password(password)
+        self.link.add_password(phone.token, password)
         if self._text is not None:
             phone.show(self._text)
         self._wake.set()
 
     def leave(self, phone: Phone) -> None:
         self.phones.discard(phone)
+        if not any(p.token == phone.token for p in self.phones):
+            self.link.drop_password(phone.token)
         for tap_id, waiting in list(self._waiting.items()):
             waiting.phones.discard(phone)
             if not waiting.phones:

@@ -136,8 +136,11 @@ class GateLink:
             on_acknowledged,
         )
         self.tally: TallyLink | None = None
-        self.tried: set[str] = {password}
-        self.passwords: list[str] = [password]
+        self._lock = threading.Lock()
+        self._passwords: dict[str, str] = {}
+        """The gate's signed-in sessions' passwords, by session (kept while they last)."""
+        self._current = password
+        self._tried: set[str] = {password}
         self.client = make_client(
             self.address,
             f"kent-serve-{gate}-{secrets.token_hex(4)}",
@@ -178,10 +181,23 @@ class GateLink:
             self.client.disconnect()
         self.client.loop_stop()
 
-    def add_password(self, password: str) -> None:
-        """Another deputy signed in at this gate: their password, should ours be refused."""
-        if password and password not in self.passwords:
-            self.passwords.append(password)
+    def add_password(self, session: str, password: str) -> None:
+        """A deputy's session at this gate: its password, should ours be refused."""
+        with self._lock:
+            self._passwords[session] = password
+
+    def drop_password(self, session: str) -> None:
+        """That session ended (its phones closed): its password is no longer kept here.
+
+        The connection made with it stays (the broker checked it already); the next one
+        uses a password of a session still signed in.
+        """
+        with self._lock:
+            self._passwords.pop(session, None)
+            held = set(self._passwords.values())
+            if self._current not in held and held:
+                self._current = next(iter(held))
+                self.client.username_pw_set(self.user, self._current)
 
     def publish(self, topic: str, payload: bytes, *, retain: bool) -> Delivery:
         """QoS 1, thread-safe; kept by paho while the link is down."""
@@ -207,6 +223,8 @@ class GateLink:
             self._post(self._on_change, LinkChange(False, self._refused, refused=True))
             return
         self._refused = None
+        with self._lock:
+            self._tried = {self._current}
         for topic in self.subscriptions:
             client.subscribe(topic, qos=1)
         if self.tally is not None:
@@ -214,10 +232,13 @@ class GateLink:
         self._post(self._on_change, LinkChange(True))
 
     def _next_password(self) -> None:
-        untried = [p for p in self.passwords if p not in self.tried]
-        if untried:
-            self.tried.add(untried[0])
-            self.client.username_pw_set(self.user, untried[0])
+        """Refused: the next attempt uses another session's password, if one differs."""
+        with self._lock:
+            untried = [p for p in self._passwords.values() if p not in self._tried]
+            if untried:
+                self._current = untried[0]
+                self._tried.add(self._current)
+                self.client.username_pw_set(self.user, self._current)
 
     def _disconnected(self, client: mqtt.Client, u: object, f: object, rc: Any, p: object) -> None:
         if self.tally is not None:

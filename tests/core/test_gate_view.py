@@ -165,3 +165,9 @@ def test_which_gates_a_deputy_may_stand_at(gate: str, says: str | None) -> None:
 def test_the_view_names_the_events_zone_for_the_phones_own_times() -> None:
     assert view().timezone == "America/New_York"
     assert view(status=None).timezone == "UTC"
+
+
+def test_a_gate_the_permit_does_not_have_is_said_to_be_so() -> None:
+    unknown = view("nrth", command=None)
+    assert unknown.problem == "Gate nrth is not in the permit: no order will come for it"
+    assert view("north").problem is None
