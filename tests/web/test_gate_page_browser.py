@@ -322,17 +322,24 @@ def test_any_number_of_deputies_at_one_gate_and_a_gate_without_a_tally(
 
 
 @pytest.mark.parametrize("phone", [SMALL_ANDROID], ids=["small-android"], indirect=True)
-def test_a_refused_account_and_an_ended_sign_in_are_said(
+def test_a_refused_account_is_said_another_deputys_password_used_and_an_ended_sign_in_said(
     field: Field, phone: Browser, shots: Shoot
 ) -> None:
-    base, _ = field.serve("serve-gate-short", "--session-minutes", "0.25")
+    base, _ = field.serve("serve-gate-short", "--session-minutes", "0.5")
     page = device_context(phone, SMALL_ANDROID).new_page()
     sign_in(page, base, "wrong", "not the broker password")
     page.wait_for_url(f"{base}/gate")
     wait_until(lambda: "not authorised as deputy-south" in page.inner_text("#banner"), 20,
                "the broker's refusal named")  # fmt: skip
     assert "unreachable" not in page.inner_text("#banner")
+    assert word(page) == "NO ORDER"
     shots(page, "gate-refused")
-    wait_until(lambda: "Signed out" in page.inner_text("#banner"), 40, "the sign-in's end")
+    # A deputy of the same gate signs in with the broker's password: the gate's one
+    # connection uses it next, and both phones see the order.
+    other = open_gate(phone, SMALL_ANDROID, base, "asmith", SOUTH_PW)
+    wait_until(lambda: word(page) in ("ADMIT", "HOLD"), 20, "the order on the first phone too")
+    assert not other.is_visible("#banner")
+    wait_until(lambda: "Signed out" in page.inner_text("#banner"), 60, "the sign-in's end")
     shots(page, "gate-signed-out")
-    page.context.close()
+    for each in (page, other):
+        each.context.close()
