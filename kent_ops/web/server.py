@@ -26,9 +26,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import ssl
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,6 +104,9 @@ class WebServer:
         self.sessions = Sessions(self.settings.session_s, clock=self.clock)
         self.downloads = DownloadManager()
         self.gates = GateHubs(self.settings.apps, self.settings.gates)
+        # scrypt has threads of its own, one a core: fifty people signing in at once
+        # must not hold up the gate hubs' file work queued behind them.
+        self.hashing = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="sign-in")
         self.reload_accounts()
 
     # accounts and sessions ------------------------------------------------------------
@@ -199,6 +204,7 @@ class WebServer:
             await sweeper
         await asyncio.gather(*(r.app.stop() for r in list(self.running.values())))
         await self.gates.close_all()
+        self.hashing.shutdown(wait=False, cancel_futures=True)
 
     async def handle_root(self, request: web.Request) -> web.StreamResponse:
         session = self._session(request)
@@ -231,7 +237,7 @@ class WebServer:
             self.reload_accounts()
             loop = asyncio.get_running_loop()
             account = await loop.run_in_executor(
-                None, verify_sign_in, self.accounts, name, password
+                self.hashing, verify_sign_in, self.accounts, name, password
             )
         finally:
             self.throttle.end(keys, ok=account is not None)
