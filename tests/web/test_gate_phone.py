@@ -17,7 +17,7 @@ import pytest
 from dashboards.common.bigtext import big_word, big_word_size
 from dashboards.common.clock import fixed_clock
 from dashboards.gate.app import GateApp, make_gate_app
-from dashboards.gate.widgets.order_sign import sign_lines
+from dashboards.gate.widgets.order_sign import OrderSign, sign_lines
 
 PHONE = (43, 40)
 """What a terminal of 390×844 CSS pixels at a 16 px font holds (phones in a browser get
@@ -127,3 +127,35 @@ async def test_a_gate_whose_permit_has_no_tally_gets_no_buttons_and_counts_nothi
         await pilot.press("plus", "minus")
         await pilot.pause()
         assert not app.manual.state.in_use
+
+
+def moved(current: int) -> dict[str, Any]:
+    return {**samples.status_data()["attendance"], "current": current}
+
+
+async def test_the_sign_is_drawn_again_when_its_word_changes_not_at_each_status(
+    tmp_path: Path,
+) -> None:
+    """Ten statuses a second each move the attendance; the sign's letters stay put."""
+    app = make_gate_app(
+        "north", samples.EVENT, None, state_dir=tmp_path, clock=fixed_clock(samples.NOW),
+        statuses=[samples.status(admit=True)],
+    )  # fmt: skip
+    drawn: list[str] = []
+    async with app.run_test(size=PHONE) as pilot:
+        sign = app.screen.query_one(OrderSign)
+        original = sign.render
+
+        def counted() -> Any:
+            drawn.append(sign.order.word)
+            return original()
+
+        sign.render = counted  # type: ignore[method-assign]
+        await pilot.pause()
+        for current in (3121, 3122, 3123):
+            app.show_status(samples.status(admit=True, attendance=moved(current)))
+            await pilot.pause()
+        assert drawn == []  # the attendance moved, the word did not
+        app.show_status(samples.status(admit=False, attendance=moved(4100)))
+        await pilot.pause()
+        assert drawn == ["HOLD"]
