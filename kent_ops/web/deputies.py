@@ -59,7 +59,13 @@ class GateHubs:
             self.hubs[gate] = hub
             self._starting[gate] = asyncio.create_task(hub.start(), name=f"gate-{gate}-start")
             log.info("gate %s: hub started for its first phone", gate)
-        await asyncio.shield(self._starting[gate])
+        try:
+            await asyncio.shield(self._starting[gate])
+        except Exception:
+            if self.hubs.get(gate) is hub:  # the next phone tries a fresh hub
+                del self.hubs[gate]
+                del self._starting[gate]
+            raise
         hub.join(phone, password)
         return hub
 
@@ -76,6 +82,7 @@ class GateHubs:
         if hub.phones or self.hubs.get(hub.gate) is not hub:
             return
         del self.hubs[hub.gate]
+        self._starting.pop(hub.gate, None)
         task = asyncio.create_task(self._close(hub), name=f"gate-{hub.gate}-end")
         self._ending[hub.gate] = task
 
