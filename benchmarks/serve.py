@@ -1,26 +1,37 @@
-"""How many browser sessions ``kent-ops serve`` carries here, and how fast each follows a status.
+"""What ``kent-ops serve`` costs the command post for a festival's phones, and how fast it follows.
 
-``--sessions`` people (default 20: half inspectors' dashboards at 120×40, a tablet;
-half deputies' gate views at 43×40, a phone) sign in over HTTPS and hold a websocket
-each, speaking textual-serve's protocol as its page does; the server runs one app
-process per session, each connected to a real Mosquitto with its person's user. Then
-a status with a new attendance figure is published (retained, as the aggregator
-does) every ``--interval`` seconds, ``--updates`` times. Printed:
+``--deputies`` deputies (default 100, two to a gate over ``--gates`` gates, some gates
+with a manual tally) and ``--inspectors`` inspectors (default 50) sign in over HTTPS
+and hold their page's websocket, each speaking its page's protocol: a deputy's gate
+view is a websocket to its gate's hub inside the server (JSON views); an inspector's
+dashboard is textual-serve's terminal, one app process each. A real Mosquitto carries
+a status with a new attendance figure (retained, as the aggregator publishes it)
+every ``--interval`` seconds, ``--updates`` times, and the deputies at gates with a
+tally tap once each round.
 
-- memory: the resident set (RSS) of every app process, per kind and in all, with the
-  proportional set (PSS, shared library pages split between the processes that share
-  them, so the sum is what the machine really spends) and the server's own;
-- latency: for each session and update, from just before the publish to the first
-  frame on its websocket that shows the new figure; p50, p95 and the worst.
+Printed, with the targets of a large event on this machine (150 sessions in under
+2 GB, p95 under 1 s, every first screen within 5 s):
 
-Targets: 20 sessions in under 2 GB, p95 under 1 s. Everything runs on the loopback
-and stops by itself. Run: ``python benchmarks/serve.py [--sessions 20]``.
+- a same-run baseline: the server alone, signed in by nobody, with the statuses flowing;
+- time to first screen (sign-in to the first screen showing the current figure) when
+  ``--burst`` people sign in at the same moment, per kind;
+- memory: resident (RSS) and proportional (PSS: shared pages split between the
+  processes sharing them, so the sum is what the machine spends) of the server and
+  every process it started, from /proc/<pid>/smaps_rollup, per kind;
+- CPU in cores, idle and during the updates: the server, the inspectors' apps, the
+  broker and this client;
+- status publish → change on screen, per kind: p50, p95 and the worst; and a tap →
+  "delivered" on the deputy's phone.
+
+Everything runs on the loopback and stops by itself. Run:
+``python benchmarks/serve.py [--deputies 100] [--inspectors 50]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import ssl
 import statistics
@@ -44,25 +55,32 @@ from kent_ops.web.accounts import make_account, save_accounts
 
 EVENT = "bench-fest"
 TOPICS = wire.Topics(EVENT)
-GATES, LOTS = 10, 3
-TARGET_GB, TARGET_P95_S = 2.0, 1.0
+LOTS = 3
+TALLY_EVERY = 5
+"""One gate in five has a manual tally (``{gate}-manual``) in the benchmark's permit."""
+TARGET_GB, TARGET_P95_S, TARGET_FIRST_S = 2.0, 1.0, 5.0
 PASSWORD = "bench password"
-SIZES = {"dashboard": (120, 40), "gate": (43, 40)}
+DASHBOARD_SIZE = (120, 40)
+PLURAL = {"deputy": "deputies", "inspector": "inspectors", "old": "baseline gate apps"}
+GATE_APP_SIZE = (43, 40)
+"""A phone's terminal (390×844 CSS pixels at 16 px) for the baseline's gate apps."""
 
 
-def status(attendance: int) -> bytes:
-    """A field-sized status (10 gates, 3 lots) whose attendance and peak are ``attendance``."""
+def gate_ids(gates: int) -> list[str]:
+    return [f"gate-{g:03d}" for g in range(gates)]
+
+
+def status(attendance: int, gates: int) -> bytes:
+    """A festival's status: ``gates`` gates (and their tallies), 3 lots, ``attendance``."""
     now = datetime.now(UTC)
-    gates = {
-        f"gate-{g:02d}": wire.GateState(
-            in_=attendance // GATES + g,
-            out=g,
-            net=attendance // GATES,
-            per_minute=12.0,
-            last_seen=now,
-        )  # fmt: skip
-        for g in range(GATES)
-    }
+    per_gate = attendance // max(1, gates)
+    states = {}
+    for number, gate in enumerate(gate_ids(gates)):
+        states[gate] = wire.GateState(
+            in_=per_gate + number, out=number, net=per_gate, per_minute=12.0, last_seen=now
+        )
+        if number % TALLY_EVERY == 0:
+            states[f"{gate}-manual"] = wire.GateState(manual=True)
     lots = {
         f"lot-{k}": wire.LotState(
             capacity=400, occupied=200 + k, free=200 - k, share=0.5, last_seen=now
@@ -80,88 +98,129 @@ def status(attendance: int) -> bytes:
             peak=attendance,
             max_at_one_time=40_000,
         ),  # fmt: skip
-        gates=gates,
+        admit=True,
+        gates=states,
         lots=lots,
     )
     return wire.encode(record)
 
 
 @dataclass
-class Session:
-    """One person's websocket and when each figure first appeared on it."""
+class Person:
+    """One signed-in person's page: when each figure first appeared on it."""
 
     name: str
-    app: str
-    seen: dict[str, float] = field(default_factory=dict)
-    watching: set[str] = field(default_factory=set)
-    frames: int = 0
+    kind: str  # "deputy" or "inspector"
+    gate: str | None = None
+    tally: bool = False
+    seen: dict[int, float] = field(default_factory=dict)
+    started: float = 0.0
+    signed_in: float | None = None
+    """Seconds from the sign-in's POST to its answer (the server's scrypt check)."""
+    first_screen: float | None = None
+    taps_sent: dict[str, float] = field(default_factory=dict)
+    taps_delivered: dict[str, float] = field(default_factory=dict)
     tail: str = ""
+    watching: set[int] = field(default_factory=set)
+    error: str = ""
 
-    def take(self, chunk: str, at: float) -> None:
+    def saw(self, figure: int, at: float) -> None:
+        if figure not in self.seen:
+            self.seen[figure] = at
+
+    def take_frame(self, chunk: str, at: float) -> None:
+        """An inspector's terminal: look for each watched figure as it is printed."""
         text = self.tail + chunk
-        for marker in [m for m in self.watching if m in text]:
-            self.seen[marker] = at
-            self.watching.discard(marker)
+        for figure in [f for f in self.watching if f"{f:,}" in text]:
+            self.saw(figure, at)
+            self.watching.discard(figure)
         self.tail = text[-64:]
-        self.frames += 1
 
 
-async def _run_session(
-    session: Session, base: str, context: ssl.SSLContext, stop: asyncio.Event
+async def _sign_in(client: ClientSession, base: str, person: Person, ssl_: ssl.SSLContext) -> str:
+    form = {"name": person.name, "password": PASSWORD}
+    async with client.post(
+        f"{base}/signin", data=form, ssl=ssl_, headers={"Origin": base}
+    ) as response:
+        if response.status != 200:
+            raise RuntimeError(f"{person.name}: sign-in failed ({response.status})")
+        return response.url.path
+
+
+async def _run(
+    person: Person, base: str, ssl_: ssl.SSLContext, stop: asyncio.Event, first: int
 ) -> None:
-    """Sign in, open the app's websocket and read its frames until told to stop."""
-    async with ClientSession(cookie_jar=CookieJar(unsafe=True)) as client:
-        form = {"name": session.name, "password": PASSWORD}
-        origin = {"Origin": base}  # as a browser's form says where it was posted from
-        async with client.post(
-            f"{base}/signin", data=form, ssl=context, headers=origin
-        ) as response:
-            if response.status != 200 or not response.url.path.endswith(session.app):
-                raise RuntimeError(f"{session.name}: sign-in failed ({response.status})")
-        width, height = SIZES[session.app]
-        url = base.replace("https", "wss") + f"/ws/{session.app}?width={width}&height={height}"
-        async with client.ws_connect(url, ssl=context, origin=base, max_msg_size=0) as ws:
-            await ws.send_json(["resize", {"width": width, "height": height}])
-            reader = asyncio.ensure_future(_read(ws, session))
-            await stop.wait()
-            await ws.close()
-            await reader
+    """Sign in, open the page's websocket and read it until told to stop."""
+    person.started = time.perf_counter()
+    person.watching.add(first)
+    try:
+        async with ClientSession(cookie_jar=CookieJar(unsafe=True)) as client:
+            path = await _sign_in(client, base, person, ssl_)
+            person.signed_in = time.perf_counter() - person.started
+            app = "gate" if person.kind == "deputy" else "dashboard"
+            if not path.endswith(app):
+                raise RuntimeError(f"{person.name}: sent to {path}")
+            query = "" if app == "gate" else "?width={}&height={}".format(*DASHBOARD_SIZE)
+            url = base.replace("https", "wss") + f"/ws/{app}{query}"
+            async with client.ws_connect(url, ssl=ssl_, origin=base, max_msg_size=0) as ws:
+                if app == "dashboard":
+                    width, height = DASHBOARD_SIZE
+                    await ws.send_json(["resize", {"width": width, "height": height}])
+                person.ws = ws  # type: ignore[attr-defined]
+                reader = asyncio.ensure_future(_read(ws, person, first))
+                await stop.wait()
+                await ws.close()
+                await reader
+    except Exception as exc:  # noqa: BLE001 - a benchmark reports, it does not stop
+        person.error = f"{type(exc).__name__}: {exc}"
 
 
-async def _read(ws: ClientWebSocketResponse, session: Session) -> None:
+async def _read(ws: ClientWebSocketResponse, person: Person, first: int) -> None:
     async for message in ws:
+        at = time.perf_counter()
         if message.type == WSMsgType.BINARY:
-            session.take(message.data.decode("utf-8", "replace"), time.perf_counter())
+            person.take_frame(message.data.decode("utf-8", "replace"), at)
+        elif message.type == WSMsgType.TEXT and person.kind == "deputy":
+            data = json.loads(message.data)
+            view = data.get("view")
+            if view is not None and isinstance(view.get("attendance"), int):
+                person.saw(view["attendance"], at)
+            for tap_id in data.get("delivered", ()):
+                person.taps_delivered.setdefault(tap_id, at)
+        if person.first_screen is None and first in person.seen:
+            person.first_screen = person.seen[first] - person.started
 
 
-def _children(server: subprocess.Popen[bytes]) -> list[int]:
-    pids = []
+# -- the machine: processes, memory, CPU ------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == server.pid:
-                pids.append(int(stat.parent.name))
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
         except (OSError, ValueError, IndexError):
             continue
-    return pids
+    return found
 
 
-def _memory_kb(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) of a process in KiB."""
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(RSS, PSS) of one process in MiB, from /proc/<pid>/smaps_rollup."""
     rss = pss = 0
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
+            if line.startswith("Rss:"):
+                rss = int(line.split()[1])
+            elif line.startswith("Pss:"):
                 pss = int(line.split()[1])
     except OSError:
         pass
-    return rss, pss
+    return rss / 1024, pss / 1024
 
 
-def _cpu_s(pid: int) -> float:
-    """User plus system CPU seconds a process has used so far."""
+def cpu_s(pid: int) -> float:
+    """User plus system CPU seconds a process (all its threads) has used so far."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
@@ -169,65 +228,82 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def cpu_report(server: subprocess.Popen[bytes]) -> dict[str, float]:
-    """CPU seconds used so far by the apps of each kind, the server and this client."""
-    used = {"dashboard": 0.0, "gate": 0.0}
-    for pid in _children(server):
-        kind = _kind(pid)
-        if kind in used:
-            used[kind] += _cpu_s(pid)
-    used["server"] = _cpu_s(server.pid)
-    used["client"] = time.process_time()
-    return used
+@dataclass
+class Machine:
+    """The processes measured: the server, its app processes, the broker, this client."""
+
+    server: int
+    broker: int
+
+    def groups(self) -> dict[str, list[int]]:
+        return {
+            "server": [self.server],
+            "inspector apps": _children(self.server),
+            "broker": [self.broker],
+            "baseline gate apps": [p for p in _children(os.getpid()) if _is_gate_app(p)],
+        }
+
+    def memory(self) -> dict[str, tuple[int, float, float]]:
+        """Per group: processes, RSS and PSS in MiB."""
+        out = {}
+        for name, pids in self.groups().items():
+            sizes = [memory_mb(p) for p in pids]
+            out[name] = (len(pids), sum(r for r, _ in sizes), sum(p for _, p in sizes))
+        return out
+
+    def cpu(self) -> dict[str, float]:
+        used = {name: sum(cpu_s(p) for p in pids) for name, pids in self.groups().items()}
+        used["client"] = time.process_time()
+        return used
 
 
-def _kind(pid: int) -> str:
+def _is_gate_app(pid: int) -> bool:
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
-        return "gone"
-    return "gate" if b"gate" in argv else "dashboard"
+        return False
+    return b"kent_ops" in argv and b"gate" in argv
 
 
-def memory_report(server: subprocess.Popen[bytes]) -> dict[str, Any]:
-    by_kind: dict[str, list[tuple[int, int]]] = {"dashboard": [], "gate": []}
-    for pid in _children(server):
-        kind = _kind(pid)
-        if kind in by_kind:
-            by_kind[kind].append(_memory_kb(pid))
-    apps = [m for ms in by_kind.values() for m in ms]
-    return {
-        "apps": len(apps),
-        "rss_total_mb": sum(r for r, _ in apps) / 1024,
-        "pss_total_mb": sum(p for _, p in apps) / 1024,
-        "per_kind": {
-            kind: (
-                len(ms),
-                statistics.mean(r for r, _ in ms) / 1024 if ms else 0.0,
-                statistics.mean(p for _, p in ms) / 1024 if ms else 0.0,
-            )  # fmt: skip
-            for kind, ms in by_kind.items()
-        },
-        "server_rss_mb": _memory_kb(server.pid)[0] / 1024,
-    }
+def cores(before: dict[str, float], after: dict[str, float], wall: float) -> str:
+    shares = [f"{k} {(after[k] - before.get(k, 0.0)) / wall:.2f}" for k in after]
+    return ", ".join(shares) + f" (of {os.cpu_count()})"
 
 
-def _users(path: Path, sessions: int) -> list[Session]:
-    people = []
-    accounts = {}
-    for i in range(sessions):
-        if i % 2 == 0:
-            name = f"insp-{i:02d}"
-            accounts[name] = make_account(name, "inspector", PASSWORD)
-            people.append(Session(name, "dashboard"))
-        else:
-            name = f"deputy-{i:02d}"
-            # One deputy per gate: a second one would take the gate's tally over.
-            gate = f"gate-{i // 2:02d}" if i // 2 < GATES else f"extra-{i:02d}"
-            accounts[name] = make_account(name, "deputy", PASSWORD, gate=gate)
-            people.append(Session(name, "gate"))
+def quantiles(values: list[float]) -> str:
+    if not values:
+        return "no samples"
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return (
+        f"p50 {statistics.median(ordered) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, "
+        f"worst {ordered[-1] * 1000:.0f} ms ({len(ordered)} samples)"
+    )
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else float("inf")
+
+
+# -- the field -------------------------------------------------------------------------
+
+
+def people(path: Path, deputies: int, inspectors: int, gates: int) -> list[Person]:
+    """Deputies two (or more) to a gate, then inspectors; their users file (real scrypt)."""
+    accounts, persons = {}, []
+    for i in range(deputies):
+        number = i % gates
+        gate = gate_ids(gates)[number]
+        name = f"deputy-{i:03d}"
+        accounts[name] = make_account(name, "deputy", PASSWORD, gate=gate)
+        persons.append(Person(name, "deputy", gate, tally=number % TALLY_EVERY == 0))
+    for i in range(inspectors):
+        name = f"insp-{i:03d}"
+        accounts[name] = make_account(name, "inspector", PASSWORD)
+        persons.append(Person(name, "inspector"))
     save_accounts(path, accounts)
-    return people
+    return persons
 
 
 class Publisher:
@@ -246,7 +322,7 @@ class Publisher:
         self.client.loop_stop()
 
 
-def _start_server(
+def start_server(
     root: Path, broker: MosquittoBroker, certs: dict[str, Path]
 ) -> tuple[str, subprocess.Popen[bytes]]:
     port = free_port()
@@ -267,7 +343,7 @@ def _start_server(
     return f"https://127.0.0.1:{port}", server
 
 
-async def _until(predicate: Callable[[], bool], within: float) -> bool:
+async def until(predicate: Callable[[], bool], within: float) -> bool:
     deadline = time.monotonic() + within
     while not predicate():
         if time.monotonic() > deadline:
@@ -276,115 +352,263 @@ async def _until(predicate: Callable[[], bool], within: float) -> bool:
     return True
 
 
+# -- the run ---------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    args: argparse.Namespace
+    persons: list[Person]
+    publisher: Publisher
+    machine: Machine
+    figure: int = 10_000
+
+    def publish(self, figure: int) -> float:
+        self.figure = figure
+        for person in self.persons:
+            person.watching.add(figure)
+        t0 = time.perf_counter()
+        self.publisher.send(TOPICS.status, status(figure, self.args.gates))
+        return t0
+
+    async def ticking(self, seconds: float) -> None:
+        """The aggregator's steady pace: a new figure every interval (the baseline too)."""
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            self.publish(self.figure + 1)
+            await asyncio.sleep(self.args.interval)
+
+
+async def baseline_gate_apps(run: Run, broker: MosquittoBroker, root: Path) -> list[Any]:
+    """The design before the hubs, in this same run: one Textual gate app a phone.
+
+    ``--old-deputies`` ``kent-ops gate`` processes run as ``kent-ops serve`` used to run
+    them (textual-serve's app service, a phone's terminal size), so their memory,
+    CPU and latency are measured on the same machine at the same moment.
+    """
+    from textual_serve.download_manager import DownloadManager
+
+    from kent_ops.web.accounts import KdfCost
+    from kent_ops.web.apps import AppConfig, PersonApp, launch_for
+
+    config = AppConfig(
+        EVENT, BrokerAddress(broker.host, broker.port), state_dir=str(root / "old-tally")
+    )
+    apps, downloads = [], DownloadManager()
+    for i in range(run.args.old_deputies):
+        gate = gate_ids(run.args.gates)[i % run.args.gates]
+        account = make_account(f"old-{i:02d}", "deputy", PASSWORD, gate=gate,
+                               cost=KdfCost(n=2**10))  # fmt: skip
+        person = Person(account.name, "old", gate)
+        person.watching.add(run.figure)
+        person.started = time.perf_counter()
+
+        async def write(data: bytes, person: Person = person) -> None:
+            person.take_frame(data.decode("utf-8", "replace"), time.perf_counter())
+            if person.first_screen is None and person.seen:
+                person.first_screen = min(person.seen.values()) - person.started
+
+        async def nothing(*args: object) -> None:
+            return None
+
+        app = PersonApp(launch_for(account, config), PASSWORD, write_bytes=write,
+                        write_str=nothing, close=nothing, download_manager=downloads)  # fmt: skip
+        await app.start(*GATE_APP_SIZE)
+        apps.append(app)
+        run.persons.append(person)
+    olds = [p for p in run.persons if p.kind == "old"]
+    if olds:
+        await until(lambda: all(p.first_screen is not None for p in olds), 120)
+        firsts = [p.first_screen for p in olds if p.first_screen is not None]
+        print(f"  {len(olds)} baseline gate apps (one Textual process a phone, started one "
+              f"after the other): first screen p50 {statistics.median(firsts or [0]):.2f} s, "
+              f"worst {max(firsts, default=float('nan')):.2f} s")  # fmt: skip
+    return apps
+
+
+def kinds(persons: list[Person]) -> dict[str, list[Person]]:
+    return {k: [p for p in persons if p.kind == k] for k in ("deputy", "inspector")}
+
+
+async def sign_in_bursts(
+    run: Run, base: str, ssl_: ssl.SSLContext, stop: asyncio.Event
+) -> list[asyncio.Future[None]]:
+    """Everyone signs in, ``--burst`` at the same moment; each burst's first screens wait."""
+    tasks: list[asyncio.Future[None]] = []
+    ordered = kinds(run.persons)["deputy"] + kinds(run.persons)["inspector"]
+    for start in range(0, len(ordered), run.args.burst):
+        burst = ordered[start : start + run.args.burst]
+        began = time.perf_counter()
+        tasks += [asyncio.ensure_future(_run(p, base, ssl_, stop, run.figure)) for p in burst]
+        done = await until(
+            lambda b=burst: all(p.first_screen is not None or p.error for p in b), 240
+        )
+        kind = " and ".join(sorted({PLURAL[p.kind] for p in burst}))
+        firsts = [p.first_screen for p in burst if p.first_screen is not None]
+        errors = [p.error for p in burst if p.error]
+        worst = max(firsts, default=float("nan"))
+        signs = [p.signed_in for p in burst if p.signed_in is not None]
+        verdict = "ok" if done and not errors and worst < TARGET_FIRST_S else "OVER"
+        print(
+            f"  {len(burst)} {kind} signing in at once: first screen "
+            f"p50 {statistics.median(firsts or [0]):.2f} s, worst {worst:.2f} s, all in "
+            f"{time.perf_counter() - began:.1f} s (target every one within "
+            f"{TARGET_FIRST_S:g} s: {verdict}); of which signing in: p50 "
+            f"{statistics.median(signs or [0]):.2f} s, worst {max(signs, default=0):.2f} s"
+            + (f"; {len(errors)} failed: {errors[0]}" if errors else "")
+        )
+    return tasks
+
+
+async def updates(run: Run) -> dict[str, list[float]]:
+    """``--updates`` statuses; the latency per kind; deputies at tallies tap each round."""
+    latency: dict[str, list[float]] = {"deputy": [], "inspector": [], "old": [], "tap": []}
+    missed = {"deputy": 0, "inspector": 0, "old": 0}
+    tappers = [p for p in run.persons if p.tally and getattr(p, "ws", None) is not None]
+    for k in range(1, run.args.updates + 1):
+        figure = run.figure + 37
+        for person in tappers:
+            tap_id = f"{person.name}-{k:05d}-tap"
+            person.taps_sent[tap_id] = time.perf_counter()
+            await person.ws.send_json({"taps": [{"id": tap_id, "d": "in"}]})  # type: ignore[attr-defined]
+        t0 = run.publish(figure)
+        live = [p for p in run.persons if not p.error]
+        await until(lambda f=figure, ps=live: all(f in p.seen for p in ps), 10)
+        for person in live:
+            if figure in person.seen:
+                latency[person.kind].append(person.seen[figure] - t0)
+            else:
+                missed[person.kind] += 1
+                person.watching.discard(figure)
+        await asyncio.sleep(max(0.0, t0 + run.args.interval - time.perf_counter()))
+    await until(lambda: all(len(p.taps_delivered) >= len(p.taps_sent) for p in tappers), 10)
+    for person in tappers:
+        for tap_id, sent in person.taps_sent.items():
+            if tap_id in person.taps_delivered:
+                latency["tap"].append(person.taps_delivered[tap_id] - sent)
+    latency["missed"] = [float(missed[k]) for k in ("deputy", "inspector", "old")]
+    return latency
+
+
+def print_memory(title: str, memory: dict[str, tuple[int, float, float]]) -> tuple[float, float]:
+    """One line per group; returns the serve side's (RSS, PSS) in MiB (server + its apps)."""
+    print(f"{title}:")
+    for name, (count, rss, pss) in memory.items():
+        if count:
+            print(f"  {name}: {count} process{'es' if count != 1 else ''}, "
+                  f"RSS {rss:.0f} MiB, PSS {pss:.0f} MiB")  # fmt: skip
+    rss = memory["server"][1] + memory["inspector apps"][1]
+    pss = memory["server"][2] + memory["inspector apps"][2]
+    return rss, pss
+
+
 async def measure(args: argparse.Namespace, root: Path, broker: MosquittoBroker) -> None:
     certs = make_certs(root / "certs", ["127.0.0.1"])
-    people = _users(root / "users.json", args.sessions)
+    persons = people(root / "users.json", args.deputies, args.inspectors, args.gates)
     publisher = Publisher(broker)
-    for g in range(GATES):
-        command = wire.GateCommand(admit=True, attendance=1000, hold_at=40_000)
-        publisher.send(TOPICS.gate_command(f"gate-{g:02d}"), wire.encode(command))
-    first = 10_000
-    for person in people:
-        person.watching.add(f"{first:,}")
-    publisher.send(TOPICS.status, status(first))
-    base, server = _start_server(root, broker, certs)
-    context = ssl.create_default_context(cafile=str(certs["ca_crt"]))
+    order = wire.GateCommand(admit=True, attendance=1000, hold_at=40_000, resume_below=39_000)
+    for gate in gate_ids(args.gates):
+        publisher.send(TOPICS.gate_command(gate), wire.encode(order))
+    publisher.send(TOPICS.aggregator_availability, b"online")
+    base, server = start_server(root, broker, certs)
+    assert broker.process is not None
+    run = Run(args, persons, publisher, Machine(server.pid, broker.process.pid))
+    run.publish(run.figure)
     stop = asyncio.Event()
-    started = time.perf_counter()
-    tasks = [asyncio.ensure_future(_run_session(p, base, context, stop)) for p in people]
+    tasks: list[asyncio.Future[None]] = []
+    olds: list[Any] = []
     try:
-        ready = await _until(lambda: all(f"{first:,}" in p.seen for p in people), 180)
-        startup = time.perf_counter() - started
-        print(f"{len(people)} sessions signed in and drawn in {startup:.1f} s"
-              f"{'' if ready else ' (NOT ALL READY)'}")  # fmt: skip
-        memory = memory_report(server)
-        cpu0, wall0 = cpu_report(server), time.perf_counter()
-        await asyncio.sleep(args.idle)  # the same apps with nothing new: clocks ticking
-        cpu1, wall = cpu_report(server), time.perf_counter() - wall0
-        shares = ", ".join(f"{k} {(cpu1[k] - cpu0[k]) / wall:.2f}" for k in cpu0)
-        print(f"CPU with no new status, in cores: {shares} (of {os.cpu_count()})")
-        cpu0, wall0 = cpu_report(server), time.perf_counter()
-        latencies, missed = await _updates(args, people, publisher, first)
-        cpu1, wall = cpu_report(server), time.perf_counter() - wall0
-        after = memory_report(server)
-        shares = ", ".join(f"{k} {(cpu1[k] - cpu0[k]) / wall:.2f}" for k in cpu0)
-        print(f"CPU during the updates, in cores: {shares} (of {os.cpu_count()})")
+        await asyncio.sleep(2)
+        cpu0, wall0 = run.machine.cpu(), time.perf_counter()
+        await run.ticking(args.idle)
+        cpu1 = run.machine.cpu()
+        base_rss, base_pss = print_memory(
+            "baseline, the same run: the server signed in by nobody", run.machine.memory()
+        )
+        print(f"  CPU with a status every {args.interval:g} s, in cores: "
+              f"{cores(cpu0, cpu1, time.perf_counter() - wall0)}")  # fmt: skip
+        olds = await baseline_gate_apps(run, broker, root)
+        ssl_ = ssl.create_default_context(cafile=str(certs["ca_crt"]))
+        print(f"time to first screen ({args.burst} at a time, sign-in with the real scrypt cost):")
+        tasks = await sign_in_bursts(run, base, ssl_, stop)
+        await asyncio.sleep(2)
+        cpu0, wall0 = run.machine.cpu(), time.perf_counter()
+        latency = await updates(run)
+        cpu1 = run.machine.cpu()
+        sessions = args.deputies + args.inspectors
+        rss, pss = print_memory(
+            f"with {sessions} sessions ({args.deputies} deputies at {args.gates} gates, "
+            f"{args.inspectors} inspectors)", run.machine.memory(),
+        )  # fmt: skip
+        verdict = "ok" if rss / 1024 < TARGET_GB else "OVER"
+        print(
+            f"  the command post's share (server and its apps): RSS {rss:.0f} MiB, PSS "
+            f"{pss:.0f} MiB (target {sessions} sessions under {TARGET_GB:g} GB: {verdict})"
+        )
+        if args.deputies:
+            extra = (run.machine.memory()["server"][1] - base_rss) / args.deputies
+            print(f"  the server grew {extra:.2f} MiB RSS a deputy's phone over the baseline")
+        if olds:
+            count, old_rss, old_pss = run.machine.memory()["baseline gate apps"]
+            print(
+                f"  a baseline gate app (the design before, a phone each): RSS "
+                f"{old_rss / max(1, count):.0f} MiB, PSS {old_pss / max(1, count):.0f} MiB"
+            )
+        if args.inspectors:
+            count, apps_rss, apps_pss = run.machine.memory()["inspector apps"]
+            print(
+                f"  an inspector's app: RSS {apps_rss / max(1, count):.0f} MiB, "
+                f"PSS {apps_pss / max(1, count):.0f} MiB"
+            )
+        print(f"CPU during the updates, in cores: {cores(cpu0, cpu1, time.perf_counter() - wall0)}")
+        print("status publish -> change on screen:")
+        missed = latency.pop("missed")
+        for kind, values in latency.items():
+            if kind == "tap":
+                print(f"  tap -> 'delivered' on the deputy's phone: {quantiles(values)}")
+                continue
+            gone = int(missed[("deputy", "inspector", "old").index(kind)])
+            verdict = "ok" if values and p95(values) < TARGET_P95_S and not gone else "OVER"
+            if not values and not gone:
+                continue  # no session of this kind in this run
+            print(f"  {PLURAL[kind]}: {quantiles(values)}, missed {gone} "
+                  f"(target p95 < {TARGET_P95_S:g} s: {verdict})")  # fmt: skip
     finally:
         stop.set()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, *(app.stop() for app in olds), return_exceptions=True)
         publisher.close()
-    ended = await _until(lambda: not _children(server), 30)
-    server.terminate()
-    server.wait(30)
-    _print(memory, after, latencies, missed, args, ended)
-
-
-async def _updates(
-    args: argparse.Namespace, people: list[Session], publisher: Publisher, first: int
-) -> tuple[list[float], int]:
-    latencies: list[float] = []
-    missed = 0
-    for k in range(1, args.updates + 1):
-        figure = f"{first + 37 * k:,}"
-        for person in people:
-            person.watching.add(figure)
-        payload = status(first + 37 * k)
-        t0 = time.perf_counter()
-        publisher.send(TOPICS.status, payload)
-        await _until(lambda f=figure: all(f in p.seen for p in people), 10)
-        for person in people:
-            if figure in person.seen:
-                latencies.append(person.seen[figure] - t0)
-            else:
-                missed += 1
-                person.watching.discard(figure)
-        await asyncio.sleep(max(0.0, t0 + args.interval - time.perf_counter()))
-    return latencies, missed
-
-
-def _print(
-    memory: dict[str, Any],
-    after: dict[str, Any],
-    latencies: list[float],
-    missed: int,
-    args: argparse.Namespace,
-    ended: bool,
-) -> None:
-    worst = max(memory["rss_total_mb"], after["rss_total_mb"])
-    for kind, (count, rss, pss) in after["per_kind"].items():
-        print(f"{kind}: {count} app processes, RSS {rss:.0f} MB each (PSS {pss:.0f} MB)")
-    verdict = "ok" if worst / 1024 < TARGET_GB else "OVER"
-    print(
-        f"memory of {after['apps']} app processes: RSS {worst:.0f} MB in all "
-        f"(PSS {after['pss_total_mb']:.0f} MB); the server {after['server_rss_mb']:.0f} MB "
-        f"(target: {args.sessions} sessions under {TARGET_GB:g} GB: {verdict})"
-    )
-    if latencies:
-        ordered = sorted(latencies)
-        p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
-        verdict = "ok" if p95 < TARGET_P95_S else "OVER"
-        print(
-            f"status publish -> change on screen, {len(latencies)} samples: "
-            f"p50 {statistics.median(ordered) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, "
-            f"max {ordered[-1] * 1000:.0f} ms, missed {missed} "
-            f"(target p95 < {TARGET_P95_S:g} s: {verdict})"
-        )
-    print(f"after the websockets closed, every app process ended: {'yes' if ended else 'NO'}")
+        ended = await until(lambda: not _children(server.pid), 30)
+        server.terminate()
+        server.wait(30)
+    print(f"after the pages closed, every app process ended: {'yes' if ended else 'NO'}")
+    errors = [p.error for p in persons if p.error]
+    if errors:
+        print(f"{len(errors)} sessions failed, e.g. {errors[0]}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=20, help="browser sessions (default 20)")
-    parser.add_argument("--updates", type=int, default=30, help="statuses to time (default 30)")
+    parser.add_argument("--deputies", type=int, default=100, help="deputies' phones (100)")
+    parser.add_argument("--inspectors", type=int, default=50, help="inspectors' dashboards (50)")
+    parser.add_argument("--gates", type=int, default=50, help="gates the deputies stand at (50)")
+    parser.add_argument("--burst", type=int, default=50, help="people signing in at once (50)")
+    parser.add_argument("--updates", type=int, default=30, help="statuses to time (30)")
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between statuses")
-    parser.add_argument("--idle", type=float, default=10.0, help="seconds measured idle first")
+    parser.add_argument("--idle", type=float, default=10.0, help="seconds of the baseline")
+    parser.add_argument(
+        "--old-deputies", type=int, default=5,
+        help="gate views run the way they were before the hubs, one process each, for "
+        "comparison in the same run (5)",
+    )  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kent-serve-bench-") as folder:
         root = Path(folder)
         broker = MosquittoBroker(root / "broker").start()
         try:
-            print(f"{os.cpu_count()} cores; status of {GATES} gates, {LOTS} lots, "
-                  f"{len(status(1))} bytes, every {args.interval:g} s")  # fmt: skip
+            size = len(status(1, args.gates))
+            print(f"{os.cpu_count()} cores; a status of {args.gates} gates (one in "
+                  f"{TALLY_EVERY} with a manual tally), {LOTS} lots: {size} bytes, "
+                  f"every {args.interval:g} s")  # fmt: skip
             asyncio.run(measure(args, root, broker))
         finally:
             broker.stop()

@@ -27,6 +27,7 @@ import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.delivery import Deliveries, Delivery
+from kent_ops.broker.refusal import refusal
 from kent_ops.core import wire
 from kent_ops.core.wire import TopicRef, Topics
 
@@ -85,6 +86,8 @@ class LinkUpdate:
     connected: bool
     reason: str | None = None
     """Said only when the broker refused us (credentials, ACL): "unreachable" says the rest."""
+    refused: bool = False
+    """The broker answered and turned the account away (``reason`` names the account)."""
 
 
 FeedEvent = StatusUpdate | AlertUpdate | CommandUpdate | AvailabilityUpdate | LinkUpdate
@@ -264,6 +267,8 @@ class MqttFeed:
         self._on_event = on_event
         self._lock = threading.Lock()
         self._started = False
+        self._refused: str | None = None
+        """Why the broker last turned us away, until a connection is accepted."""
         client_id = f"kent-{client_name}-{uuid.uuid4().hex[:8]}"
         self.client = make_client(
             address,
@@ -321,13 +326,18 @@ class MqttFeed:
         properties: Any,
     ) -> None:
         if reason_code.is_failure:
-            self._emit(LinkUpdate(False, f"broker refused: {reason_code}"))
+            # paho then drops the connection and calls _handle_disconnect, which must
+            # not lose the refusal: the banner would say "unreachable" instead.
+            self._refused = refusal(reason_code, self.address.username)
+            self._emit(LinkUpdate(False, self._refused, refused=True))
             return
+        self._refused = None
         for topic in self.subscriptions:
             client.subscribe(topic, qos=1)
         self._emit(LinkUpdate(True))
 
     def _handle_connect_fail(self, client: mqtt.Client, userdata: object) -> None:
+        self._refused = None  # no answer at all this time: unreachable, not refused
         self._emit(LinkUpdate(False))
 
     def _handle_disconnect(
@@ -338,7 +348,7 @@ class MqttFeed:
         reason_code: Any,
         properties: Any,
     ) -> None:
-        self._emit(LinkUpdate(False))
+        self._emit(LinkUpdate(False, self._refused, refused=self._refused is not None))
 
     def receive(self, topic: str, payload: bytes) -> FeedEvent | None:
         """Decode one message and hand its record on; a bad payload is counted, not raised.

@@ -73,6 +73,8 @@ class LinkChanged(Message):
 
     connected: bool
     reason: str | None = None
+    refused: bool = False
+    """The broker turned the account away (``reason`` names it), not unreachable."""
 
 
 def to_message(event: FeedEvent) -> Message:
@@ -86,6 +88,6 @@ def to_message(event: FeedEvent) -> Message:
             return CommandReceived(gate, command)
         case AvailabilityUpdate(online):
             return AvailabilityChanged(online)
-        case LinkUpdate(connected, reason):
-            return LinkChanged(connected, reason)
+        case LinkUpdate(connected, reason, refused):
+            return LinkChanged(connected, reason, refused)
     raise TypeError(f"not a feed event: {event!r}")

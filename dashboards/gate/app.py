@@ -38,6 +38,7 @@ from dashboards.gate.tally import DEFAULT_STATE_DIR, FeedLink, ManualTally, Tall
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
+from kent_ops.core.gate_view import tally_listed
 
 __all__ = ["GateApp", "make_gate_app"]
 
@@ -211,7 +212,18 @@ class GateApp(FeedApp):
             self._attached = True
 
     def _count(self, *, entered: int = 0, exited: int = 0) -> None:
-        """Count, save, and publish at QoS 1 (or keep for the reconnection)."""
+        """Count, save, and publish at QoS 1 (or keep for the reconnection).
+
+        Not at a gate whose permit has no manual tally: the broker would refuse the
+        counts (``kent-ops deploy acl``) and the aggregator would reject them.
+        """
+        if tally_listed(self.status, self.gate) is False:
+            self.notify(
+                f"Gate {self.gate} has no manual tally in the permit: nothing was counted.",
+                severity="warning",
+                markup=False,
+            )
+            return
         self._attach()
         self.manual.count(entered, exited)
         self._show_tally()

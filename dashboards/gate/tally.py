@@ -24,6 +24,7 @@ from pathlib import Path
 
 from dashboards.common.feed import MqttFeed
 from kent_ops.broker.delivery import Delivery
+from kent_ops.core.gate_view import manual_gate
 from sensors.device import Clock, utc_now
 from sensors.gate_counter import GateCounter
 
@@ -38,11 +39,6 @@ __all__ = [
 
 DEFAULT_STATE_DIR = Path("~/.local/state/kent-ops")
 """Where the tally is kept unless ``--state-dir`` says otherwise."""
-
-
-def manual_gate(gate: str) -> str:
-    """The counter id of a gate's manual tally: ``north`` → ``north-manual``."""
-    return f"{gate}-manual"
 
 
 def tally_path(state_dir: Path, event_id: str, gate: str) -> Path:

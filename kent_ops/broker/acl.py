@@ -15,7 +15,9 @@ user name                  may
                            rented device writes its own topic instead (``source``)
 ``kent-ops-adapter``       read the rented devices' own topics; write exactly their
                            sensors' kent-ops topics and ``adapter/{sensor}/raw``
-``deputy-{gate}``          read the event; write only the ``{gate}-manual`` counter
+``deputy-{gate}``          every gate's deputy: read the event (its order, the status);
+                           write only the ``{gate}-manual`` counter, and only where the
+                           permit lists that manual tally
 ``inspector-{id}``         read the event; write only ``inspector/{id}/…``
 ``clerk-{id}``             read the event; write only ``clerk/{id}/permit`` (permit:G)
 ``notifier-{id}``          read the event; write only ``notifier/{id}/sent``
@@ -36,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kent_ops.core.gate_view import manual_gate
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 
@@ -51,6 +54,7 @@ __all__ = [
     "check_person_id",
     "check_property",
     "deputy_gates",
+    "tally_gates",
     "property_acl_text",
     "property_sensors",
     "property_users",
@@ -149,8 +153,13 @@ def bridge_topics(permit: Permit, property_id: str, inspectors: Sequence[str] = 
 
 
 def deputy_gates(permit: Permit) -> list[str]:
+    """The gates a deputy may stand at: every gate of the permit but the manual tallies."""
+    return [g for g in permit.gates if g not in permit.manual_gates]
+
+
+def tally_gates(permit: Permit) -> list[str]:
     """Gates whose deputy keeps a manual tally: those with a ``{gate}-manual`` listed."""
-    return [g for g in permit.gates if f"{g}-manual" in permit.gates]
+    return [g for g in deputy_gates(permit) if manual_gate(g) in permit.gates]
 
 
 def users_for(permit: Permit, people: People) -> list[str]:
@@ -169,7 +178,7 @@ def users_for(permit: Permit, people: People) -> list[str]:
 
 def _property_deputies(permit: Permit, property_id: str) -> list[str]:
     sensors = property_sensors(permit, property_id)
-    return [g for g in deputy_gates(permit) if f"{g}-manual" in sensors]
+    return [g for g in deputy_gates(permit) if g in sensors]
 
 
 def property_users(permit: Permit, property_id: str, inspectors: Sequence[str] = ()) -> list[str]:
@@ -229,14 +238,16 @@ def _sensor(topics: Topics, sensor: str, kind: str, permit: Permit | None = None
     ]
 
 
-def _deputy(topics: Topics, gate: str) -> list[str]:
-    return [
-        f"user deputy-{gate}",
-        f"topic read {topics.everything}",
-        f"topic write {topics.gate_count(f'{gate}-manual')}",
-        f"topic write {topics.availability(f'{gate}-manual')}",
-        "",
-    ]
+def _deputy(permit: Permit, topics: Topics, gate: str) -> list[str]:
+    """Every gate's deputy reads its order; only a gate with a manual tally may count."""
+    lines = [f"user deputy-{gate}", f"topic read {topics.everything}"]
+    if gate in tally_gates(permit):
+        tally = manual_gate(gate)
+        lines += [
+            f"topic write {topics.gate_count(tally)}",
+            f"topic write {topics.availability(tally)}",
+        ]
+    return [*lines, ""]
 
 
 def _inspector(topics: Topics, who: str) -> list[str]:
@@ -277,7 +288,7 @@ def acl_text(permit: Permit, people: People) -> str:
     for sensor, kind in permit.sensors.items():
         lines += _sensor(topics, sensor, kind, permit)
     for gate in deputy_gates(permit):
-        lines += _deputy(topics, gate)
+        lines += _deputy(permit, topics, gate)
     for who in people.inspectors:
         lines += _inspector(topics, who)
     for role, ids, topic in (
@@ -334,7 +345,7 @@ def property_acl_text(permit: Permit, property_id: str, inspectors: Sequence[str
     for sensor, kind in property_sensors(permit, property_id).items():
         lines += _sensor(topics, sensor, kind)
     for gate in _property_deputies(permit, property_id):
-        lines += _deputy(topics, gate)
+        lines += _deputy(permit, topics, gate)
     for who in inspectors:
         lines += _inspector(topics, who)
     return "\n".join(lines)

@@ -33,7 +33,7 @@ from typing import Any
 import msgspec
 import paho.mqtt.client as mqtt
 
-from kent_ops.broker.acl import deputy_gates
+from kent_ops.broker.acl import deputy_gates, tally_gates
 from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
 from kent_ops.broker.credentials import broker_from_args
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
@@ -209,7 +209,7 @@ def kent_ops_command() -> str:
 
 def attach_commands(permit: Permit, address: BrokerAddress, ca_file: str | None) -> list[str]:
     """The commands that attach a deputy's gate view and another inspector dashboard."""
-    gates = deputy_gates(permit) or list(permit.gates)
+    gates = tally_gates(permit) or deputy_gates(permit) or list(permit.gates)
     connect = f"--event {permit.event_id} --broker {shlex.quote(address.url)}"
     if ca_file:
         connect += f" --ca-file {shlex.quote(str(Path(ca_file).absolute()))}"

@@ -18,13 +18,20 @@ import ssl
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kent_ops.broker.client import DEFAULT_BROKER_URL, parse_broker_url
 from kent_ops.broker.credentials import ENV_URL, read_password_file
 from kent_ops.commands.run import configure_logging
 from kent_ops.core.errors import UsageError
+from kent_ops.core.gate_view import deputy_gate_problem, manual_gate
+from kent_ops.core.permit import load_permit
+from kent_ops.core.wire import load_keys
 from kent_ops.web.accounts import check_account, load_accounts, make_account, save_accounts
 from kent_ops.web.apps import AppConfig
+
+if TYPE_CHECKING:
+    from kent_ops.web.gate_hub import GateSettings
 
 __all__ = ["DEFAULT_USERS", "cli_serve", "cli_users", "users_file"]
 
@@ -121,6 +128,29 @@ def _app_config(args: argparse.Namespace) -> AppConfig:
     )
 
 
+def _gate_settings(config: AppConfig) -> GateSettings:
+    """The deputies' gate hubs, with the tally device they count on (the sensors' own gate
+    counter, as the terminal's gate view uses): ``kent_ops.web`` may not import it."""
+    from dashboards.gate.tally import DEFAULT_STATE_DIR, ManualTally
+    from kent_ops.web.gate_hub import GateSettings
+
+    folder = Path(config.state_dir) if config.state_dir else DEFAULT_STATE_DIR
+    try:
+        keys = load_keys(config.keys) if config.keys else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+    def tally(gate: str) -> ManualTally:
+        key = None
+        if keys is not None:
+            key = keys.get(manual_gate(gate))
+            if key is None:
+                raise UsageError(f"the signing keys file has no key for {manual_gate(gate)}")
+        return ManualTally(config.event_id, gate, state_dir=folder, key=key)
+
+    return GateSettings(tallies=tally, state_dir=folder)
+
+
 def cli_serve(args: argparse.Namespace) -> int:
     """``kent-ops serve --event ID``: until SIGINT/SIGTERM; 0 on a clean stop."""
     from kent_ops.web.server import ServeSettings, serve_forever
@@ -137,6 +167,7 @@ def cli_serve(args: argparse.Namespace) -> int:
         users_file=path,
         session_s=args.session_minutes * 60,
         tls=context is not None,
+        gates=_gate_settings(config),
     )
     configure_logging(args.log_level)
 
@@ -149,6 +180,19 @@ def cli_serve(args: argparse.Namespace) -> int:
 
     serve_forever(settings, host, port, ssl_context=context, announce=announce)
     return 0
+
+
+def _check_gate(gate: str, permit_path: str | None) -> None:
+    """A deputy's gate must be a gate of the event's permit (not a typo, not a tally)."""
+    if not permit_path:
+        raise UsageError(
+            "a deputy needs --permit P as well: their --gate must be one of the permit's gates"
+        )
+    permit = load_permit(permit_path)
+    gates = {g: g in permit.manual_gates for g in permit.gates}
+    problem = deputy_gate_problem(gate, gates, f"the permit {permit.number}")
+    if problem is not None:
+        raise UsageError(problem)
 
 
 def _ask_password(name: str) -> str:
@@ -178,6 +222,8 @@ def cli_users(args: argparse.Namespace) -> int:
         print(f"removed {args.name} from {path}; their open sessions end within a second")
         return 0
     check_account(args.name, args.role, args.gate)  # before asking for a password
+    if args.role == "deputy":
+        _check_gate(args.gate, args.permit)
     given = getattr(args, "password_file", None)
     password = read_password_file(given) if given else _ask_password(args.name)
     account = make_account(args.name, args.role, password, gate=args.gate)

@@ -37,7 +37,7 @@ def _serve_users(serve_sub: Sub) -> None:
         "it must be their broker password",
         [
             "kent-ops serve users add insp-1 --role inspector",
-            "kent-ops serve users add jsmith --role deputy --gate north",
+            "kent-ops serve users add jsmith --role deputy --gate north --permit permit.toml",
             "kent-ops serve users add clerk-1 --role clerk --users /etc/kent-ops/users.json",
         ],
         target,
@@ -59,6 +59,12 @@ def _serve_users(serve_sub: Sub) -> None:
         "--password-file",
         metavar="FILE",
         help="read the password from this private file (for scripts) instead of asking",
+    )
+    pa.add_argument(
+        "--permit",
+        metavar="P",
+        help="the event's permit: a deputy's --gate must be one of its gates (required "
+        "for deputies)",
     )
     _users_option(pa)
     pl = new_command(

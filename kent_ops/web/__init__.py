@@ -1,12 +1,15 @@
 """The dashboards in a web browser (``kent-ops serve``): sign-in, sessions, one app each.
 
-A layer beside the service and the report: it composes the dashboards by running the
-``kent-ops dashboard`` and ``kent-ops gate`` commands as processes of their own
-(through textual-serve), so it imports neither Textual nor ``dashboards``. Modules:
-``accounts`` (the users file), ``throttle`` (slowing guessing), ``sessions``,
-``apps`` (which process each person gets), ``seats`` (one app per seat, in turn),
-``relay`` (the browser's messages, bounded), ``guard`` (headers, origin check),
-``pages`` (HTML), ``server`` (aiohttp).
+A layer beside the service and the report. An inspector's or clerk's dashboard is the
+``kent-ops dashboard`` command run as a process of its own (through textual-serve); a
+deputy's gate view is a small page fed by its gate's hub in the server, which draws the
+core's gate view (:mod:`kent_ops.core.gate_view`) and counts on the gate's tally device,
+injected by the command line. So this package imports neither Textual nor
+``dashboards`` nor ``sensors``. Modules: ``accounts`` (the users file), ``throttle``
+(slowing guessing), ``sessions``, ``apps`` (which process each person gets), ``seats``
+(one app per seat, in turn), ``relay`` (the browser's messages, bounded), ``guard``
+(headers, origin check), ``pages`` (HTML), ``deputies``, ``gate_hub``, ``gate_link``,
+``phone`` and ``taps`` (the deputies' phones, one hub per gate), ``server`` (aiohttp).
 Nothing is imported here, so ``kent-ops serve users`` loads no web server.
 See docs/architecture.md, "Dashboards in a browser".
 """

@@ -1,18 +1,20 @@
-"""The server's few HTML pages: sign in, the app's page, and refusals.
+"""The server's few HTML pages: sign in, the dashboard's page, the gate view, refusals.
 
-The app page is textual-serve's own front end (``textual.js``, xterm.js), served from
-the textual-serve package with no outside fonts or scripts, so it works on an event
-network with no internet. It is sized for a phone held in one hand as well as a
-tablet or a laptop. Everything that comes from outside (a name, an error) is escaped.
-The one inline script is :data:`INLINE_SCRIPTS`' own, which the Content-Security-Policy
-allows by its hash (:mod:`kent_ops.web.guard`); nothing else inline may run.
+The dashboard's page is textual-serve's own front end (``textual.js``, xterm.js),
+served from the textual-serve package with no outside fonts or scripts, so it works on
+an event network with no internet. The deputy's gate view is a small page of our own
+(``static/gate.js`` and ``gate.css``, no framework) that draws the view its gate's hub
+sends. Both are sized for a phone held in one hand as well as a tablet or a laptop.
+Everything that comes from outside (a name, an error) is escaped. The one inline
+script is :data:`INLINE_SCRIPTS`' own, which the Content-Security-Policy allows by its
+hash (:mod:`kent_ops.web.guard`); nothing else inline may run.
 """
 
 from __future__ import annotations
 
 from html import escape
 
-__all__ = ["INLINE_SCRIPTS", "app_page", "message_page", "sign_in_page"]
+__all__ = ["INLINE_SCRIPTS", "app_page", "gate_page", "message_page", "sign_in_page"]
 
 _HEAD = """<!DOCTYPE html>
 <html lang="en">
@@ -135,3 +137,48 @@ def app_page(*, title: str, websocket_url: str, font_size: int, keyboard: bool) 
 </html>
 """
     )
+
+
+def gate_page(*, event_id: str, gate: str, account: str, websocket_url: str) -> str:
+    """The deputy's gate view: the order, the figures and the tally, drawn by ``gate.js``.
+
+    The page keeps the deputy's taps in the browser's storage under a key of its own
+    (event, gate and account), so a reload or a reopened tab finds the ones not yet
+    delivered.
+    """
+    store = f"kent-ops:{event_id}:{gate}:{account}"
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="referrer" content="same-origin">
+<meta name="theme-color" content="#0c181f">
+<title>Gate {escape(gate)} · kent-ops</title>
+<link rel="stylesheet" href="/assets/gate.css">
+<script src="/assets/gate.js" defer></script>
+</head>
+<body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
+ data-gate="{escape(gate)}">
+<header id="header"><span class="t-strong">Gate {escape(gate)}</span></header>
+<div id="banner" role="status" hidden></div>
+<section id="order" class="tone-none" aria-live="polite">
+<div id="word">…</div>
+<div id="details"></div>
+</section>
+<div id="counts"></div>
+<section id="tally" hidden>
+<div id="tally-lines"></div>
+<div id="pending" hidden></div>
+<div id="keys">
+<button type="button" id="tap-in">+ in</button>
+<button type="button" id="tap-out">− out</button>
+</div>
+</section>
+<footer>
+<span id="who">{escape(account)} · {escape(event_id)}</span>
+<form class="signout" method="post" action="/signout"><button type="submit">Sign out</button></form>
+</footer>
+</body>
+</html>
+"""

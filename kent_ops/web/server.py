@@ -1,9 +1,11 @@
 """``kent-ops serve``'s web server: sign in, then exactly your own app in the browser.
 
 Routes: ``/signin`` (the form and its POST), ``/signout``, ``/`` (sends a signed-in
-person to their app), ``/dashboard`` and ``/gate`` (the app page, for the roles that
-own it), ``/ws/{app}`` (the websocket that drives the app process, textual-serve's
-protocol) and ``/static`` (textual-serve's front end).
+person to their app), ``/dashboard`` (textual-serve's page for an inspector's or a
+clerk's dashboard) with ``/ws/dashboard`` (the websocket that drives its app process,
+textual-serve's protocol) and ``/static`` (textual-serve's front end); ``/gate`` (a
+deputy's gate view, a small page of our own) with ``/ws/gate`` (its gate's hub,
+:mod:`kent_ops.web.deputies`) and ``/assets`` (that page's script and style).
 
 Security, in short: HTTPS with the event's certificate; a random session token in an
 ``HttpOnly``, ``SameSite=Strict`` (and ``Secure`` over HTTPS) cookie, the session on
@@ -11,12 +13,12 @@ the server only; a POST or a websocket from another origin is refused, and every
 response carries a Content-Security-Policy and its kin (:mod:`kent_ops.web.guard`);
 a failed sign-in makes the next one from that address wait, doubling each time, but
 never keeps a name out from elsewhere (:mod:`kent_ops.web.throttle`); a session ends
-after ``--session-minutes``, closing its apps. One app runs per seat (a person's
-dashboard, a gate's tally), handed over one at a time (:mod:`kent_ops.web.seats`):
-opening it again elsewhere closes the older one first, so two tallies never count for
-the same gate. What a browser sends its app is bounded (:mod:`kent_ops.web.relay`)
-and each app's memory is capped (:mod:`kent_ops.web.apps`). docs/security.md says
-which attack each of these answers.
+after ``--session-minutes``, closing its apps and pages. One dashboard app runs per
+seat (a person's), handed over one at a time (:mod:`kent_ops.web.seats`): opening it
+again elsewhere closes the older one first. A gate's deputies are not seated: each
+phone is a websocket to the gate's one hub, and one tally counts for all of them. What
+a browser sends is bounded (:mod:`kent_ops.web.relay`) and each app's memory is capped
+(:mod:`kent_ops.web.apps`). docs/security.md says which attack each of these answers.
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import ssl
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +41,10 @@ from textual_serve.download_manager import DownloadManager
 from kent_ops.web import pages
 from kent_ops.web.accounts import Account, load_accounts, verify_sign_in
 from kent_ops.web.apps import AppConfig, Launch, PersonApp, launch_for
+from kent_ops.web.deputies import GateHubs, run_phone
+from kent_ops.web.gate_hub import GateSettings
 from kent_ops.web.guard import SERVER, from_this_site, script_hash, security_headers
+from kent_ops.web.phone import Phone
 from kent_ops.web.relay import MOST_MESSAGE, relay, size_from_query
 from kent_ops.web.seats import Seats
 from kent_ops.web.sessions import Session, Sessions
@@ -48,10 +55,13 @@ __all__ = ["COOKIE", "ServeSettings", "WebServer"]
 log = logging.getLogger("kent-ops.serve")
 COOKIE = "kent_ops_session"
 STATIC = Path(textual_serve.__file__).resolve().parent / "static"
+ASSETS = Path(__file__).resolve().parent / "static"
 _APPS = ("dashboard", "gate")
 _SCRIPTS = tuple(script_hash(s) for s in pages.INLINE_SCRIPTS)
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 _CLOSE_WAIT_S = 5.0
+SIGNED_OUT = 4001
+"""The close code that tells a deputy's page its sign-in ended (it stops reconnecting)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +73,8 @@ class ServeSettings:
     session_s: float = 720 * 60
     tls: bool = False
     sweep_s: float = 1.0
+    gates: GateSettings = field(default_factory=GateSettings)
+    """The deputies' gate hubs: the tally factory and where the tallies are kept."""
 
 
 @dataclass(slots=True)
@@ -85,11 +97,16 @@ class WebServer:
     seats: Seats = field(default_factory=Seats)
     accounts: dict[str, Account] = field(default_factory=dict)
     running: dict[str, _Running] = field(default_factory=dict)
+    phones: set[Phone] = field(default_factory=set)
     _users_mtime: float | None = None
 
     def __post_init__(self) -> None:
         self.sessions = Sessions(self.settings.session_s, clock=self.clock)
         self.downloads = DownloadManager()
+        self.gates = GateHubs(self.settings.apps, self.settings.gates)
+        # scrypt has threads of its own, one a core: fifty people signing in at once
+        # must not hold up the gate hubs' file work queued behind them.
+        self.hashing = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="sign-in")
         self.reload_accounts()
 
     # accounts and sessions ------------------------------------------------------------
@@ -124,6 +141,9 @@ class WebServer:
         for running in [r for r in self.running.values() if r.token == token]:
             running.ended = why
             await _close(running.websocket, why)
+        for phone in [p for p in self.phones if p.token == token]:
+            phone.ended = why
+            await _close(phone.websocket, why, code=SIGNED_OUT)
 
     # the web application ------------------------------------------------------------
 
@@ -142,6 +162,7 @@ class WebServer:
                 web.get("/gate", self.handle_app_page),
                 web.get("/ws/{app}", self.handle_websocket),
                 web.static("/static", STATIC),
+                web.static("/assets", ASSETS),
             ]
         )
         app.on_response_prepare.append(self._headers)
@@ -182,6 +203,8 @@ class WebServer:
         with contextlib.suppress(asyncio.CancelledError):
             await sweeper
         await asyncio.gather(*(r.app.stop() for r in list(self.running.values())))
+        await self.gates.close_all()
+        self.hashing.shutdown(wait=False, cancel_futures=True)
 
     async def handle_root(self, request: web.Request) -> web.StreamResponse:
         session = self._session(request)
@@ -214,7 +237,7 @@ class WebServer:
             self.reload_accounts()
             loop = asyncio.get_running_loop()
             account = await loop.run_in_executor(
-                None, verify_sign_in, self.accounts, name, password
+                self.hashing, verify_sign_in, self.accounts, name, password
             )
         finally:
             self.throttle.end(keys, ok=account is not None)
@@ -274,6 +297,15 @@ class WebServer:
         app_name = request.path.strip("/")
         _, account = self._allowed(request, app_name)
         scheme = "wss" if self.settings.tls else "ws"
+        if account.role == "deputy":
+            assert account.gate is not None
+            page = pages.gate_page(
+                event_id=self.settings.apps.event_id,
+                gate=account.gate,
+                account=account.name,
+                websocket_url=f"{scheme}://{request.host}/ws/gate",
+            )
+            return _html(page)
         try:
             font_size = min(32, max(8, int(request.query.get("fontsize", "16"))))
         except ValueError:
@@ -301,6 +333,8 @@ class WebServer:
         session, account = self._allowed(request, app_name)
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MOST_MESSAGE)
         await websocket.prepare(request)
+        if app_name == "gate":
+            return await self._phone(websocket, session, account)
         launch = launch_for(account, self.settings.apps)
         ticket = self.seats.ticket(launch.seat)
         running: _Running | None = None
@@ -325,6 +359,26 @@ class WebServer:
                     del self.running[launch.seat]
                 why = running.ended or "tab closed"
                 log.info("%s's %s closed: %s", account.name, app_name, why)
+        return websocket
+
+    async def _phone(
+        self, websocket: web.WebSocketResponse, session: Session, account: Account
+    ) -> web.WebSocketResponse:
+        """A deputy's page: a websocket to the gate's hub, as long as the page is open."""
+        assert account.gate is not None
+        phone = Phone(websocket, session.token, account.name)
+        self.phones.add(phone)
+        hub = None
+        try:
+            hub = await self.gates.join(account.gate, phone, session.password)
+            if self.sessions.get(session.token) is not None:
+                await run_phone(websocket, hub, phone)
+        finally:
+            self.phones.discard(phone)
+            if hub is not None:
+                self.gates.leave(hub, phone)
+            await phone.stop()
+            log.info("%s's gate view closed: %s", account.name, phone.ended or "page closed")
         return websocket
 
     async def _hand_over(self, seat: str) -> None:
@@ -353,12 +407,12 @@ class WebServer:
         return running
 
 
-async def _close(websocket: web.WebSocketResponse, why: str) -> None:
+async def _close(
+    websocket: web.WebSocketResponse, why: str, *, code: int = WSCloseCode.GOING_AWAY
+) -> None:
     """Close a websocket, waiting for its browser a few seconds at most."""
     with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
-        await asyncio.wait_for(
-            websocket.close(code=WSCloseCode.GOING_AWAY, message=why.encode()), _CLOSE_WAIT_S
-        )
+        await asyncio.wait_for(websocket.close(code=code, message=why.encode()), _CLOSE_WAIT_S)
 
 
 def _redirect(location: str) -> web.Response:

@@ -190,9 +190,13 @@ def test_the_propertys_acl_lists_its_sensors_deputies_and_inspectors_only(
         "sensor-meadow-road-manual",
         "sensor-camp-aid",
         "deputy-meadow-road",
+        "deputy-field-to-meadow",
         "inspector-insp-1",
     ]
     assert f"topic write {T.gate_count('meadow-road-manual')}" in text
+    # Every gate's deputy reads its order there; only the one with a tally writes.
+    deputy = text.split("user deputy-field-to-meadow\n", 1)[1].split("\n\n", 1)[0]
+    assert deputy == f"topic read {T.everything}"
     assert "north" not in text
     assert "kent-ops-aggregator" not in text
 

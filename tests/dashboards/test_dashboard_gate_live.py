@@ -194,3 +194,16 @@ def test_the_gate_command_refuses_a_keys_file_without_its_key(
     argv = ["gate", "north", "--event", samples.EVENT, "--keys", str(keys)]
     assert main([*argv, "--state-dir", str(tmp_path)]) == 2
     assert "has no key for north-manual" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_the_gate_command_refuses_a_gate_the_permit_does_not_have(
+    broker: MosquittoBroker, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    publish(broker, [(TOPICS.status, samples.status_data(ts=datetime.now(UTC).isoformat()))])
+    argv = ["gate", "nrth", "--event", samples.EVENT, "--broker", broker.url]
+    assert main([*argv, "--state-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"gate 'nrth' is not in the permit of event {samples.EVENT} (its gates: north" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())  # refused before any tally file was made

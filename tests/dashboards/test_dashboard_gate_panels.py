@@ -11,6 +11,7 @@ import pytest
 
 from dashboards.gate.panels import GateOrder, counts_text, gate_order, order_details, tally_text
 from dashboards.gate.tally import ManualTally, TallyState, manual_gate, tally_path
+from kent_ops.core.gate_view import ORDER_COLOURS
 from sensors.device import MemoryLink
 
 T = datetime(2027, 7, 4, 18, 3, 5, tzinfo=UTC)
@@ -145,3 +146,12 @@ def test_payload_fields_are_in_the_devices_order(tmp_path: Path) -> None:
     (payload,) = readings(link)
     assert list(payload) == ["seq", "ts", "in_total", "out_total"]
     assert manual_gate("north") == "north-manual"
+
+
+def test_the_terminals_sign_has_the_cores_colours() -> None:
+    """The phone's page takes the sign's colour from the core's view; the terminal's
+    stylesheet must say the same, so a deputy sees one green and one red everywhere."""
+    sheet = (Path(__file__).resolve().parents[2] / "dashboards" / "gate" / "gate.tcss").read_text()
+    for tone, klass in (("admit", "-admit"), ("hold", "-hold")):
+        rule = sheet.split(f"#order.{klass} {{", 1)[1].split("}", 1)[0]
+        assert f"background: {ORDER_COLOURS[tone]};" in rule

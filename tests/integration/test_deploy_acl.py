@@ -13,11 +13,13 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
+from dashboards.common.feed import LinkUpdate, MqttFeed
 from kent_ops.broker.acl import People, acl_text, users_for
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.commands.deploy import make_certs
 from kent_ops.core.permit import Permit
+from kent_ops.core.wire import Topics
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 PASSWORD = "field-secret"
@@ -210,3 +212,61 @@ def test_clients_without_the_ca_cannot_talk_tls(secure_broker: MosquittoBroker) 
     client.tls_set()  # the system CAs do not know our self-signed field CA
     with pytest.raises(OSError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
         client.connect("localhost", secure_broker.port)
+
+
+def test_every_gates_deputy_reads_its_order_and_only_a_gate_with_a_tally_counts(
+    secure_broker: MosquittoBroker, example_permit: Permit
+) -> None:
+    e = f"kent/{example_permit.event_id}"
+    aggregator, _ = _connect(secure_broker, "kent-ops-aggregator")
+    order = b'{"admit":false,"attendance":600,"hold_at":550,"resume_below":500,"reason":"r"}'
+    aggregator.publish(f"{e}/gate/south/command", order, qos=1, retain=True).wait_for_publish(5)
+    got = _collect(aggregator, f"{e}/gate/+/count")
+    # The south gate has no manual tally in the example permit: its deputy may read, not count.
+    south, rc = _connect(secure_broker, "deputy-south")
+    assert rc == 0
+    heard = _collect(south, f"{e}/gate/south/command")
+    _wait_for(heard, 1)
+    assert heard == [(f"{e}/gate/south/command", order)]
+    _stop(south)
+    body = b'{"seq":1,"ts":"2027-07-04T14:00:00Z","in_total":1,"out_total":0}'
+    _denied(secure_broker, "deputy-south", f"{e}/gate/south-manual/count", body)
+    _denied(secure_broker, "deputy-south", f"{e}/gate/north-manual/count", body)
+    north, rc = _connect(secure_broker, "deputy-north")
+    assert rc == 0
+    north.publish(f"{e}/gate/north-manual/count", body, qos=1).wait_for_publish(5)
+    _wait_for(got, 1)
+    _stop(north)
+    _stop(aggregator)
+    assert [t for t, _ in got] == [f"{e}/gate/north-manual/count"]
+    assert "deputy-north-manual" not in users_for(example_permit, PEOPLE)
+
+
+def test_a_refused_account_is_named_by_the_dashboards_feed(
+    secure_broker: MosquittoBroker, example_permit: Permit
+) -> None:
+    updates: list[LinkUpdate] = []
+    address = BrokerAddress(
+        "localhost", secure_broker.port, tls=True, username="deputy-south", password="wrong"
+    )
+    feed = MqttFeed(
+        address,
+        Topics(example_permit.event_id),
+        [],
+        lambda event: updates.append(event) if isinstance(event, LinkUpdate) else None,
+        ca_file=secure_broker.ca_file,  # type: ignore[attr-defined]
+    )
+    feed.start()
+    try:
+        deadline = time.monotonic() + 10
+        while len(updates) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        feed.stop()
+    # The refusal, then paho's disconnection: both still say who was refused.
+    assert len(updates) >= 2
+    for update in updates[:2]:
+        assert not update.connected
+        assert update.refused
+        assert update.reason is not None
+        assert update.reason.startswith("not authorised as deputy-south")

@@ -96,6 +96,15 @@ class Field:
                 "jsmith": make_account(
                     "jsmith", "deputy", password("deputy-north"), gate="north", cost=CHEAP
                 ),  # fmt: skip
+                "mjones": make_account(
+                    "mjones", "deputy", password("deputy-north"), gate="north", cost=CHEAP
+                ),  # fmt: skip
+                "asmith": make_account(
+                    "asmith", "deputy", password("deputy-south"), gate="south", cost=CHEAP
+                ),  # fmt: skip
+                "wrong": make_account(  # a web password that is not the broker's
+                    "wrong", "deputy", "not the broker password", gate="south", cost=CHEAP
+                ),  # fmt: skip
             },
         )
         self.north_seq, self.north_in, self.north_out = 0, 0, 0
@@ -208,6 +217,8 @@ class Subscriber:
 
     def __init__(self, address: BrokerAddress, topic: str) -> None:
         self.latest: dict[str, bytes] = {}
+        self.history: list[tuple[str, bytes]] = []
+        """Every message but the statuses, in the order received."""
         self._lock = threading.Lock()
         subscribed = threading.Event()
         self.client = make_client(address)
@@ -222,6 +233,13 @@ class Subscriber:
     def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         with self._lock:
             self.latest[msg.topic] = msg.payload
+            if not msg.topic.endswith("/status"):
+                self.history.append((msg.topic, msg.payload))
+
+    def since(self, mark: int, topic: str) -> list[dict[str, Any]]:
+        """The JSON messages on ``topic`` from ``history[mark]`` on."""
+        with self._lock:
+            return [json.loads(p) for t, p in self.history[mark:] if t == topic]
 
     def json(self, topic: str) -> dict[str, Any] | None:
         with self._lock:

@@ -97,6 +97,10 @@ class Tab:
     async def send(self, *message: object) -> None:
         await self.websocket.send_json(list(message))
 
+    async def send_json(self, message: dict[str, object]) -> None:
+        """One message of the deputy's page (an object, not textual-serve's list)."""
+        await self.websocket.send_json(message)
+
     async def close(self) -> None:
         await self.websocket.close()
         await self._reader

@@ -22,6 +22,7 @@ from kent_ops.web.accounts import (
 )
 
 CHEAP = KdfCost(n=2**10, r=8, p=1)
+PERMIT = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"
 """Fast enough for unit tests; the file stores each account's own cost."""
 
 
@@ -120,7 +121,7 @@ def _users(tmp_path: Path, *argv: str, answers: str = "") -> subprocess.Complete
 
 def test_users_add_list_remove_from_the_command_line(tmp_path: Path) -> None:
     added = _users(tmp_path, "add", "jsmith", "--role", "deputy", "--gate", "north",
-                   answers="gate pass 1\ngate pass 1\n")  # fmt: skip
+                   "--permit", str(PERMIT), answers="gate pass 1\ngate pass 1\n")  # fmt: skip
     assert added.returncode == 0, added.stderr
     assert "deputy-north" in added.stdout
     path = tmp_path / "users.json"
@@ -147,6 +148,27 @@ def test_users_add_refuses_two_different_passwords_and_changes_nothing(tmp_path:
     assert bad.returncode == 2
     assert "letters, digits" in bad.stderr
     assert "password for" not in bad.stderr  # refused before asking for a password
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--gate", "nrth", "--permit", str(PERMIT)],
+         "gate 'nrth' is not in the permit MG-2027-003 (its gates: north, south)"),
+        (["--gate", "north-manual", "--permit", str(PERMIT)],
+         "north-manual is a manual tally, not a gate"),
+        (["--gate", "north"], "a deputy needs --permit P as well"),
+    ],
+)  # fmt: skip
+def test_users_add_refuses_a_deputy_at_a_gate_the_permit_does_not_have(
+    tmp_path: Path, argv: list[str], says: str
+) -> None:
+    result = _users(tmp_path, "add", "jsmith", "--role", "deputy", *argv, answers="x\nx\n")
+    assert result.returncode == 2
+    assert says in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "password for" not in result.stderr  # refused before asking for a password
+    assert not (tmp_path / "users.json").exists()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")

@@ -1,4 +1,5 @@
-"""The gate view on a phone held upright (43×40 cells: 390×844 CSS pixels at 16 px).
+"""The terminal's gate view on a small screen held upright (43×40 cells, a phone's 390×844
+CSS pixels at a 16 px font).
 
 The order fills the screen, the tally's buttons are large enough for a thumb and
 count every tap, and the terminal at 80×24 keeps its keys. No broker: the factory
@@ -16,11 +17,11 @@ import pytest
 from dashboards.common.bigtext import big_word, big_word_size
 from dashboards.common.clock import fixed_clock
 from dashboards.gate.app import GateApp, make_gate_app
-from dashboards.gate.widgets.order_sign import sign_lines
+from dashboards.gate.widgets.order_sign import OrderSign, sign_lines
 
 PHONE = (43, 40)
-"""What textual-serve's terminal makes of a 390×844 phone screen at its 16 px font
-(measured in chromium by tests/web/test_serve_browser.py)."""
+"""What a terminal of 390×844 CSS pixels at a 16 px font holds (phones in a browser get
+the gate's page instead: test_gate_page_browser.py)."""
 TERMINAL = (80, 24)
 
 
@@ -106,3 +107,55 @@ async def test_in_a_terminal_the_keys_still_count_and_the_buttons_fit(tmp_path: 
 @pytest.mark.parametrize("admit", [True, False], ids=["admit", "hold"])
 def test_phone_snapshot(snap_compare: Any, tmp_path: Path, admit: bool) -> None:
     assert snap_compare(gate(tmp_path, admit=admit), terminal_size=PHONE)
+
+
+async def test_a_gate_whose_permit_has_no_tally_gets_no_buttons_and_counts_nothing(
+    tmp_path: Path,
+) -> None:
+    app = make_gate_app(
+        "south",  # the sample permit has north-manual, no south-manual
+        samples.EVENT,
+        None,
+        state_dir=tmp_path,
+        clock=fixed_clock(samples.NOW),
+        statuses=[samples.status(admit=True)],
+        command=samples.command(admit=True),
+    )
+    async with app.run_test(size=PHONE) as pilot:
+        await pilot.pause()
+        assert not app.screen.query_one("#tally-keys").display
+        await pilot.press("plus", "minus")
+        await pilot.pause()
+        assert not app.manual.state.in_use
+
+
+def moved(current: int) -> dict[str, Any]:
+    return {**samples.status_data()["attendance"], "current": current}
+
+
+async def test_the_sign_is_drawn_again_when_its_word_changes_not_at_each_status(
+    tmp_path: Path,
+) -> None:
+    """Ten statuses a second each move the attendance; the sign's letters stay put."""
+    app = make_gate_app(
+        "north", samples.EVENT, None, state_dir=tmp_path, clock=fixed_clock(samples.NOW),
+        statuses=[samples.status(admit=True)],
+    )  # fmt: skip
+    drawn: list[str] = []
+    async with app.run_test(size=PHONE) as pilot:
+        sign = app.screen.query_one(OrderSign)
+        original = sign.render
+
+        def counted() -> Any:
+            drawn.append(sign.order.word)
+            return original()
+
+        sign.render = counted  # type: ignore[method-assign]
+        await pilot.pause()
+        for current in (3121, 3122, 3123):
+            app.show_status(samples.status(admit=True, attendance=moved(current)))
+            await pilot.pause()
+        assert drawn == []  # the attendance moved, the word did not
+        app.show_status(samples.status(admit=False, attendance=moved(4100)))
+        await pilot.pause()
+        assert drawn == ["HOLD"]

@@ -3,14 +3,14 @@
 Debian's chromium, headless, signs in over HTTPS to ``kent-ops serve`` (the
 certificate of ``kent-ops deploy certs``) in front of a Mosquitto with a password
 per user and the ACL of ``kent-ops deploy acl``, and a running ``kent-ops run``.
-Each test looks at the screen as a person would: the terminal's own characters, the
-colour of the gate's order, and a screenshot of each screen (kept in ./out/screenshots
-with ``KENT_OPS_KEEP_SCREENSHOTS=1``).
+Each test looks at the screen as a person would: the terminal's own characters and a
+screenshot of each screen (kept in ./out/screenshots with ``KENT_OPS_KEEP_SCREENSHOTS=1``).
+The deputy's gate view, a page of its own, is tested at phone scale in
+test_gate_page_browser.py.
 """
 
 from __future__ import annotations
 
-import io
 import re
 import subprocess
 from collections.abc import Callable, Iterator
@@ -20,17 +20,18 @@ import pytest
 from browser_support import (
     CHROMIUM,
     FLAGS,
-    PHONE,
+    IPHONE_14,
     TABLET,
     Screen,
+    device_context,
+    launch,
     new_context,
     screenshot_dir,
     sign_in,
 )
-from field_support import HOLD_AT, TOPICS, Field, alive, apps_of, password
+from field_support import TOPICS, Field, alive, apps_of, password
 from live_support import wait_until
-from PIL import Image
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
 from kent_ops.broker.credentials import ENV_PASSWORD
 
@@ -56,13 +57,26 @@ def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+def playwright() -> Iterator[Playwright]:
     if not Path(CHROMIUM).is_file():
         pytest.fail(f"the browser tests need {CHROMIUM} (scripts/test installs Debian's chromium)")
-    with sync_playwright() as playwright:
-        b = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        yield b
-        b.close()
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    b = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def phone(playwright: Playwright) -> Iterator[Browser]:
+    """Chromium at a phone's real scale (tests/web/browser_support.py)."""
+    b = launch(playwright, IPHONE_14)
+    yield b
+    b.close()
 
 
 @pytest.fixture(scope="module")
@@ -77,22 +91,11 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Shoot:
     return shoot
 
 
-def order_colour(page: Page) -> str:
-    """Red, green or other: the colour a deputy sees behind the order, from a screenshot."""
-    image = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
-    red, green, blue = image.getpixel((4, image.height // 4))  # type: ignore[misc]
-    if red > 120 and green < 60 and blue < 60:
-        return "red"
-    if green > 80 and red < 40 and blue < 80:
-        return "green"
-    return f"other {red},{green},{blue}"
-
-
 def test_a_wrong_password_is_refused_and_the_next_try_is_slowed(
-    served: tuple[str, subprocess.Popen[bytes]], browser: Browser, shots: Shoot
+    served: tuple[str, subprocess.Popen[bytes]], phone: Browser, shots: Shoot
 ) -> None:
     base, _ = served
-    context = new_context(browser, PHONE)
+    context = device_context(phone, IPHONE_14)
     page = context.new_page()
     sign_in(page, base, "insp-1", "not the password")
     assert page.locator(".error").inner_text() == "Wrong name or password."
@@ -154,48 +157,11 @@ def test_an_inspector_sees_attendance_and_acknowledges_an_alert(
     context.close()
 
 
-def test_a_deputys_phone_flips_to_hold_and_counts_with_a_tap(
-    field: Field, served: tuple[str, subprocess.Popen[bytes]], browser: Browser, shots: Shoot
-) -> None:
-    base, _ = served
-    field.north_net(100)
-    context = new_context(browser, PHONE)
-    page = context.new_page()
-    sign_in(page, base, "jsmith", DEPUTY_PW)
-    screen = Screen(page)
-    screen.wait_for_text(r"Attendance 100 of 550 \(hold at\)")
-    cols, rows = screen.size()
-    assert cols < 50  # a phone's width: the phone layout is what is seen
-    assert rows >= 36
-    wait_until(lambda: order_colour(page) == "green", 10, "the green of ADMIT")
-    shots(page, "06-gate-admit-phone")
-
-    field.north_net(HOLD_AT + 50)
-    screen.wait_for_text(r"Attendance 600 of 550")
-    screen.wait_for_text(r"HOLD: attendance reached 550")
-    wait_until(lambda: order_colour(page) == "red", 10, "the red of HOLD")
-    shots(page, "07-gate-hold-phone")
-
-    screen.tap("+ in")
-    screen.tap("+ in")
-    screen.wait_for_text(r"Manual tally \(north-manual\)\s+in 2\s+out 0")
-    screen.wait_for_text(r"delivered ✓")
-    shots(page, "08-gate-tally-phone")
-
-    def counted() -> bool:
-        status = field.watcher.json(TOPICS.status)
-        manual = (status or {}).get("gates", {}).get("north-manual")
-        return manual is not None and manual["in"] == 2
-
-    wait_until(counted, 15, "the aggregator to count the deputy's tally")
-    context.close()
-
-
 def test_a_deputy_is_refused_the_inspector_dashboard(
-    served: tuple[str, subprocess.Popen[bytes]], browser: Browser, shots: Shoot
+    served: tuple[str, subprocess.Popen[bytes]], phone: Browser, shots: Shoot
 ) -> None:
     base, server = served
-    context = new_context(browser, PHONE)
+    context = device_context(phone, IPHONE_14)
     page = context.new_page()
     sign_in(page, base, "jsmith", DEPUTY_PW)
     assert page.url == f"{base}/gate"

@@ -22,6 +22,7 @@ from dashboards.gate.widgets.figures import GateCounts, GateHeader, OrderDetails
 from dashboards.gate.widgets.order_sign import OrderSign
 from dashboards.gate.widgets.tally_keys import TallyKeys
 from kent_ops.core import wire
+from kent_ops.core.gate_view import tally_listed
 
 __all__ = ["GateScreen"]
 
@@ -70,6 +71,9 @@ class GateScreen(Screen[None]):
 
     def watch_status(self) -> None:
         self._reorder()
+        keys = self.query("#tally-keys")
+        if keys:  # a gate whose permit has no manual tally gets no buttons to count with
+            keys.first().display = tally_listed(self.status, self.gate) is not False
 
     def watch_command(self) -> None:
         self._reorder()
@@ -84,3 +88,4 @@ class GateScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.watch_order(self.order)
+        self.watch_status()

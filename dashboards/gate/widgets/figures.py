@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from rich.text import Text
 from textual.reactive import reactive
 
-from dashboards.common.format import clean, event_zone, local_clock
 from dashboards.common.widgets.panel import Panel
-from dashboards.gate.panels import GateOrder, counts_text, order_details, tally_text
+from dashboards.gate.panels import GateOrder, counts_text, header_text, order_details, tally_text
 from dashboards.gate.tally import TallyState
 from kent_ops.core import wire
 
@@ -29,14 +27,7 @@ class GateHeader(Panel):
         self.gate, self.event_id = gate, event_id
 
     def _redraw(self) -> None:
-        status = self.status
-        name = (clean(status.event_name) if status is not None else "") or self.event_id
-        clock = local_clock(self.now, event_zone(status), with_zone=True)
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(clock, style="bold")
-        text.append(f"  Gate {self.gate}", style="bold")
-        text.append(f"  {name}")
-        self.show(text)
+        self.show(header_text(self.gate, self.event_id, self.status, self.now))
 
     def watch_status(self) -> None:
         self._redraw()

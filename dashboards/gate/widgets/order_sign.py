@@ -9,6 +9,8 @@ written in plain bold capitals, never wrapped or cut.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -32,6 +34,11 @@ def _stretch_for(word: str, scale: int, height: int) -> int:
     return tall
 
 
+@lru_cache(maxsize=32)
+def _sign_lines(word: str, width: int, height: int) -> tuple[str, ...]:
+    return tuple(sign_lines(word, width, height))
+
+
 def sign_lines(word: str, width: int, height: int) -> list[str]:
     """The lines that draw ``word`` as large as fits in ``width`` × ``height`` cells.
 
@@ -51,14 +58,23 @@ def sign_lines(word: str, width: int, height: int) -> list[str]:
 
 
 class OrderSign(Widget):
-    """The order word, scaled to fit; the colour comes from the parent's class."""
+    """The order word, scaled to fit; the colour comes from the parent's class.
 
-    order: reactive[GateOrder] = reactive(GateOrder(admit=None), layout=False)
+    Every status brings a new order (its attendance moves), but the sign shows only
+    the word: it is drawn again when the word or the size changes, not at each status,
+    and the letters of a word at a size are made once.
+    """
+
+    order: reactive[GateOrder] = reactive(GateOrder(admit=None), layout=False, repaint=False)
     """The order shown."""
+
+    def watch_order(self, old: GateOrder, new: GateOrder) -> None:
+        if old.word != new.word:
+            self.refresh()
 
     def render(self) -> Text:
         width, height = self.size
-        lines = sign_lines(self.order.word, max(1, width - 2), max(1, height))
+        lines = _sign_lines(self.order.word, max(1, width - 2), max(1, height))
         return Text("\n".join(lines), no_wrap=True, overflow="crop")
 
     def on_resize(self) -> None:
