@@ -155,3 +155,35 @@ def test_the_terminals_sign_has_the_cores_colours() -> None:
     for tone, klass in (("admit", "-admit"), ("hold", "-hold")):
         rule = sheet.split(f"#order.{klass} {{", 1)[1].split("}", 1)[0]
         assert f"background: {ORDER_COLOURS[tone]};" in rule
+
+
+async def test_a_long_hold_reason_wraps_whole_at_80_columns(tmp_path: Path) -> None:
+    """A deputy reads the whole reason, however long: it wraps, it is never cut."""
+    import msgspec
+
+    from dashboards.common.clock import fixed_clock
+    from dashboards.gate.app import make_gate_app
+
+    reason = (
+        "HOLD: a permit for 500 or fewer persons covers no assembly over 500: admit no one "
+        "(permit:A)"
+    )
+    command = msgspec.structs.replace(samples.command(admit=False), reason=reason)
+    app = make_gate_app(
+        "north",
+        samples.EVENT,
+        None,
+        state_dir=tmp_path,
+        clock=fixed_clock(samples.NOW),
+        statuses=[samples.status(admit=False)],
+        command=command,
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        details = app.screen.query_one("#order-details")
+        shown = " ".join(
+            line.text.strip() for line in details.render_lines(details.region.reset_offset)
+        )
+        words = " ".join(shown.split())
+        assert "admit no one (permit:A)" in words
+        assert "covers no assembly over 500" in words
