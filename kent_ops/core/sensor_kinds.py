@@ -42,8 +42,6 @@ __all__ = [
     "Figure",
     "SensorKind",
     "by_name",
-    "by_payload",
-    "by_record",
     "kind_of",
 ]
 
@@ -203,8 +201,6 @@ SENSOR_KINDS: tuple[SensorKind, ...] = (GATE, LOT, STATION)
 
 _MANUAL: dict[str, SensorKind] = {GATE.name: MANUAL_TALLY}
 _BY_NAME = {kind.name: kind for kind in SENSOR_KINDS}
-_BY_RECORD = {kind.record: kind for kind in SENSOR_KINDS}
-_BY_PAYLOAD: dict[type, SensorKind] = {kind.payload: kind for kind in SENSOR_KINDS}
 
 
 def by_name(name: str) -> SensorKind:
@@ -215,13 +211,3 @@ def by_name(name: str) -> SensorKind:
 def kind_of(name: str, manual: bool = False) -> SensorKind:
     """The kind, or its manual flavour for a deputy's tally."""
     return _MANUAL[name] if manual else _BY_NAME[name]
-
-
-def by_record(record: str) -> SensorKind | None:
-    """The kind whose decoded messages are of kind ``record``; None for any other message."""
-    return _BY_RECORD.get(record)
-
-
-def by_payload(payload: type) -> SensorKind | None:
-    """The kind whose payload is of type ``payload``; None for any other record."""
-    return _BY_PAYLOAD.get(payload)

@@ -20,7 +20,7 @@ from typing import Literal, NamedTuple, Protocol
 
 import msgspec
 
-from kent_ops.core.sensor_kinds import SENSOR_KINDS, by_payload
+from kent_ops.core.sensor_kinds import SENSOR_KINDS
 from kent_ops.core.sensor_payloads import (
     MAX_COUNT,
     ROLES,
@@ -185,6 +185,7 @@ _PAYLOADS: dict[str, tuple[type[msgspec.Struct], str | None]] = {
 INBOUND_KINDS: frozenset[str] = frozenset({*_PAYLOADS, "availability"})
 """The kinds of record the aggregator takes in."""
 _SIGNED_KINDS = frozenset(kind.record for kind in SENSOR_KINDS)
+_SENSOR_CHECKS = {kind.payload: kind.check for kind in SENSOR_KINDS}
 _DECODERS = {cls: msgspec.json.Decoder(cls) for cls, _ in _PAYLOADS.values()}
 
 _Route = tuple[str, str, "type[msgspec.Struct] | None", "str | None"]
@@ -338,9 +339,9 @@ def _check(record: msgspec.Struct) -> str | None:
         return "bad timestamp: ts has no offset (use e.g. 2027-07-04T14:03:05-04:00 or Z)"
     if isinstance(ts, datetime) and not EARLIEST <= ts < LATEST:
         return f"bad timestamp: ts {instant_problem(ts)}"
-    kind = by_payload(type(record))
-    if kind is not None:
-        return kind.check(record)
+    check = _SENSOR_CHECKS.get(type(record))
+    if check is not None:
+        return check(record)
     if isinstance(record, AdapterRaw):
         return check_raw(record)
     return _check_person(record)
