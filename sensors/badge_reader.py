@@ -23,6 +23,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from kent_ops.core.sensor_kinds import STATION
 from kent_ops.core.wire import ROLES
 from sensors.device import Clock, Device, utc_now
 from sensors.device_cli import DeviceSpec, run_device_cli
@@ -35,7 +36,7 @@ ACTIONS = ("on", "off")
 class BadgeReader(Device):
     """Publishes one message per badge scan; no heartbeat."""
 
-    kind = "station"
+    kind = STATION.name
 
     def __init__(
         self,
@@ -57,10 +58,6 @@ class BadgeReader(Device):
             state_file=state_file,
             heartbeat_s=None,
         )
-
-    @property
-    def topic(self) -> str:
-        return self.topics.staff_badge(self.sensor_id)
 
     @property
     def backlog(self) -> int:
@@ -112,10 +109,10 @@ def _handle(device: Device, line: str) -> None:
 
 COMMAND = DeviceSpec(
     prog="python -m sensors.badge_reader",
-    kind="station",
+    kind=STATION.name,
     description="A staff badge reader: reads 'BADGE ROLE on|off' lines from stdin "
     "(e.g. 'RN-0042 nurse on') and publishes each scan (docs/protocol.md, Badge reader).",
-    periodic=False,
+    periodic=STATION.heartbeats,
     make=lambda ev, sid, **kw: BadgeReader(ev, sid, **kw),
     handle=_handle,
 )

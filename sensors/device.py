@@ -17,7 +17,6 @@ import json
 import os
 import tempfile
 import threading
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
@@ -226,10 +225,10 @@ class MqttLink:
             self.on_down()
 
 
-class Device(ABC):
+class Device:
     """The part of a sensor that is the same for every kind.
 
-    Subclasses name their ``kind`` and topic, say what one reading holds
+    Subclasses name their ``kind`` (which gives their topic), say what one reading holds
     (:meth:`_reading`), and what of their state survives a reboot
     (:meth:`_state_fields` / :meth:`_load_fields`). They set their own fields before
     calling ``super().__init__``, which restores the state file over them.
@@ -252,6 +251,7 @@ class Device(ABC):
     """
 
     kind: ClassVar[str] = ""
+    """The kind of sensor it plays, by its name in core/sensor_kinds.py."""
 
     def __init__(
         self,
@@ -292,9 +292,9 @@ class Device(ABC):
     # -- what subclasses provide -------------------------------------------------------
 
     @property
-    @abstractmethod
     def topic(self) -> str:
-        """The topic this device's readings go to."""
+        """The topic this device's readings go to: its kind's (core/sensor_kinds.py)."""
+        return self.topics.reading(self.kind, self.sensor_id)
 
     def _reading(self) -> dict[str, Any] | None:
         """The current reading (without ``seq`` and ``ts``), or None if it has none."""

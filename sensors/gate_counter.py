@@ -24,6 +24,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
+from kent_ops.core.sensor_kinds import GATE
 from sensors.device import Clock, Device, utc_now
 from sensors.device_cli import DeviceSpec, run_device_cli
 
@@ -37,7 +38,7 @@ class GateCounter(Device):
     away it keeps counting, and on reconnection publishes the latest totals once.
     """
 
-    kind = "gate"
+    kind = GATE.name
 
     def __init__(
         self,
@@ -63,10 +64,6 @@ class GateCounter(Device):
             heartbeat_s=heartbeat_s,
             recover_state=recover_state,
         )
-
-    @property
-    def topic(self) -> str:
-        return self.topics.gate_count(self.sensor_id)
 
     def count(self, entered: int = 0, exited: int = 0) -> bool:
         """Add persons who went in and out, then publish the totals (True if sent now)."""
@@ -126,10 +123,10 @@ def _handle(device: Device, line: str) -> None:
 
 COMMAND = DeviceSpec(
     prog="python -m sensors.gate_counter",
-    kind="gate",
+    kind=GATE.name,
     description="A gate counter: reads 'in', 'out', 'in 3', 'out 2' lines from stdin and "
     "publishes cumulative totals (docs/protocol.md, Gate counter).",
-    periodic=True,
+    periodic=GATE.heartbeats,
     make=lambda ev, sid, **kw: GateCounter(ev, sid, **kw),
     handle=_handle,
 )

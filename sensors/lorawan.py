@@ -34,8 +34,7 @@ def as_lorawan(permit: Permit, messages: Iterable[SimMessage]) -> Iterator[SimMe
     specs = {s.sensor: s for s in permit.sources.values() if s.format in LORAWAN_FORMATS}
     own: dict[str, SourceSpec] = {}
     for sensor, spec in specs.items():
-        kent = topics.gate_count(sensor) if spec.kind == "gate" else topics.lot_occupancy(sensor)
-        own[kent] = spec
+        own[topics.reading(spec.kind, sensor)] = spec
     dropped = {topics.availability(sensor) for sensor in specs}
     last: dict[str, tuple[int, int]] = {}
     for n, m in enumerate(messages):

@@ -23,6 +23,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
+from kent_ops.core.sensor_kinds import LOT
 from sensors.device import Clock, Device, utc_now
 from sensors.device_cli import DeviceSpec, run_device_cli
 
@@ -36,7 +37,7 @@ class LotSensor(Device):
     latest one on reconnection.
     """
 
-    kind = "lot"
+    kind = LOT.name
 
     def __init__(
         self,
@@ -59,10 +60,6 @@ class LotSensor(Device):
             state_file=state_file,
             heartbeat_s=heartbeat_s,
         )
-
-    @property
-    def topic(self) -> str:
-        return self.topics.lot_occupancy(self.sensor_id)
 
     def set_occupied(self, cars: int) -> bool:
         """Set the number of cars in the lot and publish it (True if sent now)."""
@@ -117,10 +114,10 @@ def _handle(device: Device, line: str) -> None:
 
 COMMAND = DeviceSpec(
     prog="python -m sensors.lot_sensor",
-    kind="lot",
+    kind=LOT.name,
     description="A parking-lot sensor: reads 'occupied N', '+N', '-N' lines from stdin and "
     "publishes the cars in the lot (docs/protocol.md, Parking lot sensor).",
-    periodic=True,
+    periodic=LOT.heartbeats,
     make=lambda ev, sid, **kw: LotSensor(ev, sid, **kw),
     handle=_handle,
 )

@@ -20,17 +20,18 @@ separately from ``kent_ops.core.counting`` so the two can check each other:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
 from kent_ops.core.permit import Permit
+from kent_ops.core.sensor_kinds import GATE, LOT, SENSOR_KINDS, STATION
 from kent_ops.core.wire import MAX_PAYLOAD_BYTES, ROLES, TopicRef, Topics
 
 __all__ = ["GateTally", "Tally", "expected_totals"]
 
-_LISTED_AS = {"gate": "gate", "lot": "lot", "badge": "station"}
+_LISTED_AS = {kind.record: kind.name for kind in SENSOR_KINDS}
 """A sensor topic's kind -> the kind of sensor the permit must list its id as."""
 
 
@@ -152,11 +153,7 @@ class Tally:
         fields = _fields(payload)
         if fields is None:
             return self._reject()
-        if kind == "gate":
-            return self._gate(source, fields)
-        if kind == "lot":
-            return self._lot(source, fields, payload)
-        return self._badge(source, fields, payload)
+        return _READERS[kind](self, source, fields, payload)
 
     def _availability(self, source: str, payload: bytes) -> str:
         text = payload.strip()
@@ -165,7 +162,7 @@ class Tally:
         self.online[source] = text == b"online"
         return "counted"
 
-    def _gate(self, source: str, fields: dict[str, Any]) -> str:
+    def _gate(self, source: str, fields: dict[str, Any], payload: bytes) -> str:
         if not (_count(fields, "in_total") and _count(fields, "out_total")):
             return self._reject()
         outcome = self.gates.setdefault(source, GateTally()).apply(
@@ -227,6 +224,14 @@ class Tally:
     def _reject(self) -> str:
         self.rejected += 1
         return "rejected"
+
+
+_READERS: dict[str, Callable[[Tally, str, dict[str, Any], bytes], str]] = {
+    GATE.record: Tally._gate,
+    LOT.record: Tally._lot,
+    STATION.record: Tally._badge,
+}
+"""Each kind of sensor's messages (core/sensor_kinds.py), by the kind of their topic."""
 
 
 def _fields(payload: bytes) -> dict[str, Any] | None:

@@ -253,11 +253,7 @@ class Adapter:
     def _messages(self, item: Inbound, result: Translation) -> list[tuple[str, bytes]]:
         """The translation's payloads on the sensor's topic, then the raw record."""
         sensor = item.spec.sensor
-        topic = (
-            self.topics.gate_count(sensor)
-            if item.spec.kind == "gate"
-            else self.topics.lot_occupancy(sensor)
-        )
+        topic = self.topics.reading(item.spec.kind, sensor)
         key = self.keys.get(sensor) if self.keys is not None else None
         out = [(topic, encode_payload(p, key)) for p in result.payloads]
         raw = encode_raw(

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from kent_ops.core.gate_view import manual_gate
 from kent_ops.core.permit import Permit
+from kent_ops.core.sensor_kinds import GATE
 from kent_ops.core.wire import Topics
 
 __all__ = [
@@ -125,18 +126,11 @@ def property_sensors(permit: Permit, property_id: str) -> dict[str, str]:
     counter connects to the broker of the property it stands on: either), a lot and a
     staff station on it. A ``{gate}-manual`` tally is a gate like any other.
     """
-    on: dict[str, str] = {}
-    for sensor, kind in permit.sensors.items():
-        if kind == "gate":
-            spec = permit.gate_specs[sensor]
-            here = property_id in (spec.property, spec.from_property, spec.to_property)
-        elif kind == "lot":
-            here = permit.lot_property.get(sensor) == property_id
-        else:
-            here = permit.station_property.get(sensor) == property_id
-        if here:
-            on[sensor] = kind
-    return on
+    return {
+        sensor: kind
+        for sensor, kind in permit.sensors.items()
+        if property_id in permit.properties_of(sensor)
+    }
 
 
 def bridge_topics(permit: Permit, property_id: str, inspectors: Sequence[str] = ()) -> BridgeTopics:
@@ -147,7 +141,7 @@ def bridge_topics(permit: Permit, property_id: str, inspectors: Sequence[str] = 
     for sensor, kind in sensors.items():
         out += [sensor_topic(topics, kind, sensor), topics.availability(sensor)]
     out += [topics.inspector(who, "+") for who in inspectors]
-    inbound = [topics.gate_command(g) for g, kind in sensors.items() if kind == "gate"]
+    inbound = [topics.gate_command(g) for g, kind in sensors.items() if kind == GATE.name]
     inbound += [topics.status, topics.alerts_wildcard, topics.aggregator_availability]
     return BridgeTopics(tuple(out), tuple(inbound))
 
@@ -192,11 +186,7 @@ def property_users(permit: Permit, property_id: str, inspectors: Sequence[str] =
 
 def sensor_topic(topics: Topics, kind: str, sensor: str) -> str:
     """The topic a sensor of this kind publishes its readings on."""
-    if kind == "gate":
-        return topics.gate_count(sensor)
-    if kind == "lot":
-        return topics.lot_occupancy(sensor)
-    return topics.staff_badge(sensor)
+    return topics.reading(kind, sensor)
 
 
 def _aggregator(topics: Topics) -> list[str]:
@@ -317,7 +307,7 @@ def _simulator(permit: Permit, topics: Topics) -> list[str]:
         f"user {SIMULATOR_USER}",
     ]
     for sensor, kind in permit.sensors.items():
-        if sensor in permit.manual_gates:
+        if not permit.sensor_kind(sensor).simulated:  # a deputy's tally is the deputy's
             continue
         lines.append(f"topic write {sensor_topic(topics, kind, sensor)}")
         lines.append(f"topic write {topics.availability(sensor)}")

@@ -12,12 +12,15 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kent_ops.core.permit_model import Permit
+from kent_ops.core.sensor_kinds import GATE, LOT, STATION, kind_of
+from kent_ops.core.sensor_payloads import Badge, GateCount, LotOccupancy
 from kent_ops.core.timeutil import SECOND, to_us
-from kent_ops.core.wire import Badge, GateCount, LotOccupancy
 
 __all__ = ["Counting", "GateCounter", "GateOutcome", "LotSensor", "SensorLiveness", "StaffRoster"]
 
 RATE_WINDOW_US = 60 * SECOND
+Reading = GateCount | LotOccupancy | Badge
+"""A sensor's reading: the payload of one kind in core/sensor_kinds.py."""
 
 
 class GateOutcome(NamedTuple):
@@ -179,7 +182,7 @@ class StaffRoster:
 class SensorLiveness:
     """When a sensor was last heard and what its availability topic says."""
 
-    kind: str  # gate | lot | station
+    kind: str  # its kind's name in core/sensor_kinds.py: gate | lot | station
     manual: bool = False
     last_seen: int | None = None
     available: bool | None = None
@@ -194,8 +197,9 @@ class SensorLiveness:
     @property
     def watched_for_silence(self) -> bool:
         """Counters and lot sensors heartbeat; badge readers and a deputy's manual tally
-        publish only when used, so their silence is never a fault (docs/protocol.md)."""
-        return self.kind != "station" and not self.manual
+        publish only when used, so their silence is never a fault (docs/protocol.md):
+        the kind's entry in core/sensor_kinds.py says which."""
+        return kind_of(self.kind, self.manual).heartbeats
 
 
 @dataclass(slots=True)
@@ -229,9 +233,9 @@ class Counting:
         gate_property: dict[str, str] | None = None,
         internal: dict[str, tuple[str, str]] | None = None,
     ) -> Counting:
-        sensors = {g: SensorLiveness("gate", manual=g in manual) for g in gates}
-        sensors.update({lot: SensorLiveness("lot") for lot in lots})
-        sensors.update({s: SensorLiveness("station") for s in stations})
+        sensors = {g: SensorLiveness(GATE.name, manual=g in manual) for g in gates}
+        sensors.update({lot: SensorLiveness(LOT.name) for lot in lots})
+        sensors.update({s: SensorLiveness(STATION.name) for s in stations})
         return cls(
             gates={g: GateCounter() for g in gates},
             lots={lot: LotSensor(cap) for lot, cap in lots.items()},
@@ -276,6 +280,23 @@ class Counting:
             if self.attendance > self.peak:
                 self.peak = self.attendance
         return outcome
+
+    def apply(self, sensor: str, msg: Reading, t: int) -> GateOutcome:
+        """One sensor's reading, whatever its kind, on that kind's counting state.
+
+        A gate's outcome is its own; a lot's or a station's is counted, or a duplicate
+        when its ``seq`` was already seen.
+        """
+        match msg:
+            case GateCount():
+                return self.apply_gate(sensor, msg, t)
+            case LotOccupancy():
+                applied = self.apply_lot(sensor, msg)
+            case Badge():
+                applied = self.roster.apply(sensor, msg)
+            case _:
+                raise TypeError(f"no counting state takes a {type(msg).__name__}")
+        return _COUNTED if applied else GateOutcome("duplicate", f"seq {msg.seq} already seen")
 
     def by_property(self) -> dict[str, int]:
         """Persons on each property, from its gates (inspectors' adjustments are not split)."""
@@ -334,8 +355,10 @@ class Counting:
 
     @property
     def uncertain(self) -> bool:
-        """True while any automatic gate counter is offline or stale (its count may be
-        behind). A manual tally never makes attendance uncertain: the automatic counter it
-        stands in for already did, if it failed."""
+        """True while any sensor whose kind makes attendance uncertain (an automatic gate
+        counter) is offline or stale: its count may be behind. A manual tally never does:
+        the automatic counter it stands in for already did, if it failed."""
         sensors = self.sensors
-        return any(sensors[s].kind == "gate" and not sensors[s].manual for s in self.offline)
+        return any(
+            kind_of(sensors[s].kind, sensors[s].manual).makes_uncertain for s in self.offline
+        )

@@ -29,7 +29,7 @@ from kent_ops.core import wire
 from kent_ops.core.alerts import Alert, AlertBook
 from kent_ops.core.assembly import AssemblyTrack, assembly_on
 from kent_ops.core.checklist import applicable_items
-from kent_ops.core.counting import Counting
+from kent_ops.core.counting import Counting, Reading
 from kent_ops.core.coverage import Dispersal, cover_end, why_uncovered
 from kent_ops.core.deadlines import Deadlines
 from kent_ops.core.engine_io import Changes, FeedResult
@@ -47,13 +47,19 @@ from kent_ops.core.rules import (
     held_in,
 )
 from kent_ops.core.rules.data import note_skew
+from kent_ops.core.sensor_kinds import SENSOR_KINDS
 from kent_ops.core.status_view import Snapshot, build_status
 from kent_ops.core.timeutil import from_us, seconds, to_us
 from kent_ops.core.wire import Decoded, Rejection, decode
+from kent_ops.core.wire.adapter import AdapterRaw
 
 __all__ = ["Changes", "Engine", "FeedResult"]
 
 Clock = Literal["wall", "sensor"]
+_READINGS = frozenset(kind.payload for kind in SENSOR_KINDS)
+_ATTENDANCE_ONLY = frozenset(k.payload for k in SENSOR_KINDS if k.figure == "attendance")
+"""Readings that move attendance alone: within its band the rules can wait (_within_band)."""
+_ATTENDANCE_KINDS = frozenset(k.record for k in SENSOR_KINDS if k.figure == "attendance")
 Key = tuple[str, str | None]
 Keys = Mapping[str, bytes] | None
 
@@ -216,7 +222,7 @@ class Engine:
             return FeedResult(False, decoded.reason, decoded.kind, from_us(t))
         at = received_at if t == received else from_us(t)
         self._counts_only = False
-        if decoded.kind != "gate":
+        if decoded.kind not in _ATTENDANCE_KINDS:
             self._fold_stretch()  # before a badge or an adjustment changes what the peak meant
         try:
             reason = self._apply(decoded, t, received, record_id)
@@ -272,51 +278,44 @@ class Engine:
     def _apply(self, msg: Decoded, t: int, received: int, record: int | None) -> str | None:
         """Move the counts; return a note for an accepted message that changed nothing."""
         rec = msg.record
-        counts = self.counts
-        kind = msg.kind
-        skew_changed = False
-        if kind in ("gate", "lot", "badge"):
-            skew_changed = self._note_skew(msg.source, rec, received)
-        if kind == "gate":
-            outcome = counts.apply_gate(msg.source, rec, t)  # type: ignore[arg-type]
-            if outcome.effect == "rejected":
-                raise Refused(outcome.reason or "refused")
-            was_stale = counts.sensors[msg.source].stale
-            self._heard(msg.source, t)
-            if outcome.effect == "restart":
-                self.alert_book.event(
-                    ("counter-reset", msg.source),
-                    t,
-                    Condition(
-                        {"seq": rec.seq, "restarts": counts.gates[msg.source].restarts},  # type: ignore[union-attr]
-                        {},
-                        1,
-                    ),
-                    uncertain=counts.uncertain,
-                    record=record,
-                )
-                return outcome.reason
-            # A stale gate heard again ends its sensor-offline now: not counts only.
-            self._counts_only = not (skew_changed or was_stale)
-            return outcome.reason if outcome.effect == "duplicate" else None
-        if kind == "lot":
-            applied = counts.apply_lot(msg.source, rec)  # type: ignore[arg-type]
-            self._heard(msg.source, t)
-            return None if applied else f"seq {rec.seq} already seen"  # type: ignore[union-attr]
-        if kind == "badge":
-            applied = counts.roster.apply(msg.source, rec)  # type: ignore[arg-type]
-            self._heard(msg.source, t)
-            return None if applied else f"seq {rec.seq} already seen"  # type: ignore[union-attr]
-        if kind == "availability":
-            counts.set_available(msg.source, rec.online)  # type: ignore[union-attr]
-            return None
-        if kind == "clerk-permit":
-            return self._apply_clerk(msg.source, rec, t)  # type: ignore[arg-type]
-        if kind in ("notifier-sent", "adapter-raw"):
-            return None  # the log proves who was told what, when, and what a device said
+        if type(rec) in _READINGS:
+            return self._apply_reading(msg.source, rec, t, received, record)  # type: ignore[arg-type]
+        match rec:
+            case wire.Availability(online=online):
+                self.counts.set_available(msg.source, online)
+                return None
+            case wire.ClerkPermit():
+                return self._apply_clerk(msg.source, rec, t)
+            case wire.NotifierSent() | AdapterRaw():
+                return None  # the log proves who was told what, when, and what a device said
         return self.inspectors.apply(
             msg.source, msg.kind, msg.record, from_us(t), self.alert_book, self.counts
         )
+
+    def _apply_reading(
+        self, sensor: str, rec: Reading, t: int, received: int, record: int | None
+    ) -> str | None:
+        """A reading of any kind of sensor (core/sensor_kinds.py): counted, its sensor heard."""
+        counts = self.counts
+        skew_changed = self._note_skew(sensor, rec, received)
+        outcome = counts.apply(sensor, rec, t)
+        if outcome.effect == "rejected":
+            raise Refused(outcome.reason or "refused")
+        was_stale = counts.sensors[sensor].stale
+        self._heard(sensor, t)
+        if outcome.effect == "restart":  # a gate counter's: stitched, and a finding
+            restarts = counts.gates[sensor].restarts
+            self.alert_book.event(
+                ("counter-reset", sensor),
+                t,
+                Condition({"seq": rec.seq, "restarts": restarts}, {}, 1),
+                uncertain=counts.uncertain,
+                record=record,
+            )
+        elif type(rec) in _ATTENDANCE_ONLY:
+            # A stale gate heard again ends its sensor-offline now: not counts only.
+            self._counts_only = not (skew_changed or was_stale)
+        return outcome.reason
 
     def _apply_clerk(self, who: str, rec: wire.ClerkPermit, t: int) -> str | None:
         """The Clerk changes the permit's status from an instant on (permit:G)."""

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from kent_ops.core.devices.source import SourceSpec
 from kent_ops.core.errors import UsageError
 from kent_ops.core.ordinance import PERMIT_THRESHOLD
+from kent_ops.core.sensor_kinds import SENSOR_KINDS, SensorKind, kind_of
 
 __all__ = [
     "Agent",
@@ -227,11 +228,25 @@ class Permit:
 
     @property
     def sensors(self) -> dict[str, str]:
-        """Every listed sensor id and its kind (gate, lot or station)."""
-        kinds: dict[str, str] = {g: "gate" for g in self.gates}
-        kinds.update({lot: "lot" for lot in self.lots})
-        kinds.update({s: "station" for s in self.staff_stations})
+        """Every listed sensor id and its kind's name (gate, lot or station), kind by kind
+        in the order of :data:`~kent_ops.core.sensor_kinds.SENSOR_KINDS`."""
+        kinds: dict[str, str] = {}
+        for kind in SENSOR_KINDS:
+            kinds.update(dict.fromkeys(getattr(self, kind.permit_list), kind.name))
         return kinds
+
+    def sensor_kind(self, sensor: str) -> SensorKind:
+        """A listed sensor's kind, or its manual flavour for a deputy's tally."""
+        return kind_of(self.sensors[sensor], sensor in self.manual_gates)
+
+    def properties_of(self, sensor: str) -> tuple[str, ...]:
+        """The properties a listed sensor stands on: one, or both sides of an internal gate."""
+        spec = self.gate_specs.get(sensor)
+        if spec is not None:
+            sides = (spec.property, spec.from_property, spec.to_property)
+            return tuple(p for p in sides if p is not None)
+        on = self.lot_property.get(sensor) or self.station_property.get(sensor)
+        return (on,) if on else ()
 
     def stale_after_s(self, sensor: str) -> float:
         """How long ``sensor`` may be silent before it is offline: its source's own

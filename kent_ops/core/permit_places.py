@@ -10,15 +10,17 @@ between two properties names ``from`` and ``to`` instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from kent_ops.core import permit_schema as schema
 from kent_ops.core.devices.source import SourceSpec, read_source
 from kent_ops.core.permit_model import GateSpec, Property
 from kent_ops.core.permit_reader import ABSENT, Reader, suggestion
+from kent_ops.core.sensor_kinds import GATE, LOT, SENSOR_KINDS, STATION, SensorKind
 
-__all__ = ["read_properties", "read_sensors"]
+__all__ = ["READERS", "read_properties", "read_sensors"]
 
 
 def read_properties(
@@ -131,50 +133,82 @@ class _Places:
         return GateSpec(v["id"], bool(manual), None, src, dst)
 
 
-def read_sensors(r: Reader, known: list[str]) -> dict[str, Any]:
-    """Gates, lots and staff stations: ids unique across all three, each on a property."""
-    single = "properties" not in r.data
-    places = _Places(r, known, known[0] if single and known else None)
-    ids: list[str] = []  # every id as listed, to find one listed twice
-    specs: dict[str, GateSpec] = {}
-    sources: dict[str, SourceSpec | None] = {}
-    for i, g in r.read_list(schema.GATES):
-        if g["id"] is not None:
-            ids.append(g["id"])
-            specs.setdefault(g["id"], places.gate(f"gates[{i}]", g))
-            if g["source"] is not None:
-                sources[g["id"]] = read_source(r, f"gates[{i}]", g["id"], "gate", g["source"])
-    if specs and known and not any(g.boundary for g in specs.values()):
-        r.problem(
-            "[[gates]]",
+@dataclass(slots=True)
+class _Listed:
+    """What the permit's lists of sensors hold, gathered kind by kind."""
+
+    places: _Places
+    ids: list[str] = field(default_factory=list)
+    """Every id as listed, to find one listed twice."""
+    specs: dict[str, GateSpec] = field(default_factory=dict)
+    lots: dict[str, int] = field(default_factory=dict)
+    lot_on: dict[str, str] = field(default_factory=dict)
+    station_on: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, SourceSpec | None] = field(default_factory=dict)
+
+    def entries(self, kind: SensorKind) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Each entry of the kind's list that has an id, and its path; its ``source`` is
+        read after the kind's own reader has placed it."""
+        r = self.places.r
+        for i, v in r.read_list(schema.SENSOR_LISTS[kind.name]):
+            if v["id"] is None:
+                continue
+            path = f"{kind.permit_list}[{i}]"
+            self.ids.append(v["id"])
+            yield path, v
+            if kind.rentable and v["source"] is not None:
+                self.sources[v["id"]] = read_source(r, path, v["id"], kind.name, v["source"])
+
+
+def _gates(listed: _Listed, kind: SensorKind) -> None:
+    places = listed.places
+    for path, v in listed.entries(kind):
+        listed.specs.setdefault(v["id"], places.gate(path, v))
+    if listed.specs and places.known and not any(g.boundary for g in listed.specs.values()):
+        places.r.problem(
+            f"[[{kind.permit_list}]]",
             "at least one gate must be on the assembly's boundary (name its property)",
             schema.CITE_AGGREGATE,
         )
-    lots: dict[str, int] = {}
-    lot_on: dict[str, str] = {}
-    for i, lot in r.read_list(schema.LOTS):
-        if lot["id"] is not None:
-            ids.append(lot["id"])
-        if lot["id"] is not None and lot["capacity"] is not None:
-            lots[lot["id"]] = lot["capacity"]
-            lot_on[lot["id"]] = places.on(f"lots[{i}]", lot["property"], "lot") or ""
-        if lot["id"] is not None and lot["source"] is not None:
-            sources[lot["id"]] = read_source(r, f"lots[{i}]", lot["id"], "lot", lot["source"])
-    station_on: dict[str, str] = {}
-    for i, s in r.read_list(schema.STATIONS):
-        if s["id"] is not None:
-            ids.append(s["id"])
-            station_on[s["id"]] = places.on(f"staff_stations[{i}]", s["property"], "station") or ""
-    _check_unique(r, ids)
+
+
+def _lots(listed: _Listed, kind: SensorKind) -> None:
+    for path, v in listed.entries(kind):
+        if v["capacity"] is not None:
+            listed.lots[v["id"]] = v["capacity"]
+            listed.lot_on[v["id"]] = listed.places.on(path, v["property"], kind.name) or ""
+
+
+def _stations(listed: _Listed, kind: SensorKind) -> None:
+    for path, v in listed.entries(kind):
+        listed.station_on[v["id"]] = listed.places.on(path, v["property"], kind.name) or ""
+
+
+READERS: dict[str, Callable[[_Listed, SensorKind], None]] = {
+    GATE.name: _gates,
+    LOT.name: _lots,
+    STATION.name: _stations,
+}
+"""How each kind of sensor's entries are placed, by the kind's name: what is its own."""
+
+
+def read_sensors(r: Reader, known: list[str]) -> dict[str, Any]:
+    """Every kind's sensors (core/sensor_kinds.py): ids unique across all, each on a property."""
+    single = "properties" not in r.data
+    listed = _Listed(_Places(r, known, known[0] if single and known else None))
+    for kind in SENSOR_KINDS:
+        READERS[kind.name](listed, kind)
+    _check_unique(r, listed.ids)
+    specs = listed.specs
     return {
         "gates": tuple(specs),
         "manual_gates": frozenset(g.id for g in specs.values() if g.manual),
         "gate_specs": specs,
-        "lots": lots,
-        "lot_property": lot_on,
-        "staff_stations": tuple(station_on),
-        "station_property": station_on,
-        "sources": {k: v for k, v in sources.items() if v is not None},
+        "lots": listed.lots,
+        "lot_property": listed.lot_on,
+        "staff_stations": tuple(listed.station_on),
+        "station_property": listed.station_on,
+        "sources": {k: v for k, v in listed.sources.items() if v is not None},
     }
 
 

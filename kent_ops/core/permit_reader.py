@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-__all__ = ["ABSENT", "REQUIRED", "FieldSpec", "ListSpec", "Reader", "TableSpec", "suggestion"]
+__all__ = [
+    "ABSENT",
+    "REQUIRED",
+    "FieldSpec",
+    "ListSpec",
+    "Reader",
+    "TableSpec",
+    "non_negative",
+    "suggestion",
+]
 
 REQUIRED: Any = object()
 """A field's default when it must be given."""
@@ -23,6 +32,11 @@ ABSENT: Any = object()
 
 Check = Callable[[Any], str | None]
 """A named validator: None if the value is good, else what is wrong with it."""
+
+
+def non_negative(value: int | float) -> str | None:
+    """The validator of counts and amounts (here, as the sensor kinds' fields use it too)."""
+    return "must not be negative" if value < 0 else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,10 @@ from datetime import date, datetime
 from typing import Any
 
 from kent_ops.core import ordinance as law
-from kent_ops.core.permit_reader import ABSENT, FieldSpec, ListSpec, TableSpec
+from kent_ops.core.permit_reader import ABSENT, FieldSpec, ListSpec, TableSpec, non_negative
+from kent_ops.core.sensor_kinds import SENSOR_KINDS, SensorKind
 
-__all__ = ["KNOWN_TABLES", "STATEMENTS", "Statement", "permit_attrs"]
+__all__ = ["KNOWN_TABLES", "SENSOR_LISTS", "STATEMENTS", "Statement", "permit_attrs"]
 
 ID_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SENSOR_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -51,10 +52,6 @@ CITE_AGGREGATE = law.CITE_THRESHOLD  # permit:A: "any part or portion ... in the
 
 
 # -- small named validators ------------------------------------------------------------------
-
-
-def non_negative(value: int | float) -> str | None:
-    return "must not be negative" if value < 0 else None
 
 
 def positive(value: int | float) -> str | None:
@@ -341,31 +338,22 @@ WINDOWS = ListSpec(
     empty="at least one permitted window is required",
     empty_cite=CITE_DECLARED,
 )
-_ON = _f("property", str, default=None)
-GATES = ListSpec(
-    "gates",
-    (
-        _f("id", str, check=sensor_id),
-        _f("manual", bool, default=ABSENT),
-        _ON,
-        _f("from", str, default=None),
-        _f("to", str, default=None),
-        _f("source", dict, default=None),  # a rented device (kent_ops.core.devices.source)
-    ),
-    shape="an id",
-    empty="at least one is required",
-)
-LOTS = ListSpec(
-    "lots",
-    (
-        _f("id", str, check=sensor_id),
-        _f("capacity", int, cite=law.CITE_PARKING, check=non_negative),
-        _ON,
-        _f("source", dict, default=None),  # a rented device (kent_ops.core.devices.source)
-    ),
-    shape="id and capacity",
-)
-STATIONS = ListSpec("staff_stations", (_f("id", str, check=sensor_id), _ON), shape="an id")
+_SOURCE = _f("source", dict, default=None)  # a rented device (kent_ops.core.devices.source)
+
+
+def _sensor_list(kind: SensorKind) -> ListSpec:
+    """The permit's list of one kind of sensor, as its entry in the sensor kinds declares."""
+    rented = (_SOURCE,) if kind.rentable else ()
+    return ListSpec(
+        kind.permit_list,
+        (_f("id", str, check=sensor_id), *kind.permit_fields, *rented),
+        shape=kind.permit_shape,
+        empty=kind.permit_empty,
+    )
+
+
+SENSOR_LISTS: dict[str, ListSpec] = {kind.name: _sensor_list(kind) for kind in SENSOR_KINDS}
+"""Each kind of sensor's ``[[list]]`` by the kind's name (kent_ops.core.sensor_kinds)."""
 
 DIRECT_TABLES: tuple[TableSpec, ...] = (
     PERMIT,
@@ -390,9 +378,7 @@ KNOWN_TABLES: dict[str, TableSpec | ListSpec] = {
         ALERTING,
         SIGNING,
         WINDOWS,
-        GATES,
-        LOTS,
-        STATIONS,
+        *SENSOR_LISTS.values(),
     )
 }
 """Every table the permit file may hold, by name."""

@@ -23,6 +23,7 @@ import msgspec
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
+from kent_ops.core.sensor_kinds import SENSOR_KINDS
 from kent_ops.evidence.replay import Replayed
 from kent_ops.report.devices import RentedDevices
 from kent_ops.report.kept import Kept, summary_body
@@ -50,7 +51,9 @@ _NEVER = datetime.max.replace(tzinfo=UTC)
 _ONE_SECOND = timedelta(seconds=1)
 _LOW = -(2**62)
 _HIGH = 2**62
-_SAMPLED_KINDS = frozenset({"gate", "lot", "badge", "adjust"})
+_FIGURES = {kind.record: kind.figure for kind in SENSOR_KINDS}
+"""The figure each kind of sensor's readings move (core/sensor_kinds.py)."""
+_SAMPLED_KINDS = frozenset({*_FIGURES, "adjust"})
 _INSPECTOR_KINDS = frozenset({"note", "ack", "inspection", "adjust"})
 _SERVICE_EVENTS = frozenset(
     {
@@ -237,7 +240,8 @@ class Collector:
         t = result.time
         if t >= self._next:
             self._new_second(t)
-        if kind == "gate":
+        figure = _FIGURES.get(kind)
+        if figure == "attendance":
             if t != self._t_att:
                 self._attendance_held(t)
             counts = engine.counts
@@ -250,12 +254,12 @@ class Collector:
             elif self._several:
                 self._property_peaks(counts.by_property(), t)
             return result.reason is not None
-        if kind == "lot":
+        if figure == "vehicles":
             if t != self._t_veh:
                 self._vehicles_held(t)
             self._veh = engine.counts.occupied_total
             return result.reason is not None
-        if kind == "badge":
+        if figure == "staff":
             if t != self._t_staff:
                 self._staff_held(t)
             roster = engine.counts.roster.counts

@@ -37,6 +37,7 @@ import msgspec
 
 from kent_ops.core import wire
 from kent_ops.core.alerts import raised_outside
+from kent_ops.core.sensor_kinds import SENSOR_KINDS
 
 __all__ = ["FLOOD_RULE", "FloodGuard", "Records", "source_of"]
 
@@ -51,9 +52,7 @@ MAX_LISTED = 20
 """Distinct reasons and topics a summary names; the rest are counted under ``(others)``."""
 
 _ROLES = {
-    "gate": "sensor",
-    "parking": "sensor",
-    "staff": "sensor",
+    **{kind.area: "sensor" for kind in SENSOR_KINDS},  # each kind's readings (sensor-{id})
     "sensor": "sensor",
     "inspector": "inspector",
     "clerk": "clerk",

@@ -10,17 +10,19 @@ other fraction is unreadable), and device times.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import msgspec
 
-from kent_ops.core.devices.source import SourceSpec
+from kent_ops.core.devices.spec import SourceSpec
 
 __all__ = [
     "MAX_COUNT",
     "MISSING",
+    "Format",
     "Reading",
     "Unreadable",
     "count_at",
@@ -58,6 +60,21 @@ class Unreadable(NamedTuple):
     """A message the adapter could not read, and why (one sentence)."""
 
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """What one format module declares (as ``FORMAT``): all the rest of kent-ops knows of it."""
+
+    name: str
+    """What a permit's ``source`` names it by."""
+    read: Callable[[SourceSpec, str, bytes], Reading | Unreadable]
+    """The device's message (topic, bytes) as a reading, or why not; never raises."""
+    own_counter: bool = True
+    """Its messages carry their frame counter; only a format without one takes ``seq``."""
+    gate_paths: Callable[[int], dict[str, str]] | None = None
+    """The device's own names for a gate's fields, by counting line (the ``line`` key),
+    used when the permit names none; None for a format without counting lines."""
 
 
 def parse_json(payload: bytes) -> Any:

@@ -5,26 +5,24 @@ own protocol (docs/protocol.md, "Rented devices"): a LoRaWAN network server's up
 JSON, a commercial counter's MQTT JSON, or any JSON with its fields named by dotted
 path. ``kent-ops adapt`` reads these tables; the aggregator only takes the sensor's
 ``stale_after_s`` from them. Every problem is reported like the rest of the permit,
-``field: what is wrong (cite)``, and an unknown key is an error.
+``field: what is wrong (cite)``, and an unknown key is an error. The formats and what
+each allows beyond the common keys (counting lines, a ``seq`` of its own) come from
+their modules (:data:`kent_ops.core.devices.formats.FORMATS`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from kent_ops.core.devices.formats import FORMATS
+from kent_ops.core.devices.spec import SourceSpec
 from kent_ops.core.permit_reader import FieldSpec, Reader, suggestion
 
 __all__ = [
-    "FORMATS",
     "SOURCE_KEYS",
     "SourceSpec",
     "read_source",
 ]
-
-FORMATS: tuple[str, ...] = ("ttn-v3", "chirpstack-v4", "milesight-vs13x", "json")
-"""The formats built in; each is one module of :mod:`kent_ops.core.devices.formats`."""
 
 CITE_SENSORS = "permit:B(2)"  # the persons and vehicles the sensors count, as declared
 _PATH_KEYS = ("in", "out", "in_delta", "out_delta", "occupied", "free", "ts", "seq")
@@ -54,7 +52,8 @@ def _positive(value: float) -> str | None:
 def _fmt(value: str) -> str | None:
     if value in FORMATS:
         return None
-    return f"must be one of {', '.join(FORMATS)}, not {value!r}" + suggestion(value, FORMATS)
+    names = list(FORMATS)
+    return f"must be one of {', '.join(names)}, not {value!r}" + suggestion(value, names)
 
 
 _F = FieldSpec
@@ -69,41 +68,6 @@ SOURCE_KEYS: tuple[FieldSpec, ...] = (
 """Every key a ``source`` table may hold."""
 
 
-@dataclass(frozen=True, slots=True)
-class SourceSpec:
-    """How one sensor's rented device is read; paths are dotted field names."""
-
-    sensor: str
-    kind: str
-    """``gate`` or ``lot``: the kent-ops payload the device's messages become."""
-    format: str
-    topic: str | None
-    """The device's own MQTT topic (a filter: ``+`` allowed); None for an HTTP device."""
-    http: bool = False
-    """The device posts its messages over HTTPS to ``kent-ops adapt`` instead."""
-    in_: str | None = None
-    out: str | None = None
-    in_delta: str | None = None
-    out_delta: str | None = None
-    occupied: str | None = None
-    free: str | None = None
-    ts: str | None = None
-    seq: str | None = None
-    line: int | None = None
-    stale_after_s: float | None = None
-
-    @property
-    def deltas(self) -> bool:
-        """The gate's counts arrive as the persons since the last message, not totals."""
-        return self.in_delta is not None
-
-
-_DEFAULTS: dict[str, Callable[[int], dict[str, str]]] = {
-    # The Milesight VS13x decoder names its fields by counting line.
-    "milesight-vs13x": lambda n: {"in": f"line_{n}_total_in", "out": f"line_{n}_total_out"},
-}
-
-
 def read_source(r: Reader, path: str, sensor: str, kind: str, raw: Any) -> SourceSpec | None:
     """One gate's or lot's ``source`` table, or None (with its problems) if it is bad."""
     where = f"{path}.source"
@@ -114,12 +78,13 @@ def read_source(r: Reader, path: str, sensor: str, kind: str, raw: Any) -> Sourc
     v = r.fields(raw, where, SOURCE_KEYS)
     if v["format"] is None:
         return None
-    if v["format"] == "milesight-vs13x":
-        defaults = _DEFAULTS["milesight-vs13x"](v["line"] or 1)
+    fmt = FORMATS[v["format"]]
+    if fmt.gate_paths is not None:
         if kind == "gate" and not any(v[k] for k in ("in", "out", "in_delta", "out_delta")):
-            v.update(defaults)
+            v.update(fmt.gate_paths(v["line"] or 1))
     elif v["line"] is not None:
-        r.problem(f"{where}.line", "only a milesight-vs13x source has counting lines")
+        lined = " or ".join(f.name for f in FORMATS.values() if f.gate_paths is not None)
+        r.problem(f"{where}.line", f"only a {lined} source has counting lines")
     _check_where(r, where, v)
     _check_fields(r, where, kind, v)
     if len(r.problems) > before:
@@ -148,7 +113,7 @@ def _check_where(r: Reader, where: str, v: dict[str, Any]) -> None:
         r.problem(f"{where}.topic", "missing; name the device's MQTT topic, or set http = true")
     if v["topic"] is not None and v["http"]:
         r.problem(f"{where}.http", "a device either publishes on a topic or posts over HTTP")
-    if v["seq"] is not None and v["format"] != "json":
+    if v["seq"] is not None and FORMATS[v["format"]].own_counter:
         r.problem(f"{where}.seq", f"a {v['format']} source has its own frame counter")
 
 

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from kent_ops.core.devices.reading import Reading, Unreadable
-from kent_ops.core.devices.source import SourceSpec
+from kent_ops.core.devices.spec import SourceSpec
 from kent_ops.core.timeutil import from_us, to_us
 from kent_ops.core.wire.adapter import REDELIVERY
 from kent_ops.core.wire.signing import format_ts

@@ -5,6 +5,10 @@ never raises; a bad payload comes back as a :class:`Rejection` whose ``reason`` 
 plain sentence, stored in the evidence log beside the raw bytes. Stateful checks
 (falling totals, an ack for an unknown alert) belong to the counting state and the
 engine, not here. docs/protocol.md describes each payload for device makers.
+
+A sensor's payload is declared with its kind (:mod:`kent_ops.core.sensor_payloads`, one
+entry of :data:`kent_ops.core.sensor_kinds.SENSOR_KINDS` each) and re-exported here; the
+routes and checks below take every kind from that table.
 """
 
 from __future__ import annotations
@@ -12,10 +16,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal, NamedTuple, Protocol, get_args
+from typing import Literal, NamedTuple, Protocol
 
 import msgspec
 
+from kent_ops.core.sensor_kinds import SENSOR_KINDS
+from kent_ops.core.sensor_payloads import (
+    MAX_COUNT,
+    ROLES,
+    Badge,
+    GateCount,
+    LotOccupancy,
+    Role,
+    count_problem,
+)
 from kent_ops.core.timeutil import EARLIEST, LATEST, instant_problem
 from kent_ops.core.wire.adapter import AdapterRaw, check_raw
 from kent_ops.core.wire.signing import unsign
@@ -49,8 +63,6 @@ __all__ = [
 
 MAX_PAYLOAD_BYTES = 64 * 1024
 """A payload over 64 KiB is rejected unread."""
-MAX_COUNT = 10**9
-"""No gate or lot counts a billion; larger numbers are corrupt, not crowds."""
 MAX_TEXT = 4000
 """The longest note an inspector may send, in characters."""
 
@@ -61,37 +73,6 @@ move the engine's time (and the report's timeline) years away from the event."""
 
 Span = tuple[datetime, datetime]
 """The first and last ``ts`` a message may carry (inclusive)."""
-
-Role = Literal["doctor", "nurse", "security"]
-ROLES: tuple[str, ...] = get_args(Role)
-"""The roles a badge reader reports."""
-
-
-class GateCount(msgspec.Struct, frozen=True):
-    """Cumulative totals from a gate counter since the device started."""
-
-    seq: int
-    ts: datetime
-    in_total: int
-    out_total: int
-
-
-class LotOccupancy(msgspec.Struct, frozen=True):
-    """Cars now in a lot."""
-
-    seq: int
-    ts: datetime
-    occupied: int
-
-
-class Badge(msgspec.Struct, frozen=True):
-    """A badge scanned on or off duty at a staff station."""
-
-    seq: int
-    ts: datetime
-    badge: str
-    role: Role
-    action: Literal["on", "off"]
 
 
 class Note(msgspec.Struct, frozen=True):
@@ -189,11 +170,10 @@ class Rejection(NamedTuple):
     reason: str
 
 
-# kind -> (payload type, the kind of sensor the permit must list it as, or None for people)
+# kind -> (payload type, the kind of sensor the permit must list it as, or None for people);
+# each kind of sensor's readings as its entry in core/sensor_kinds.py declares them
 _PAYLOADS: dict[str, tuple[type[msgspec.Struct], str | None]] = {
-    "gate": (GateCount, "gate"),
-    "lot": (LotOccupancy, "lot"),
-    "badge": (Badge, "station"),
+    **{kind.record: (kind.payload, kind.name) for kind in SENSOR_KINDS},
     "note": (Note, None),
     "ack": (Ack, None),
     "inspection": (Inspection, None),
@@ -204,7 +184,8 @@ _PAYLOADS: dict[str, tuple[type[msgspec.Struct], str | None]] = {
 }
 INBOUND_KINDS: frozenset[str] = frozenset({*_PAYLOADS, "availability"})
 """The kinds of record the aggregator takes in."""
-_SIGNED_KINDS = frozenset({"gate", "lot", "badge"})
+_SIGNED_KINDS = frozenset(kind.record for kind in SENSOR_KINDS)
+_SENSOR_CHECKS = {kind.payload: kind.check for kind in SENSOR_KINDS}
 _DECODERS = {cls: msgspec.json.Decoder(cls) for cls, _ in _PAYLOADS.values()}
 
 _Route = tuple[str, str, "type[msgspec.Struct] | None", "str | None"]
@@ -358,22 +339,11 @@ def _check(record: msgspec.Struct) -> str | None:
         return "bad timestamp: ts has no offset (use e.g. 2027-07-04T14:03:05-04:00 or Z)"
     if isinstance(ts, datetime) and not EARLIEST <= ts < LATEST:
         return f"bad timestamp: ts {instant_problem(ts)}"
-    if isinstance(record, GateCount):
-        if 0 <= record.seq <= 2**53 and 0 <= record.in_total <= MAX_COUNT >= record.out_total >= 0:
-            return None  # the common case, checked in one expression
-        return (
-            _seq_ok(record.seq)
-            or _count_ok("in_total", record.in_total)
-            or _count_ok("out_total", record.out_total)
-        )
-    if isinstance(record, LotOccupancy):
-        return _seq_ok(record.seq) or _count_ok("occupied", record.occupied)
+    check = _SENSOR_CHECKS.get(type(record))
+    if check is not None:
+        return check(record)
     if isinstance(record, AdapterRaw):
         return check_raw(record)
-    if isinstance(record, Badge):
-        if not record.badge.strip() or len(record.badge) > 200:
-            return "badge id is empty or too long"
-        return _seq_ok(record.seq)
     return _check_person(record)
 
 
@@ -381,7 +351,7 @@ def _check_person(record: msgspec.Struct) -> str | None:
     if isinstance(record, Adjust):
         if not record.reason.strip():
             return "an adjustment needs a reason"
-        return _count_ok("attendance", record.attendance)
+        return count_problem("attendance", record.attendance)
     if isinstance(record, Note):
         if not record.text.strip():
             return "a note needs text"
@@ -411,20 +381,4 @@ def _check_time(record: msgspec.Struct, span: Span | None) -> str | None:
             f"bad timestamp: ts {ts.isoformat()} is more than {SENSOR_CLOCK_MARGIN.days} days "
             "outside the permit's windows, and the sensor clock takes each message at its ts"
         )
-    return None
-
-
-def _seq_ok(seq: int) -> str | None:
-    if seq < 0:
-        return f"negative seq {seq}"
-    if seq > 2**53:
-        return "seq is out of range"
-    return None
-
-
-def _count_ok(name: str, value: int) -> str | None:
-    if value < 0:
-        return f"negative count: {name} is {value}"
-    if value > MAX_COUNT:
-        return f"count out of range: {name} is {value}"
     return None

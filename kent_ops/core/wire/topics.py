@@ -10,17 +10,20 @@ disagree about a topic's shape.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-__all__ = ["INSPECTOR_ACTIONS", "ROOT", "TopicKind", "TopicRef", "Topics"]
+from kent_ops.core.sensor_kinds import GATE, LOT, SENSOR_KINDS, STATION, SensorKind, by_name
+
+__all__ = ["INSPECTOR_ACTIONS", "OTHER_KINDS", "ROOT", "TopicKind", "TopicRef", "Topics"]
 
 ROOT = "kent"
 """The first level of every topic."""
 
-TopicKind = Literal[
-    "gate",
-    "lot",
-    "badge",
+TopicKind = str
+"""What a topic names: a sensor kind's ``record`` (:mod:`kent_ops.core.sensor_kinds`) or
+one of :data:`OTHER_KINDS`."""
+
+OTHER_KINDS: tuple[str, ...] = (
     "availability",
     "note",
     "ack",
@@ -35,16 +38,15 @@ TopicKind = Literal[
     "aggregator-availability",
     "bridge-state",
     "adapter-raw",
-]
+)
+"""Every kind of topic that is not a sensor's reading."""
 
 INSPECTOR_ACTIONS: tuple[str, ...] = ("note", "ack", "inspection", "adjust")
 """The leaves of ``inspector/{who}/…``, each also the record kind it decodes to."""
 
 # (area, leaf) of a three-level topic ``{area}/{id}/{leaf}`` -> its kind
 _THREE_LEVEL: dict[tuple[str, str], TopicKind] = {
-    ("gate", "count"): "gate",
-    ("parking", "occupancy"): "lot",
-    ("staff", "badge"): "badge",
+    **{(kind.area, kind.leaf): kind.record for kind in SENSOR_KINDS},
     ("sensor", "availability"): "availability",
     ("inspector", "note"): "note",
     ("inspector", "ack"): "ack",
@@ -93,14 +95,18 @@ class Topics:
 
     # -- sensors ------------------------------------------------------------------------
 
+    def reading(self, kind: SensorKind | str, sensor: str) -> str:
+        """Where a sensor of ``kind`` (a kind, or its name) publishes its readings."""
+        return (by_name(kind) if isinstance(kind, str) else kind).topic(self.prefix, sensor)
+
     def gate_count(self, gate: str) -> str:
-        return f"{self.prefix}/gate/{gate}/count"
+        return self.reading(GATE, gate)
 
     def lot_occupancy(self, lot: str) -> str:
-        return f"{self.prefix}/parking/{lot}/occupancy"
+        return self.reading(LOT, lot)
 
     def staff_badge(self, station: str) -> str:
-        return f"{self.prefix}/staff/{station}/badge"
+        return self.reading(STATION, station)
 
     def availability(self, sensor: str) -> str:
         return f"{self.prefix}/sensor/{sensor}/availability"
@@ -171,9 +177,7 @@ class Topics:
         """What the aggregator subscribes to: every sensor, inspector, clerk and notifier topic."""
         p = self.prefix
         return [
-            f"{p}/gate/+/count",
-            f"{p}/parking/+/occupancy",
-            f"{p}/staff/+/badge",
+            *(kind.topic(p, "+") for kind in SENSOR_KINDS),
             f"{p}/sensor/+/availability",
             f"{p}/inspector/+/+",
             f"{p}/clerk/+/permit",

@@ -8,6 +8,7 @@ from html import escape
 
 from kent_ops.core import ordinance as law
 from kent_ops.core.permit import Permit
+from kent_ops.core.sensor_kinds import SENSOR_KINDS
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, count
 
@@ -103,9 +104,6 @@ def _facts(data: ReportData, fmt: Fmt) -> list[tuple[str, str]]:
         f"{escape(fmt.day(w.start))} to {escape(fmt.day(w.end))}" for w in pm.windows
     )
     lots = ", ".join(f"{escape(k)} {v:,}" for k, v in pm.lots.items()) or "none"
-    gates = ", ".join(
-        escape(g) + (" (manual tally)" if g in pm.manual_gates else "") for g in pm.gates
-    )
     agent = (
         f"{escape(pm.agent.name)}, {escape(pm.agent.address)} ({escape(pm.agent.county)} County)"
         if pm.agent
@@ -146,8 +144,23 @@ def _facts(data: ReportData, fmt: Fmt) -> list[tuple[str, str]]:
         ),
         ("Clean-up bond (permit:F)", f"${pm.bond_amount:,}{bond}"),
         ("Fee", f"paid {pm.fee_paid_on.isoformat()}" if pm.fee_paid_on else "not paid"),
-        ("Sensors", f"gates: {gates}; staff stations: {escape(', '.join(pm.staff_stations))}"),
+        ("Sensors", _sensors(pm)),
     ]
+
+
+def _sensors(pm: Permit) -> str:
+    """Each kind's sensors (core/sensor_kinds.py), a flavour such as a manual tally named."""
+    rows = []
+    sensors = pm.sensors
+    for kind in SENSOR_KINDS:
+        if kind.in_sensors_row:
+            ids = [s for s, name in sensors.items() if name == kind.name]
+            flavours = [pm.sensor_kind(s).flavour for s in ids]
+            named = (
+                escape(s) + (f" ({f})" if f else "") for s, f in zip(ids, flavours, strict=True)
+            )
+            rows.append(f"{kind.plural}: {', '.join(named)}")
+    return "; ".join(rows)
 
 
 def _medical(pm: Permit) -> str:

@@ -1,9 +1,10 @@
 """The device formats built in: each module reads one format and nothing else.
 
-Every format is a function ``read(spec, topic, payload) -> Reading | Unreadable`` that
-never raises. Adding a format is one module here, one line in :data:`READERS` and its
-name in :data:`kent_ops.core.devices.source.FORMATS` (docs/architecture.md, "A new
-device format").
+Each module declares its :class:`~kent_ops.core.devices.reading.Format` as ``FORMAT``: its
+name, its ``read(spec, topic, payload) -> Reading | Unreadable`` (which never raises)
+and what else its ``source`` tables may say. Adding a format is one module here and its
+``FORMAT`` in :data:`FORMATS` (docs/architecture.md, "A new device format"); the
+permit's reader and the adapter take every format from there.
 """
 
 from __future__ import annotations
@@ -11,17 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kent_ops.core.devices.formats import chirpstack_v4, json_paths, milesight_vs13x, ttn_v3
-from kent_ops.core.devices.reading import Reading, Unreadable
-from kent_ops.core.devices.source import SourceSpec
+from kent_ops.core.devices.reading import Format, Reading, Unreadable
+from kent_ops.core.devices.spec import SourceSpec
 
-__all__ = ["READERS", "Reader"]
+__all__ = ["FORMATS", "READERS", "Reader"]
 
 Reader = Callable[[SourceSpec, str, bytes], Reading | Unreadable]
 
-READERS: dict[str, Reader] = {
-    "ttn-v3": ttn_v3.read,
-    "chirpstack-v4": chirpstack_v4.read,
-    "milesight-vs13x": milesight_vs13x.read,
-    "json": json_paths.read,
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (ttn_v3.FORMAT, chirpstack_v4.FORMAT, milesight_vs13x.FORMAT, json_paths.FORMAT)
 }
-"""Each format's reader, by the name a permit's ``source`` gives."""
+"""Every format built in, by the name a permit's ``source`` gives, in the order the
+permit's problems list them."""
+
+READERS: dict[str, Reader] = {name: f.read for name, f in FORMATS.items()}
+"""Each format's reader, by name."""

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kent_ops.core.devices.reading import (
+    Format,
     Reading,
     Unreadable,
     frame_counter,
@@ -22,9 +23,9 @@ from kent_ops.core.devices.reading import (
     parse_time,
     read_fields,
 )
-from kent_ops.core.devices.source import SourceSpec
+from kent_ops.core.devices.spec import SourceSpec
 
-__all__ = ["read", "unwrap"]
+__all__ = ["FORMAT", "read", "unwrap"]
 
 
 def unwrap(message: Any) -> tuple[Any, datetime | None, int | None] | Unreadable:
@@ -58,3 +59,6 @@ def read(spec: SourceSpec, topic: str, payload: bytes) -> Reading | Unreadable:
         return parts
     decoded, when, counter = parts
     return read_fields(spec, decoded, when, counter)
+
+
+FORMAT = Format("chirpstack-v4", read)

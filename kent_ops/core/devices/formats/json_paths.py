@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kent_ops.core.devices.reading import (
     MISSING,
+    Format,
     Reading,
     Unreadable,
     find,
@@ -17,9 +18,9 @@ from kent_ops.core.devices.reading import (
     parse_json,
     read_fields,
 )
-from kent_ops.core.devices.source import SourceSpec
+from kent_ops.core.devices.spec import SourceSpec
 
-__all__ = ["read"]
+__all__ = ["FORMAT", "read"]
 
 
 def read(spec: SourceSpec, topic: str, payload: bytes) -> Reading | Unreadable:
@@ -36,3 +37,6 @@ def read(spec: SourceSpec, topic: str, payload: bytes) -> Reading | Unreadable:
         if isinstance(counter, Unreadable):
             return counter
     return read_fields(spec, message, None, counter)
+
+
+FORMAT = Format("json", read, own_counter=False)

@@ -20,15 +20,16 @@ from typing import Any
 from kent_ops.core.devices.formats import chirpstack_v4, ttn_v3
 from kent_ops.core.devices.reading import (
     MISSING,
+    Format,
     Reading,
     Unreadable,
     find,
     parse_json,
     read_fields,
 )
-from kent_ops.core.devices.source import SourceSpec
+from kent_ops.core.devices.spec import SourceSpec
 
-__all__ = ["read"]
+__all__ = ["FORMAT", "read"]
 
 
 def _open(message: Any) -> tuple[Any, datetime | None, int | None] | Unreadable:
@@ -64,3 +65,11 @@ def read(spec: SourceSpec, topic: str, payload: bytes) -> Reading | Unreadable:
                 out_delta=f"line_{n}_period_out",
             )
     return read_fields(spec, decoded, when, counter)
+
+
+def _gate_paths(line: int) -> dict[str, str]:
+    """Milesight's decoder names a gate's totals by counting line."""
+    return {"in": f"line_{line}_total_in", "out": f"line_{line}_total_out"}
+
+
+FORMAT = Format("milesight-vs13x", read, gate_paths=_gate_paths)

@@ -16,6 +16,7 @@ from typing import Any
 
 from kent_ops.core.devices.reading import (
     MISSING,
+    Format,
     Reading,
     Unreadable,
     find,
@@ -24,9 +25,9 @@ from kent_ops.core.devices.reading import (
     parse_time,
     read_fields,
 )
-from kent_ops.core.devices.source import SourceSpec
+from kent_ops.core.devices.spec import SourceSpec
 
-__all__ = ["read", "unwrap"]
+__all__ = ["FORMAT", "read", "unwrap"]
 
 
 def unwrap(message: Any) -> tuple[Any, datetime | None, int | None] | Unreadable:
@@ -66,3 +67,6 @@ def read(spec: SourceSpec, topic: str, payload: bytes) -> Reading | Unreadable:
         return parts
     decoded, when, counter = parts
     return read_fields(spec, decoded, when, counter)
+
+
+FORMAT = Format("ttn-v3", read)
