@@ -55,8 +55,8 @@ class GateApp(FeedApp):
     CSS_PATH = "gate.tcss"
     TITLE = "kent-ops gate"
     BINDINGS = [
-        Binding("plus,equals_sign", "count_in", "one in", key_display="+"),
-        Binding("minus", "count_out", "one out", key_display="-"),
+        Binding("plus,equals_sign", "count_in", "in", key_display="+"),
+        Binding("minus", "count_out", "out", key_display="-"),
         Binding("question_mark,f1", "help", "Help"),
         Binding("q", "quit", "Quit"),
     ]
