@@ -63,6 +63,11 @@ class ConnectionState:
     """The event the view was started for (``--event``), named when nothing answers for it."""
     broker_url: str = ""
     """The broker it looks on (no password), named likewise."""
+    received_mono: float | None = None
+    """A monotonic clock's reading when the last status arrived (real seconds since)."""
+    simulated: bool = False
+    """The aggregator runs on its sensors' clock (``status.clock == "sensor"``): a
+    simulation or the demo, whose time is not the wall clock's."""
     up_at: float | None = None
     """A monotonic clock's reading when the link last came up: waiting is measured in
     real seconds, whatever the dashboard's clock (the demo's runs 60 times fast)."""
@@ -110,7 +115,8 @@ def connection_problem(
         since = (
             f" since {local_clock(state.down_since, zone)}" if state.down_since is not None else ""
         )
-        return f"Broker unreachable{since}{why}; showing {shown}"
+        at = f" at {state.broker_url}" if state.broker_url else ""
+        return f"Broker unreachable{at}{since}{why}; showing {shown}"
     if state.aggregator_online is False:
         return f"The aggregator is offline; showing {shown}"
     if state.status_ts is None:
@@ -122,9 +128,30 @@ def connection_problem(
                 "check --event (and --broker)"
             )
         return "Waiting for the aggregator's first status…"
-    age = (now - state.status_ts).total_seconds()
-    if state.received_at is not None:
-        age = max(age, (now - state.received_at).total_seconds())
+    age = _status_age(state, now, monotonic)
     if age > stale_after_s:
         return f"No status for {fmt_age(age)}; showing {shown}"
     return None
+
+
+def _status_age(state: ConnectionState, now: datetime, monotonic: float | None) -> float:
+    """How old the last status is, in real seconds.
+
+    On the wall clock, by its ``ts`` (and its arrival) against the local clock. On a
+    simulated clock (the demo, a replay: ``simulated``) its ``ts`` is the simulation's
+    time, which stops when the simulated day ends, so only the real time since it
+    arrived counts: a finished simulation is not an outage, a silent aggregator is.
+    """
+    real = (
+        monotonic - state.received_mono
+        if monotonic is not None and state.received_mono is not None
+        else None
+    )
+    if state.simulated and real is not None:
+        return real
+    assert state.status_ts is not None
+    age = (now - state.status_ts).total_seconds()
+    if state.received_at is not None:
+        age = max(age, (now - state.received_at).total_seconds())
+    return age if real is None else max(age, real)
+

@@ -484,5 +484,6 @@ class Engine:
                 rejected=self.rejected,
                 accepted=self.accepted,
                 checklist_items=self._checklist_items,
+                clock=self.clock,
             )
         )

@@ -46,6 +46,7 @@ class Snapshot:
     rejected: int
     accepted: int
     checklist_items: list[wire.ChecklistItemInfo]
+    clock: str = "wall"
 
 
 def build_status(s: Snapshot) -> wire.Status:
@@ -62,6 +63,7 @@ def build_status(s: Snapshot) -> wire.Status:
         event=permit.event_id,
         event_name=permit.event_name,
         timezone=permit.timezone.key,
+        clock=s.clock,
         permit=_permit_state(permit, *s.permit_state),
         assembly=wire.AssemblyState(on=s.assembly_on, window=s.window_index),
         properties=_properties(permit, counts),

@@ -171,3 +171,37 @@ def test_a_gate_the_permit_does_not_have_is_said_to_be_so() -> None:
     unknown = view("nrth", command=None)
     assert unknown.problem == "Gate nrth is not in the permit: no order will come for it"
     assert view("north").problem is None
+
+
+# -- one clock: a simulation's time, a finished day, a silent aggregator ------------------
+
+
+def _simulated(received_mono: float) -> ConnectionState:
+    return ConnectionState(
+        link="up",
+        aggregator_online=True,
+        status_ts=datetime(2027, 7, 4, 3, 29, 59, tzinfo=UTC),  # the simulated day's end
+        received_at=datetime(2027, 7, 4, 3, 29, 59, tzinfo=UTC),
+        received_mono=received_mono,
+        simulated=True,
+    )
+
+
+def test_a_simulated_day_that_ended_is_no_outage_while_statuses_arrive() -> None:
+    """The demo's clock stops with its day; the aggregator's statuses still come."""
+    wall_now = datetime(2026, 12, 1, 16, 0, tzinfo=UTC)  # months from the simulated time
+    assert connection_problem(_simulated(1000.0), wall_now, UTC, monotonic=1004.0) is None
+
+
+def test_a_silent_aggregator_on_a_simulated_clock_is_stale_in_real_seconds() -> None:
+    wall_now = datetime(2026, 12, 1, 16, 0, tzinfo=UTC)
+    problem = connection_problem(_simulated(1000.0), wall_now, UTC, monotonic=1020.0)
+    assert problem is not None
+    assert problem.startswith("No status for 20 s")
+
+
+def test_an_unreachable_broker_is_named_with_its_address() -> None:
+    state = ConnectionState(link="down", broker_url="mqtt://127.0.0.1:1884")
+    problem = connection_problem(state, datetime(2027, 7, 4, tzinfo=UTC), UTC)
+    assert problem is not None
+    assert problem.startswith("Broker unreachable at mqtt://127.0.0.1:1884")

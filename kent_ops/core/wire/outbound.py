@@ -203,6 +203,9 @@ class Status(_Out):
     attendance: Attendance
     event_name: str = ""
     timezone: str = "America/New_York"
+    clock: str = "wall"
+    """The aggregator's clock: ``sensor`` in a simulation or a replay (the demo), whose
+    time is this status's ``ts`` and not the wall clock's (screens show that time)."""
     permit: PermitState = msgspec.field(default_factory=PermitState)
     assembly: AssemblyState = msgspec.field(default_factory=AssemblyState)
     properties: dict[str, PropertyState] = {}
