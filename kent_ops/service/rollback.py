@@ -39,6 +39,7 @@ import paho.mqtt.client as mqtt
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
+from kent_ops.evidence.system import CheckpointRead, Claim, SystemRecord
 
 __all__ = [
     "Claim",
@@ -57,19 +58,6 @@ HEAD_SOURCE = "the head file beside it"
 
 class LogRolledBack(UsageError):
     """The log is behind a checkpoint it published or its head file (exit 2)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """A record number and hash that the log once had, and who says so."""
-
-    record: int
-    hash: str
-    ts: str | None
-    source: str
-
-    def details(self) -> dict[str, Any]:
-        return {"record": self.record, "hash": self.hash, "ts": self.ts, "source": self.source}
 
 
 def behind(count: int, hash_of: Callable[[int], str | None], claim: Claim) -> bool:
@@ -230,10 +218,11 @@ class Retained:
     claim: Claim | None = None
     problem: str | None = None
 
-    def details(self) -> dict[str, Any] | str | None:
+    def in_record(self) -> Claim | str | None:
+        """What the ``started`` and ``checkpoint-read`` records say of it."""
         if not self.answered:
             return f"unread: {self.problem}"
-        return None if self.claim is None else self.claim.details()
+        return self.claim
 
 
 def _claim(payload: bytes) -> Claim | None:
@@ -299,7 +288,7 @@ class LateCheck:
     def __init__(
         self,
         read: Callable[[], Retained],
-        post: Callable[[dict[str, Any]], None],
+        post: Callable[[SystemRecord], None],
         stopping: threading.Event,
         every_s: float = 5.0,
     ) -> None:
@@ -313,6 +302,6 @@ class LateCheck:
             started = time.monotonic()
             retained = self._read()
             if retained.answered:
-                self._post({"event": "checkpoint-read", "retained": retained.details()})
+                self._post(CheckpointRead(retained=retained.in_record()))
                 return
             self._stopping.wait(max(0.0, self._every - (time.monotonic() - started)))
