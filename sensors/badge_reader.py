@@ -18,7 +18,6 @@ From the command line, one scan per line on stdin: ``RN-0042 nurse on``::
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 from kent_ops.core.sensor_kinds import STATION
 from kent_ops.core.wire import ROLES
 from sensors.device import Clock, Device, utc_now
-from sensors.device_cli import DeviceSpec, run_device_cli
+from sensors.device_cli import DeviceSpec
 
 __all__ = ["ACTIONS", "BadgeReader", "main", "parse_line"]
 
@@ -107,19 +106,14 @@ def _handle(device: Device, line: str) -> None:
     device.scan(*parse_line(line))
 
 
-COMMAND = DeviceSpec(
-    prog="python -m sensors.badge_reader",
-    kind=STATION.name,
-    description="A staff badge reader: reads 'BADGE ROLE on|off' lines from stdin "
-    "(e.g. 'RN-0042 nurse on') and publishes each scan (docs/protocol.md, Badge reader).",
-    periodic=STATION.heartbeats,
-    make=lambda ev, sid, **kw: BadgeReader(ev, sid, **kw),
-    handle=_handle,
+COMMAND = DeviceSpec.of(
+    STATION,
+    BadgeReader,
+    _handle,
+    "A staff badge reader: reads 'BADGE ROLE on|off' lines from stdin (e.g. 'RN-0042 "
+    "nurse on') and publishes each scan (docs/protocol.md, Badge reader).",
 )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_device_cli(COMMAND, argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

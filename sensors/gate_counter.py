@@ -19,14 +19,13 @@ From the command line, one input line per event on stdin (``in``, ``out``, ``in 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
 from kent_ops.core.sensor_kinds import GATE
 from sensors.device import Clock, Device, utc_now
-from sensors.device_cli import DeviceSpec, run_device_cli
+from sensors.device_cli import DeviceSpec
 
 __all__ = ["GateCounter", "main", "parse_line"]
 
@@ -121,19 +120,14 @@ def _handle(device: Device, line: str) -> None:
     device.count(entered, exited)
 
 
-COMMAND = DeviceSpec(
-    prog="python -m sensors.gate_counter",
-    kind=GATE.name,
-    description="A gate counter: reads 'in', 'out', 'in 3', 'out 2' lines from stdin and "
-    "publishes cumulative totals (docs/protocol.md, Gate counter).",
-    periodic=GATE.heartbeats,
-    make=lambda ev, sid, **kw: GateCounter(ev, sid, **kw),
-    handle=_handle,
+COMMAND = DeviceSpec.of(
+    GATE,
+    GateCounter,
+    _handle,
+    "A gate counter: reads 'in', 'out', 'in 3', 'out 2' lines from stdin and publishes "
+    "cumulative totals (docs/protocol.md, Gate counter).",
 )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_device_cli(COMMAND, argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

@@ -18,14 +18,13 @@ From the command line, one line per event on stdin: ``occupied 312``, ``+1``, ``
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
 from kent_ops.core.sensor_kinds import LOT
 from sensors.device import Clock, Device, utc_now
-from sensors.device_cli import DeviceSpec, run_device_cli
+from sensors.device_cli import DeviceSpec
 
 __all__ = ["LotSensor", "main", "parse_line"]
 
@@ -112,19 +111,14 @@ def _handle(device: Device, line: str) -> None:
         device.leave(-n)
 
 
-COMMAND = DeviceSpec(
-    prog="python -m sensors.lot_sensor",
-    kind=LOT.name,
-    description="A parking-lot sensor: reads 'occupied N', '+N', '-N' lines from stdin and "
-    "publishes the cars in the lot (docs/protocol.md, Parking lot sensor).",
-    periodic=LOT.heartbeats,
-    make=lambda ev, sid, **kw: LotSensor(ev, sid, **kw),
-    handle=_handle,
+COMMAND = DeviceSpec.of(
+    LOT,
+    LotSensor,
+    _handle,
+    "A parking-lot sensor: reads 'occupied N', '+N', '-N' lines from stdin and publishes "
+    "the cars in the lot (docs/protocol.md, Parking lot sensor).",
 )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_device_cli(COMMAND, argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":
