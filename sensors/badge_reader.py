@@ -18,13 +18,12 @@ From the command line, one scan per line on stdin: ``RN-0042 nurse on``::
 from __future__ import annotations
 
 import sys
-from datetime import datetime, tzinfo
-from pathlib import Path
-from typing import Any
+from datetime import datetime
+from typing import Any, Unpack
 
 from kent_ops.core.sensor_kinds import STATION
 from kent_ops.core.wire import ROLES
-from sensors.device import Clock, Device, utc_now
+from sensors.device import Device, EventOptions
 from sensors.device_cli import DeviceSpec
 
 __all__ = ["ACTIONS", "BadgeReader", "main", "parse_line"]
@@ -37,26 +36,9 @@ class BadgeReader(Device):
 
     kind = STATION.name
 
-    def __init__(
-        self,
-        event_id: str,
-        sensor_id: str,
-        *,
-        clock: Clock = utc_now,
-        tz: tzinfo | None = None,
-        key: bytes | None = None,
-        state_file: str | Path | None = None,
-    ) -> None:
+    def __init__(self, event_id: str, sensor_id: str, **options: Unpack[EventOptions]) -> None:
         self._backlog: list[tuple[dict[str, Any], datetime]] = []
-        super().__init__(
-            event_id,
-            sensor_id,
-            clock=clock,
-            tz=tz,
-            key=key,
-            state_file=state_file,
-            heartbeat_s=None,
-        )
+        super().__init__(event_id, sensor_id, heartbeat_s=None, **options)
 
     @property
     def backlog(self) -> int:

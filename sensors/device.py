@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.delivery import Delivery
@@ -31,6 +31,8 @@ from sensors.links import OFFLINE, ONLINE, Link, MemoryLink, MqttLink, Sent
 __all__ = [  # the links too, where their users have always found them
     "Clock",
     "Device",
+    "EventOptions",
+    "Options",
     "Link",
     "MemoryLink",
     "MqttLink",
@@ -48,6 +50,23 @@ CATCH_UP_WAIT_S = 30.0
 def utc_now() -> datetime:
     """The wall clock, in UTC: the default clock of a real device."""
     return datetime.now(UTC)
+
+
+class EventOptions(TypedDict, total=False):
+    """What every kind of device takes besides its event and id (see :class:`Device`):
+    a device that speaks only when something happens (a badge reader) takes these."""
+
+    clock: Clock
+    tz: tzinfo | None
+    key: bytes | None
+    state_file: str | Path | None
+    recover_state: bool
+
+
+class Options(EventOptions, total=False):
+    """A device that heartbeats (a gate counter, a lot sensor) also takes its interval."""
+
+    heartbeat_s: float | None
 
 
 class Device:

@@ -19,12 +19,10 @@ From the command line, one input line per event on stdin (``in``, ``out``, ``in 
 from __future__ import annotations
 
 import sys
-from datetime import tzinfo
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from kent_ops.core.sensor_kinds import GATE
-from sensors.device import Clock, Device, utc_now
+from sensors.device import Device, Options
 from sensors.device_cli import DeviceSpec
 
 __all__ = ["GateCounter", "main", "parse_line"]
@@ -39,30 +37,10 @@ class GateCounter(Device):
 
     kind = GATE.name
 
-    def __init__(
-        self,
-        event_id: str,
-        sensor_id: str,
-        *,
-        clock: Clock = utc_now,
-        tz: tzinfo | None = None,
-        key: bytes | None = None,
-        state_file: str | Path | None = None,
-        heartbeat_s: float | None = 30.0,
-        recover_state: bool = False,
-    ) -> None:
+    def __init__(self, event_id: str, sensor_id: str, **options: Unpack[Options]) -> None:
         self.in_total = 0
         self.out_total = 0
-        super().__init__(
-            event_id,
-            sensor_id,
-            clock=clock,
-            tz=tz,
-            key=key,
-            state_file=state_file,
-            heartbeat_s=heartbeat_s,
-            recover_state=recover_state,
-        )
+        super().__init__(event_id, sensor_id, **options)
 
     def count(self, entered: int = 0, exited: int = 0) -> bool:
         """Add persons who went in and out, then publish the totals (True if sent now)."""
