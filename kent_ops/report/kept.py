@@ -16,21 +16,28 @@ from kent_ops.evidence.replay import Replayed
 from kent_ops.evidence.system import FloodSummary
 from kent_ops.report.text import clean
 
-__all__ = ["Counted", "Kept", "KeptInPart"]
+__all__ = ["Counted", "HeldMessage", "Kept", "KeptInPart"]
 
 LISTED = 200
 """Rows each table lists; the rest are counted (a flood must not make the page huge)."""
 
 
 @dataclass(frozen=True, slots=True)
-class KeptInPart:
-    """One message kept in part: an oversized payload the log keeps the proof of."""
+class HeldMessage:
+    """A message as the report lists it back to the log: the record that holds it (or
+    the proof of it), when it came, its topic, and its size and SHA-256, which whoever
+    holds the bytes can check them by."""
 
     record: int
     at: datetime
     topic: str
     size: int
     sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeptInPart(HeldMessage):
+    """One message kept in part: an oversized payload the log keeps the proof of."""
 
 
 @dataclass(frozen=True, slots=True)
