@@ -18,15 +18,13 @@ From the command line, one scan per line on stdin: ``RN-0042 nurse on``::
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from datetime import datetime, tzinfo
-from pathlib import Path
-from typing import Any
+from datetime import datetime
+from typing import Any, Unpack
 
 from kent_ops.core.sensor_kinds import STATION
 from kent_ops.core.wire import ROLES
-from sensors.device import Clock, Device, utc_now
-from sensors.device_cli import DeviceSpec, run_device_cli
+from sensors.device import Device, EventOptions
+from sensors.device_cli import DeviceSpec
 
 __all__ = ["ACTIONS", "BadgeReader", "main", "parse_line"]
 
@@ -38,26 +36,9 @@ class BadgeReader(Device):
 
     kind = STATION.name
 
-    def __init__(
-        self,
-        event_id: str,
-        sensor_id: str,
-        *,
-        clock: Clock = utc_now,
-        tz: tzinfo | None = None,
-        key: bytes | None = None,
-        state_file: str | Path | None = None,
-    ) -> None:
+    def __init__(self, event_id: str, sensor_id: str, **options: Unpack[EventOptions]) -> None:
         self._backlog: list[tuple[dict[str, Any], datetime]] = []
-        super().__init__(
-            event_id,
-            sensor_id,
-            clock=clock,
-            tz=tz,
-            key=key,
-            state_file=state_file,
-            heartbeat_s=None,
-        )
+        super().__init__(event_id, sensor_id, heartbeat_s=None, **options)
 
     @property
     def backlog(self) -> int:
@@ -107,19 +88,14 @@ def _handle(device: Device, line: str) -> None:
     device.scan(*parse_line(line))
 
 
-COMMAND = DeviceSpec(
-    prog="python -m sensors.badge_reader",
-    kind=STATION.name,
-    description="A staff badge reader: reads 'BADGE ROLE on|off' lines from stdin "
-    "(e.g. 'RN-0042 nurse on') and publishes each scan (docs/protocol.md, Badge reader).",
-    periodic=STATION.heartbeats,
-    make=lambda ev, sid, **kw: BadgeReader(ev, sid, **kw),
-    handle=_handle,
+COMMAND = DeviceSpec.of(
+    STATION,
+    BadgeReader,
+    _handle,
+    "A staff badge reader: reads 'BADGE ROLE on|off' lines from stdin (e.g. 'RN-0042 "
+    "nurse on') and publishes each scan (docs/protocol.md, Badge reader).",
 )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_device_cli(COMMAND, argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

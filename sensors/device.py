@@ -1,10 +1,11 @@
-"""What every sensor shares: its link to the broker, availability and will, ``seq``, state.
+"""What every sensor shares: availability and will, ``seq``, its state across reboots.
 
-A device never talks to paho directly; it sends through a :class:`Link`. On the field
-that is an :class:`MqttLink` (QoS 1, availability ``online`` retained on every connect,
-last will ``offline`` retained). In the simulator and in unit tests it is a
-:class:`MemoryLink` that keeps what it was sent, so the simulator drives the very same
-device classes a Raspberry Pi runs, with a simulated clock and no broker.
+A device never talks to paho directly; it sends through a link (:mod:`sensors.links`):
+on the field an :class:`~sensors.links.MqttLink` (QoS 1, availability ``online``
+retained on every connect, last will ``offline`` retained); in the simulator and in unit
+tests a :class:`~sensors.links.MemoryLink` that keeps what it was sent, so the simulator
+drives the very same device classes a Raspberry Pi runs, with a simulated clock and no
+broker.
 
 While the link is down a device keeps its readings: gate counters and lot sensors keep
 counting and, when the link comes back, publish their latest figures once (coalesced,
@@ -18,20 +19,20 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, TypedDict
 
-import paho.mqtt.client as mqtt
-
-from kent_ops.broker.client import BrokerAddress, make_client
-from kent_ops.broker.delivery import Deliveries, Delivery
+from kent_ops.broker.client import BrokerAddress
+from kent_ops.broker.delivery import Delivery
 from kent_ops.core.wire import Topics, encode_payload, format_ts
+from sensors.links import OFFLINE, ONLINE, Link, MemoryLink, MqttLink, Sent
 
-__all__ = [
+__all__ = [  # the links too, where their users have always found them
     "Clock",
     "Device",
+    "EventOptions",
+    "Options",
     "Link",
     "MemoryLink",
     "MqttLink",
@@ -42,8 +43,6 @@ __all__ = [
 Clock = Callable[[], datetime]
 """Returns the current (timezone-aware) time; the simulator passes simulated time."""
 
-ONLINE = b"online"
-OFFLINE = b"offline"
 CATCH_UP_WAIT_S = 30.0
 """After a reconnection, how long what waited waits for the resent messages' PUBACK."""
 
@@ -53,176 +52,21 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class Link(Protocol):
-    """Where a device's messages go: a broker connection, or a list in memory."""
+class EventOptions(TypedDict, total=False):
+    """What every kind of device takes besides its event and id (see :class:`Device`):
+    a device that speaks only when something happens (a badge reader) takes these."""
 
-    on_up: Callable[[], None] | None
-    """Called (by the link) each time the link comes up, before anything else is sent."""
-
-    on_down: Callable[[], None] | None
-    """Called (by the link) each time the link drops."""
-
-    @property
-    def online(self) -> bool:
-        """True while messages sent now reach the broker."""
-        ...
-
-    def send(self, topic: str, payload: bytes, retain: bool) -> None:
-        """Send one message, QoS 1."""
-        ...
+    clock: Clock
+    tz: tzinfo | None
+    key: bytes | None
+    state_file: str | Path | None
+    recover_state: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Sent:
-    """One message a :class:`MemoryLink` was given."""
+class Options(EventOptions, total=False):
+    """A device that heartbeats (a gate counter, a lot sensor) also takes its interval."""
 
-    topic: str
-    payload: bytes
-    retain: bool
-
-
-@dataclass
-class MemoryLink:
-    """A link that keeps what it is sent; the broker's side is played by the caller.
-
-    ``set_online(False)`` stands for the connection dropping: like a broker it then
-    publishes the device's last will (``offline``, retained) into :attr:`sent`.
-    """
-
-    will_topic: str | None = None
-    sent: list[Sent] = field(default_factory=list)
-    on_up: Callable[[], None] | None = None
-    on_down: Callable[[], None] | None = None
-    _online: bool = True
-
-    @property
-    def online(self) -> bool:
-        return self._online
-
-    def send(self, topic: str, payload: bytes, retain: bool) -> None:
-        if not self._online:
-            raise ConnectionError("MemoryLink is offline")
-        self.sent.append(Sent(topic, payload, retain))
-
-    def set_online(self, online: bool, *, will: bool = True) -> None:
-        """Bring the link up (the device then announces itself) or drop it."""
-        if online == self._online:
-            return
-        self._online = online
-        if online:
-            if self.on_up is not None:
-                self.on_up()
-        else:
-            if self.on_down is not None:
-                self.on_down()
-            if will and self.will_topic is not None:
-                self.sent.append(Sent(self.will_topic, OFFLINE, True))
-
-    def drain(self) -> list[Sent]:
-        """Everything sent since the last drain, oldest first."""
-        out, self.sent = self.sent, []
-        return out
-
-
-class MqttLink:
-    """A paho connection for one device: QoS 1, last will ``offline`` retained.
-
-    It connects in the background and reconnects by itself (1 s, doubling to 30 s), so a
-    device started before the broker, or outliving a broker restart, just carries on.
-    """
-
-    def __init__(
-        self,
-        address: BrokerAddress,
-        *,
-        client_id: str,
-        will_topic: str,
-        ca_file: str | None = None,
-        keepalive: int = 30,
-    ) -> None:
-        self.address = address
-        self.keepalive = keepalive
-        self.on_up: Callable[[], None] | None = None
-        self.on_down: Callable[[], None] | None = None
-        self.last_error: str | None = None
-        self._up = threading.Event()
-        self._last_sent: Delivery | None = None
-        self._client = make_client(
-            address,
-            client_id,
-            ca_file=ca_file,
-            will_topic=will_topic,
-            will_payload=OFFLINE,
-            will_retain=True,
-        )
-        self._client.on_connect = self._on_connect
-        self._client.on_disconnect = self._on_disconnect
-        self._deliveries = Deliveries(self._client)
-
-    @property
-    def online(self) -> bool:
-        return self._up.is_set()
-
-    def start(self) -> None:
-        """Connect in the background; :meth:`wait_online` waits for the first connection."""
-        self._client.connect_async(self.address.host, self.address.port, self.keepalive)
-        self._client.loop_start()
-
-    def wait_online(self, timeout: float) -> bool:
-        return self._up.wait(timeout)
-
-    def send(self, topic: str, payload: bytes, retain: bool) -> None:
-        self._last_sent = self._deliveries.publish(topic, payload, retain=retain)
-
-    def in_flight(self) -> Delivery | None:
-        """The last message sent, if the broker has not acknowledged it yet.
-
-        paho resends it (and any sent before it) on reconnection, also one it took while
-        the link was down (see :mod:`kent_ops.broker.delivery`).
-        """
-        sent = self._last_sent
-        return sent if sent is not None and not sent.done else None
-
-    def flush(self, timeout: float = 5.0) -> bool:
-        """Wait until the last message sent is acknowledged (True) or ``timeout`` passes."""
-        sent = self._last_sent
-        return sent is None or sent.wait(timeout)
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Wait for what was sent, then disconnect cleanly (no will) and stop the thread."""
-        if self.online:
-            self.flush(timeout)
-        self._up.clear()
-        self._client.disconnect()
-        self._client.loop_stop()
-
-    def _on_connect(
-        self,
-        client: mqtt.Client,
-        userdata: object,
-        flags: mqtt.ConnectFlags,
-        reason_code: mqtt.ReasonCode,
-        properties: mqtt.Properties | None,
-    ) -> None:
-        if reason_code.is_failure:
-            self.last_error = str(reason_code)
-            return
-        self.last_error = None
-        self._up.set()
-        if self.on_up is not None:
-            self.on_up()
-
-    def _on_disconnect(
-        self,
-        client: mqtt.Client,
-        userdata: object,
-        flags: mqtt.DisconnectFlags,
-        reason_code: mqtt.ReasonCode,
-        properties: mqtt.Properties | None,
-    ) -> None:
-        self._up.clear()
-        if self.on_down is not None:
-            self.on_down()
+    heartbeat_s: float | None
 
 
 class Device:

@@ -24,6 +24,7 @@ from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.credentials import add_broker_arguments, broker_from_args
 from kent_ops.core.errors import KentOpsError
 from kent_ops.core.permit import PermitError, load_permit
+from kent_ops.core.sensor_kinds import SensorKind
 from kent_ops.core.wire import load_keys
 from sensors.device import Device
 
@@ -46,6 +47,23 @@ class DeviceSpec:
     periodic: bool  # heartbeats (gate counters, lot sensors) or speaks only on events
     make: Callable[..., Device]
     handle: Callable[[Device, str], None]
+
+    @classmethod
+    def of(
+        cls,
+        kind: SensorKind,
+        device: type[Device],
+        handle: Callable[[Device, str], None],
+        description: str,
+    ) -> DeviceSpec:
+        """The command line of the device that plays ``kind`` (core/sensor_kinds.py): its
+        module (``python -m …``) and whether it heartbeats are the kind's."""
+        module = kind.device.rpartition(".")[0]
+        return cls(f"python -m {module}", kind.name, description, kind.heartbeats, device, handle)
+
+    def main(self, argv: Sequence[str] | None = None) -> int:
+        """The device's ``main``: see :func:`run_device_cli`."""
+        return run_device_cli(self, argv)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -3,7 +3,7 @@
 A simulated day exercises exactly what a field device sends (availability, ``seq``,
 heartbeats, the coalesced catch-up after an outage) because the messages come from
 :class:`~sensors.gate_counter.GateCounter` and friends themselves, each attached to a
-:class:`~sensors.device.MemoryLink` that keeps what it is sent. :class:`Floor` holds
+:class:`~sensors.links.MemoryLink` that keeps what it is sent. :class:`Floor` holds
 them, the simulated time, and what the injected faults add beside the devices' own
 traffic; :meth:`Floor.collect` turns it all into :class:`SimMessage` values.
 """
@@ -17,8 +17,9 @@ from datetime import datetime
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 from sensors.badge_reader import BadgeReader
-from sensors.device import Device, MemoryLink, Sent
+from sensors.device import Device
 from sensors.gate_counter import GateCounter
+from sensors.links import MemoryLink, Sent
 from sensors.lot_sensor import LotSensor
 
 __all__ = ["Floor", "SimMessage"]

@@ -19,14 +19,11 @@ From the command line, one input line per event on stdin (``in``, ``out``, ``in 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from datetime import tzinfo
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from kent_ops.core.sensor_kinds import GATE
-from sensors.device import Clock, Device, utc_now
-from sensors.device_cli import DeviceSpec, run_device_cli
+from sensors.device import Device, Options
+from sensors.device_cli import DeviceSpec
 
 __all__ = ["GateCounter", "main", "parse_line"]
 
@@ -40,30 +37,10 @@ class GateCounter(Device):
 
     kind = GATE.name
 
-    def __init__(
-        self,
-        event_id: str,
-        sensor_id: str,
-        *,
-        clock: Clock = utc_now,
-        tz: tzinfo | None = None,
-        key: bytes | None = None,
-        state_file: str | Path | None = None,
-        heartbeat_s: float | None = 30.0,
-        recover_state: bool = False,
-    ) -> None:
+    def __init__(self, event_id: str, sensor_id: str, **options: Unpack[Options]) -> None:
         self.in_total = 0
         self.out_total = 0
-        super().__init__(
-            event_id,
-            sensor_id,
-            clock=clock,
-            tz=tz,
-            key=key,
-            state_file=state_file,
-            heartbeat_s=heartbeat_s,
-            recover_state=recover_state,
-        )
+        super().__init__(event_id, sensor_id, **options)
 
     def count(self, entered: int = 0, exited: int = 0) -> bool:
         """Add persons who went in and out, then publish the totals (True if sent now)."""
@@ -121,19 +98,14 @@ def _handle(device: Device, line: str) -> None:
     device.count(entered, exited)
 
 
-COMMAND = DeviceSpec(
-    prog="python -m sensors.gate_counter",
-    kind=GATE.name,
-    description="A gate counter: reads 'in', 'out', 'in 3', 'out 2' lines from stdin and "
-    "publishes cumulative totals (docs/protocol.md, Gate counter).",
-    periodic=GATE.heartbeats,
-    make=lambda ev, sid, **kw: GateCounter(ev, sid, **kw),
-    handle=_handle,
+COMMAND = DeviceSpec.of(
+    GATE,
+    GateCounter,
+    _handle,
+    "A gate counter: reads 'in', 'out', 'in 3', 'out 2' lines from stdin and publishes "
+    "cumulative totals (docs/protocol.md, Gate counter).",
 )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_device_cli(COMMAND, argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

@@ -18,14 +18,11 @@ From the command line, one line per event on stdin: ``occupied 312``, ``+1``, ``
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from datetime import tzinfo
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from kent_ops.core.sensor_kinds import LOT
-from sensors.device import Clock, Device, utc_now
-from sensors.device_cli import DeviceSpec, run_device_cli
+from sensors.device import Device, Options
+from sensors.device_cli import DeviceSpec
 
 __all__ = ["LotSensor", "main", "parse_line"]
 
@@ -39,27 +36,9 @@ class LotSensor(Device):
 
     kind = LOT.name
 
-    def __init__(
-        self,
-        event_id: str,
-        sensor_id: str,
-        *,
-        clock: Clock = utc_now,
-        tz: tzinfo | None = None,
-        key: bytes | None = None,
-        state_file: str | Path | None = None,
-        heartbeat_s: float | None = 30.0,
-    ) -> None:
+    def __init__(self, event_id: str, sensor_id: str, **options: Unpack[Options]) -> None:
         self.occupied = 0
-        super().__init__(
-            event_id,
-            sensor_id,
-            clock=clock,
-            tz=tz,
-            key=key,
-            state_file=state_file,
-            heartbeat_s=heartbeat_s,
-        )
+        super().__init__(event_id, sensor_id, **options)
 
     def set_occupied(self, cars: int) -> bool:
         """Set the number of cars in the lot and publish it (True if sent now)."""
@@ -112,19 +91,14 @@ def _handle(device: Device, line: str) -> None:
         device.leave(-n)
 
 
-COMMAND = DeviceSpec(
-    prog="python -m sensors.lot_sensor",
-    kind=LOT.name,
-    description="A parking-lot sensor: reads 'occupied N', '+N', '-N' lines from stdin and "
-    "publishes the cars in the lot (docs/protocol.md, Parking lot sensor).",
-    periodic=LOT.heartbeats,
-    make=lambda ev, sid, **kw: LotSensor(ev, sid, **kw),
-    handle=_handle,
+COMMAND = DeviceSpec.of(
+    LOT,
+    LotSensor,
+    _handle,
+    "A parking-lot sensor: reads 'occupied N', '+N', '-N' lines from stdin and publishes "
+    "the cars in the lot (docs/protocol.md, Parking lot sensor).",
 )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_device_cli(COMMAND, argv)
+main = COMMAND.main
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.broker.client import BrokerAddress, make_client, on_connack
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
 from sensors.floor import SimMessage
@@ -47,7 +47,7 @@ class _Publisher:
         self._connected = threading.Event()
         self._refused: str | None = None
         self.client = make_client(address, client_id, ca_file=ca_file)
-        self.client.on_connect = self._on_connect
+        on_connack(self.client, lambda c, flags: self._connected.set(), self._on_refused)
         self.client.on_publish = self._on_publish
 
     def connect(self, timeout: float) -> None:
@@ -86,18 +86,8 @@ class _Publisher:
         self.client.loop_stop()
         return acked
 
-    def _on_connect(
-        self,
-        client: mqtt.Client,
-        userdata: object,
-        flags: mqtt.ConnectFlags,
-        reason_code: mqtt.ReasonCode,
-        properties: mqtt.Properties | None,
-    ) -> None:
-        if reason_code.is_failure:
-            self._refused = str(reason_code)
-        else:
-            self._connected.set()
+    def _on_refused(self, reason: mqtt.ReasonCode) -> None:
+        self._refused = str(reason)
 
     def _on_publish(
         self,

@@ -17,7 +17,6 @@ One factory, :func:`make_gate_app`, builds the app for the command line
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -39,14 +38,12 @@ from kent_ops.broker.client import BrokerAddress
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
 from kent_ops.core.gate_view import tally_listed
+from kent_ops.core.permit_schema import ID_PATTERN, SENSOR_ID_PATTERN
 
 __all__ = ["GateApp", "make_gate_app"]
 
 HEARTBEAT_S = 30.0
 """Gate counters publish at least this often even when nothing changed (docs/protocol.md)."""
-
-_GATE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
-_EVENT_ID = re.compile(r"^[a-z0-9-]+$")
 
 
 class GateApp(FeedApp):
@@ -280,9 +277,9 @@ def make_gate_app(
         no_aggregator_after_s: real seconds with the broker up and nothing from the
             event's aggregator before the banner says there is none (a mistyped event id).
     """
-    if not _EVENT_ID.match(event_id):
+    if not ID_PATTERN.match(event_id):
         raise UsageError(f"event id {event_id!r} must be lower-case letters, digits and dashes")
-    if not _GATE_ID.match(gate):
+    if not SENSOR_ID_PATTERN.match(gate):
         raise UsageError(f"gate id {gate!r} must be letters, digits, '.', '_' or '-'")
     directory = Path(state_dir) if state_dir is not None else DEFAULT_STATE_DIR
     try:

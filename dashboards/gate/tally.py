@@ -17,12 +17,12 @@ heartbeat, until the deputy first presses a key.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
 
 from dashboards.common.feed import MqttFeed
+from kent_ops.broker.borrowed import BorrowedLink
 from kent_ops.broker.delivery import Delivery
 from kent_ops.core.gate_view import manual_gate
 from sensors.device import Clock, utc_now
@@ -116,8 +116,8 @@ class ManualTally(GateCounter):
             super()._link_up()
 
 
-class FeedLink:
-    """A device link (:class:`sensors.device.Link`) over the gate view's own connection.
+class FeedLink(BorrowedLink):
+    """A device link (:class:`sensors.links.Link`) over the gate view's own connection.
 
     It is online from the moment the view has seen the broker link come up
     (:meth:`came_up`) until it sees it go down (:meth:`went_down`), so the tally
@@ -127,28 +127,10 @@ class FeedLink:
     """
 
     def __init__(self, feed: MqttFeed) -> None:
+        super().__init__()
         self.feed = feed
-        self.on_up: Callable[[], None] | None = None
-        self.on_down: Callable[[], None] | None = None
         self.sent: dict[str, Delivery] = {}
         """The last message published on each topic, with its delivery."""
-        self._up = False
-
-    @property
-    def online(self) -> bool:
-        return self._up
 
     def send(self, topic: str, payload: bytes, retain: bool) -> None:
         self.sent[topic] = self.feed.publish(topic, payload, retain=retain)
-
-    def came_up(self) -> None:
-        """The broker link is up (again): the attached device announces itself."""
-        self._up = True
-        if self.on_up is not None:
-            self.on_up()
-
-    def went_down(self) -> None:
-        """The broker link is down: the device keeps its counts for the reconnection."""
-        self._up = False
-        if self.on_down is not None:
-            self.on_down()

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 import paho.mqtt.client as mqtt
 
 from kent_ops.adapter.state import StateFile
-from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.broker.client import BrokerAddress, make_client, on_connack
 from kent_ops.broker.delivery import Deliveries
 from kent_ops.core.devices.formats import READERS
 from kent_ops.core.devices.source import SourceSpec
@@ -55,6 +55,15 @@ class Inbound:
     """Acknowledge the message to the device's broker (manual PUBACK)."""
     done: threading.Event = field(default_factory=threading.Event)
     ok: bool = False
+
+
+def _refusal(whose: str, address: BrokerAddress) -> Callable[[mqtt.ReasonCode], None]:
+    """What a refusal by the devices' or the event's broker logs."""
+
+    def refused(reason: mqtt.ReasonCode) -> None:
+        log.error("the %s broker %s refused us: %s", whose, address.url, reason)
+
+    return refused
 
 
 class Adapter:
@@ -102,10 +111,10 @@ class Adapter:
         self._in = make_client(
             source, f"{base}-in", clean_start=False, manual_ack=True, ca_file=source_ca
         )
-        self._in.on_connect = self._on_source_connect
+        on_connack(self._in, self._on_source_connect, _refusal("devices'", source))
         self._in.on_subscribe = self._on_subscribe
         self._in.on_message = self._on_message
-        self._out.on_connect = self._on_event_connect
+        on_connack(self._out, self._on_event_connect, _refusal("event's", event))
         self._worker = threading.Thread(target=self._work, name="adapter-worker", daemon=True)
         self._sub_topics: dict[int, list[str]] = {}
 
@@ -139,19 +148,7 @@ class Adapter:
 
     # -- the devices' broker ----------------------------------------------------------
 
-    def _on_source_connect(
-        self,
-        client: mqtt.Client,
-        userdata: object,
-        flags: mqtt.ConnectFlags,
-        reason_code: mqtt.ReasonCode,
-        properties: mqtt.Properties | None,
-    ) -> None:
-        if reason_code.is_failure:
-            log.error(
-                "the devices' broker %s refused us: %s", self._source_address.url, reason_code
-            )
-            return
+    def _on_source_connect(self, client: mqtt.Client, flags: mqtt.ConnectFlags) -> None:
         topics = sorted({s.topic for s in self.mqtt_specs if s.topic is not None})
         result, mid = client.subscribe([(t, 1) for t in topics])
         self._sub_topics[mid] = topics
@@ -194,17 +191,7 @@ class Adapter:
                 return spec
         return None
 
-    def _on_event_connect(
-        self,
-        client: mqtt.Client,
-        userdata: object,
-        flags: mqtt.ConnectFlags,
-        reason_code: mqtt.ReasonCode,
-        properties: mqtt.Properties | None,
-    ) -> None:
-        if reason_code.is_failure:
-            log.error("the event's broker %s refused us: %s", self._event_address.url, reason_code)
-            return
+    def _on_event_connect(self, client: mqtt.Client, flags: mqtt.ConnectFlags) -> None:
         self.connected.set()
         log.info("connected to the event's broker %s", self._event_address.url)
 

@@ -7,6 +7,7 @@ its client here, so TLS, credentials, last wills and protocol choices are made o
 from __future__ import annotations
 
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
@@ -19,6 +20,7 @@ __all__ = [
     "BrokerAddress",
     "BrokerUrlError",
     "make_client",
+    "on_connack",
     "parse_broker_url",
 ]
 
@@ -111,3 +113,30 @@ def make_client(
     client.max_inflight_messages_set(100)
     client.max_queued_messages_set(0)
     return client
+
+
+def on_connack(
+    client: mqtt.Client,
+    accepted: Callable[[mqtt.Client, mqtt.ConnectFlags], None],
+    refused: Callable[[mqtt.ReasonCode], None],
+) -> None:
+    """Answer each CONNACK: ``accepted(client, flags)`` when the broker let us in,
+    ``refused(reason)`` when it did not (both on paho's network thread).
+
+    Every connection kent-ops makes branches on the same answer; this is paho's
+    five-argument callback written once.
+    """
+
+    def callback(
+        c: mqtt.Client,
+        userdata: object,
+        flags: mqtt.ConnectFlags,
+        reason_code: mqtt.ReasonCode,
+        properties: mqtt.Properties | None,
+    ) -> None:
+        if reason_code.is_failure:
+            refused(reason_code)
+        else:
+            accepted(c, flags)
+
+    client.on_connect = callback

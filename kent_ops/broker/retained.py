@@ -16,7 +16,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.broker.client import BrokerAddress, make_client, on_connack
 
 __all__ = ["RetainedRead", "read_retained"]
 
@@ -27,30 +27,38 @@ class RetainedRead:
 
     answered: bool
     payload: bytes | None = None
+    problem: str | None = None
+    """Why the broker gave no answer (it refused the connection), or why its answer
+    cannot hold the message (it refused the subscription)."""
 
 
 def read_retained(
-    address: BrokerAddress, topic: str, *, ca_file: str | None, wait_s: float
+    address: BrokerAddress, topic: str, *, ca_file: str | None, wait_s: float, purpose: str = "read"
 ) -> RetainedRead:
-    """The message retained on ``topic``, waiting at most ``wait_s`` for the broker."""
+    """The message retained on ``topic``, waiting at most ``wait_s`` for the broker.
+
+    ``purpose`` names the throwaway session (``kent-ops-{purpose}-…``) in the broker's log.
+    """
     got: dict[str, Any] = {}
     done = threading.Event()
-    client = make_client(address, f"kent-ops-read-{secrets.token_hex(8)}", ca_file=ca_file)
+    client = make_client(address, f"kent-ops-{purpose}-{secrets.token_hex(8)}", ca_file=ca_file)
 
-    def on_connect(c: mqtt.Client, u: object, flags: object, rc: Any, p: object) -> None:
-        if rc.is_failure:
-            done.set()
-        else:
-            c.subscribe(topic, qos=1)
+    def refused(reason: mqtt.ReasonCode) -> None:
+        got["problem"] = f"the broker refused the connection: {reason}"
+        done.set()
 
     def on_subscribe(c: mqtt.Client, u: object, mid: int, codes: list[Any], p: object) -> None:
+        if any(code.is_failure for code in codes):
+            got["problem"] = (
+                "this account may not read it (regenerate the ACL: kent-ops deploy acl)"
+            )
         c.unsubscribe(topic)
 
     def on_unsubscribe(*args: object) -> None:
         got["answered"] = True
         done.set()
 
-    client.on_connect = on_connect
+    on_connack(client, lambda c, flags: c.subscribe(topic, qos=1), refused)
     client.on_subscribe = on_subscribe
     client.on_message = lambda c, u, m: got.setdefault("payload", bytes(m.payload))
     client.on_unsubscribe = on_unsubscribe
@@ -63,5 +71,5 @@ def read_retained(
             client.disconnect()
         client.loop_stop()
     if not got.get("answered"):
-        return RetainedRead(False)
-    return RetainedRead(True, got.get("payload") or None)
+        return RetainedRead(False, problem=got.get("problem"))
+    return RetainedRead(True, got.get("payload") or None, got.get("problem"))

@@ -13,7 +13,6 @@ import argparse
 import getpass
 import ipaddress
 import os
-import re
 import ssl
 import sys
 from dataclasses import replace
@@ -26,6 +25,7 @@ from kent_ops.commands.run import configure_logging
 from kent_ops.core.errors import UsageError
 from kent_ops.core.gate_view import deputy_gate_problem, manual_gate
 from kent_ops.core.permit import load_permit
+from kent_ops.core.permit_schema import ID_PATTERN
 from kent_ops.core.wire import load_keys
 from kent_ops.web.accounts import check_account, load_accounts, make_account, save_accounts
 from kent_ops.web.apps import AppConfig
@@ -105,7 +105,7 @@ def _app_memory_mb(text: str) -> int:
 def _app_config(args: argparse.Namespace) -> AppConfig:
     if not args.event:
         raise UsageError("kent-ops serve needs --event ID (the [event] id of the permit)")
-    if not re.fullmatch(r"[a-z0-9-]+", args.event):
+    if not ID_PATTERN.fullmatch(args.event):
         raise UsageError(f"event id {args.event!r} must be lower-case letters, digits and dashes")
     url = args.broker or os.environ.get(ENV_URL) or DEFAULT_BROKER_URL
     broker = parse_broker_url(url)

@@ -28,6 +28,7 @@ from kent_ops.core import snapshot as snapshots
 from kent_ops.core import wire
 from kent_ops.core.alerts import Alert, AlertBook
 from kent_ops.core.assembly import AssemblyTrack, assembly_on
+from kent_ops.core.band import AttendanceBand
 from kent_ops.core.checklist import applicable_items
 from kent_ops.core.counting import Counting, Reading
 from kent_ops.core.coverage import Dispersal, cover_end, why_uncovered
@@ -58,7 +59,7 @@ __all__ = ["Changes", "Engine", "FeedResult"]
 Clock = Literal["wall", "sensor"]
 _READINGS = frozenset(kind.payload for kind in SENSOR_KINDS)
 _ATTENDANCE_ONLY = frozenset(k.payload for k in SENSOR_KINDS if k.figure == "attendance")
-"""Readings that move attendance alone: within its band the rules can wait (_within_band)."""
+"""Readings that move attendance alone: within its band the rules can wait (core/band.py)."""
 _ATTENDANCE_KINDS = frozenset(k.record for k in SENSOR_KINDS if k.figure == "attendance")
 Key = tuple[str, str | None]
 Keys = Mapping[str, bytes] | None
@@ -115,11 +116,7 @@ class Engine:
         self._clerk_seen: set[tuple[str, str, wire.ClerkPermit]] = set()
         self.rejected = 0
         self.accepted = 0
-        self._counts_only = False
-        self._band: tuple[int, int] | None = None
-        self._over_collective = False
-        self._stretch_peak: int | None = None
-        self._stretch_at: int = 0  # when the stretch's highest attendance was reached
+        self.band = AttendanceBand()
 
     # -- snapshots ----------------------------------------------------------------------
 
@@ -221,7 +218,8 @@ class Engine:
             self.rejected += 1
             return FeedResult(False, decoded.reason, decoded.kind, from_us(t))
         at = received_at if t == received else from_us(t)
-        self._counts_only = False
+        band = self.band
+        band.counts_only = False
         if decoded.kind not in _ATTENDANCE_KINDS:
             self._fold_stretch()  # before a badge or an adjustment changes what the peak meant
         try:
@@ -230,7 +228,7 @@ class Engine:
             self.rejected += 1
             return FeedResult(False, str(refused), decoded.kind, at)
         self.accepted += 1
-        if not (self._counts_only and self._within_band()):
+        if not band.defers(self.counts, self.terms.max_collective, self.dispersal, self._now):
             self._evaluate()
         return FeedResult(True, reason, decoded.kind, at)
 
@@ -249,31 +247,6 @@ class Engine:
             self.counts.set_available(decoded.source, decoded.record.online)  # type: ignore[union-attr]
         self.accepted += 1
         return FeedResult(True, None, decoded.kind, received_at)
-
-    def _within_band(self) -> bool:
-        """True when this attendance leaves every rule and the gate command as they were.
-
-        Every attendance rule flips where attendance crosses a fixed figure (500, the
-        permitted maximum, a nurse or car-space boundary, hold_at…). Between two such
-        figures nothing but the numbers change, so a full evaluation can wait; the
-        highest attendance seen meanwhile is kept so an alert's worst figure is exact.
-        """
-        band = self._band
-        if band is None:
-            return False
-        counts = self.counts
-        attendance = counts.attendance
-        if not (band[0] <= attendance <= band[1]):
-            return False
-        if (counts.entries > self.terms.max_collective) != self._over_collective:
-            return False
-        now = self._now if self._now is not None else 0
-        if self.dispersal.watching_entries(now) and counts.entries > self.dispersal.entries_at_end:
-            return False  # an admission ends the dispersal allowance: pass the rules now
-        if self._stretch_peak is None or attendance > self._stretch_peak:
-            self._stretch_peak = attendance
-            self._stretch_at = self._now if self._now is not None else 0
-        return True
 
     def _apply(self, msg: Decoded, t: int, received: int, record: int | None) -> str | None:
         """Move the counts; return a note for an accepted message that changed nothing."""
@@ -314,7 +287,7 @@ class Engine:
             )
         elif type(rec) in _ATTENDANCE_ONLY:
             # A stale gate heard again ends its sensor-offline now: not counts only.
-            self._counts_only = not (skew_changed or was_stale)
+            self.band.counts_only = not (skew_changed or was_stale)
         return outcome.reason
 
     def _apply_clerk(self, who: str, rec: wire.ClerkPermit, t: int) -> str | None:
@@ -383,7 +356,7 @@ class Engine:
         orders.update(
             attendance, permit_hold=("permit-required", None) in held, uncovered=uncovered
         )
-        self._band = attendance_band(
+        limits = attendance_band(
             terms,
             counts,
             t,
@@ -393,28 +366,15 @@ class Engine:
             hold_at=orders.hold_at,
             resume_below=orders.resume_below,
         )
-        self._over_collective = counts.entries > terms.max_collective
+        self.band.evaluated(limits, counts.entries > terms.max_collective)
 
     def _fold_stretch(self) -> None:
-        """Offer the highest attendance of the deferred messages to the alerts' worst figures.
+        """Offer the peak of the messages whose evaluation waited to the alerts' worst
+        figures (core/band.py)."""
+        self.band.fold(self.alert_book, self._conditions_at)
 
-        Attendance rose and fell inside the band since the last evaluation; the worst
-        figure of each alert is at the highest attendance reached, taken at the instant it
-        was reached. Only worst figures change here, so folding when someone looks and
-        folding at the next evaluation give the same alerts.
-        """
-        at_peak = self._at_stretch_peak()
-        if at_peak is not None:
-            self._stretch_peak = None
-            self._stretch_at = 0  # means nothing without a peak; cleared, so states compare
-            self.alert_book.observe_worst(at_peak)
-
-    def _at_stretch_peak(self) -> dict[Key, Condition] | None:
-        """What held at the highest attendance of the deferred messages, if any."""
-        peak = self._stretch_peak
-        if peak is None:
-            return None
-        at = self._stretch_at
+    def _conditions_at(self, attendance: int, at: int) -> dict[Key, Condition]:
+        """What held at ``at`` with this attendance, everything else as it is now."""
         return evaluate(
             self.terms,
             self.counts,
@@ -424,7 +384,7 @@ class Engine:
             deficient=self.inspectors.deficient,
             skewed=self._skewed,
             allowance=self.dispersal.view(at),
-            attendance=peak,
+            attendance=attendance,
         )
 
     # -- outputs --------------------------------------------------------------------------
@@ -436,7 +396,7 @@ class Engine:
         Worst figures include the highest attendance of messages not yet folded in, so
         looking now gives what the next evaluation will record.
         """
-        at_peak = self._at_stretch_peak()
+        at_peak = self.band.at_peak(self._conditions_at)
         return {aid: self._record(a, at_peak) for aid, a in self.alert_book.alerts.items()}
 
     def _record(self, alert: Alert, at_peak: dict[Key, Condition] | None = None) -> wire.Alert:

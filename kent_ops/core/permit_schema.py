@@ -17,10 +17,20 @@ from kent_ops.core import ordinance as law
 from kent_ops.core.permit_reader import ABSENT, FieldSpec, ListSpec, TableSpec, non_negative
 from kent_ops.core.sensor_kinds import SENSOR_KINDS, SensorKind
 
-__all__ = ["KNOWN_TABLES", "SENSOR_LISTS", "STATEMENTS", "Statement", "permit_attrs"]
+__all__ = [
+    "ID_PATTERN",
+    "KNOWN_TABLES",
+    "SENSOR_ID_PATTERN",
+    "SENSOR_LISTS",
+    "STATEMENTS",
+    "Statement",
+    "permit_attrs",
+]
 
 ID_PATTERN = re.compile(r"^[a-z0-9-]+$")
+"""An event's id (it names the topics): every command and view that takes one checks it here."""
 SENSOR_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
+"""A sensor's, gate's or person's id (it stands in MQTT topics)."""
 DISPERSAL_MINUTES = 60
 """How long a crowd has to leave after the permitted hours end or a revocation takes
 effect, unless the Board sets another figure in the permit (docs/law.md, "Dispersal")."""

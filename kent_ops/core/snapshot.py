@@ -58,8 +58,9 @@ __all__ = [
     "take",
 ]
 
-FORMAT = 2
-"""The layout of the document; raise it whenever a state struct changes."""
+FORMAT = 3
+"""The layout of the document; raise it whenever a state struct changes (and say in
+:func:`_upgrade` how an older layout reads, where it can)."""
 PROGRAM = "kent-ops"
 
 
@@ -126,6 +127,14 @@ class AssemblyState(_State):
     spans: list[list[int | None]]
 
 
+class BandState(_State):
+    counts_only: bool
+    limits: tuple[int, int] | None
+    over_collective: bool
+    stretch_peak: int | None
+    stretch_at: int
+
+
 class InspectorsState(_State):
     notes: list[wire.NoteEntry]
     adjustments: list[wire.Adjustment]
@@ -143,6 +152,7 @@ class EngineState(_State):
     dispersal: DispersalState
     assembly: AssemblyState
     inspectors: InspectorsState
+    band: BandState
     now: int | None
     start: int | None
     skewed: dict[str, float]
@@ -150,11 +160,6 @@ class EngineState(_State):
     clerk_seen: set[tuple[str, str, wire.ClerkPermit]]
     rejected: int
     accepted: int
-    counts_only: bool
-    band: tuple[int, int] | None
-    over_collective: bool
-    stretch_peak: int | None
-    stretch_at: int
 
 
 class _Document(Header, kw_only=True, forbid_unknown_fields=True):
@@ -170,6 +175,7 @@ PARTS: dict[str, type[_State]] = {
     "dispersal": DispersalState,
     "assembly": AssemblyState,
     "inspectors": InspectorsState,
+    "band": BandState,
 }
 """Each part of the engine ("" the engine itself) by attribute, with its state struct."""
 
@@ -194,6 +200,7 @@ DERIVED: dict[str, frozenset[str]] = {
     "dispersal": frozenset({"allowance_us"}),
     "assembly": frozenset({"tz"}),
     "inspectors": frozenset({"checklist"}),
+    "band": frozenset(),
 }
 """Attributes each part rebuilds from the permit (and the changes list), not the snapshot."""
 
@@ -302,6 +309,7 @@ _SAVE: dict[type[_State], _Save] = {
         "inspectors": lambda e: _save(
             e.inspectors, InspectorsState, {"notes": lambda i: list(i.notes)}
         ),
+        "band": lambda e: _save(e.band, BandState, {}),
     },
 }
 
@@ -323,6 +331,7 @@ _LOAD: _Load = {
         v,
         {"notes": lambda i, notes: setattr(i, "notes", deque(notes, maxlen=NOTES_KEPT))},
     ),
+    "band": lambda e, v: _load(e.band, v, {}),
 }
 
 
@@ -362,10 +371,31 @@ def read_header(data: bytes) -> Header:
         raise SnapshotRefused(f"it is not an engine snapshot ({exc})") from None
 
 
-def _decode(data: bytes) -> _Document:
+_BAND_IN_FORMAT_2 = {
+    "counts_only": "counts_only",
+    "band": "limits",
+    "over_collective": "over_collective",
+    "stretch_peak": "stretch_peak",
+    "stretch_at": "stretch_at",
+}
+"""Format 2 kept the band's fields in the engine's own state; format 3 has them as a part."""
+
+
+def _upgrade(data: bytes) -> bytes:
+    """A format 2 document in format 3's layout (the same state, its band a part of its
+    own), so a log written before reads as it did: restarts start from its snapshots and
+    the report compares them."""
+    doc = msgspec.json.decode(data)
+    state = doc["state"]
+    state["band"] = {new: state.pop(old) for old, new in _BAND_IN_FORMAT_2.items()}
+    doc["format"] = FORMAT
+    return msgspec.json.encode(doc)
+
+
+def _decode(data: bytes, header: Header) -> _Document:
     try:
-        return _DOCUMENT.decode(data)
-    except (msgspec.DecodeError, NotImplementedError, TypeError, ValueError) as exc:
+        return _DOCUMENT.decode(_upgrade(data) if header.format == 2 else data)
+    except (msgspec.DecodeError, NotImplementedError, TypeError, ValueError, KeyError) as exc:
         raise SnapshotRefused(f"its state cannot be read by this program ({exc})") from None
 
 
@@ -374,7 +404,7 @@ def check_header(header: Header, engine: Engine) -> None:
     mine = header_of(engine)
     if header.program != PROGRAM or header.version != mine.version:
         raise SnapshotRefused(f"it was written by {header.program} {header.version}")
-    if header.format != FORMAT:
+    if header.format not in (2, FORMAT):
         raise SnapshotRefused(f"it is in snapshot format {header.format}, not {FORMAT}")
     if header.clock != mine.clock:
         raise SnapshotRefused(f"it was taken with the {header.clock} clock")
@@ -391,8 +421,9 @@ def load(engine: Engine, data: bytes) -> Header:
         SnapshotRefused: the snapshot is not for this program, permit, clock or keys, or
             cannot be read; the engine is then unchanged.
     """
-    check_header(read_header(data), engine)
-    doc = _decode(data)
+    header = read_header(data)
+    check_header(header, engine)
+    doc = _decode(data, header)
     _load(engine, doc.state, _LOAD)
     return doc
 
@@ -403,8 +434,9 @@ def differences(engine: Engine, data: bytes, limit: int = 5) -> list[str]:
     Raises:
         SnapshotRefused: the snapshot cannot be compared (see :func:`load`).
     """
-    check_header(read_header(data), engine)
-    theirs = _decode(data).state
+    header = read_header(data)
+    check_header(header, engine)
+    theirs = _decode(data, header).state
     mine = state_of(engine)
     if mine == theirs:
         return []

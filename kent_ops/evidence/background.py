@@ -6,7 +6,8 @@ pure CPU, and Python runs one thread at a time, so it runs in a process of its o
 the machine's other core: :class:`BackgroundVerify` starts
 ``python -m kent_ops.evidence.background LOG`` (this module), which walks the chain
 with :func:`kent_ops.evidence.chain.verify` and prints its result as one JSON line;
-the caller polls :meth:`BackgroundVerify.poll` and gets a
+the caller polls :meth:`BackgroundVerify.poll` (the aggregator) or waits for it
+(:meth:`BackgroundVerify.wait`, the report, which replays meanwhile) and gets a
 :class:`~kent_ops.evidence.chain.VerifyResult` once it is done (and ``seconds``, how
 long the walk itself took, whenever the caller happened to look).
 """
@@ -61,6 +62,10 @@ class BackgroundVerify:
         """The result once the child is done, else None (never blocks)."""
         if self._proc.poll() is None:
             return None
+        return self.wait()
+
+    def wait(self) -> VerifyResult:
+        """The result, waiting for the child as long as it takes."""
         out, err = self._proc.communicate()
         self.seconds = time.monotonic() - self.started
         try:

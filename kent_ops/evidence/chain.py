@@ -14,12 +14,13 @@ schema version) and :func:`check_layout` (the records table's field types).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from kent_ops.evidence.records import (
     COLUMNS,
@@ -31,6 +32,7 @@ from kent_ops.evidence.records import (
     connect_ro,
     record_hash,
 )
+from kent_ops.evidence.system import Opened, decode_system
 
 __all__ = ["ChainWalk", "Row", "VerifyResult", "check_layout", "check_meta", "verify"]
 
@@ -156,16 +158,19 @@ class ChainWalk:
 
 def _opening_problem(kind: str, payload: bytes, meta: dict[str, str]) -> str | None:
     """Record 1 must open the log for the event the meta table names."""
+    not_opening = "the first record is not the log's opening record"
     if kind != "system":
-        return "the first record is not the log's opening record"
+        return not_opening
     try:
-        opened = json.loads(payload)
-    except ValueError:
+        opened = decode_system(payload)
+    except msgspec.ValidationError:
+        return not_opening
+    except msgspec.DecodeError:
         return "the opening record is not JSON"
-    if not isinstance(opened, dict) or opened.get("event") != "opened":
-        return "the first record is not the log's opening record"
-    for key in ("event_id", "permit_sha256"):
-        if opened.get(key) != meta.get(key):
+    if not isinstance(opened, Opened):
+        return not_opening
+    for key, value in (("event_id", opened.event_id), ("permit_sha256", opened.permit_sha256)):
+        if value != meta.get(key):
             return f"the meta table's {key} differs from the opening record's"
     return None
 

@@ -37,6 +37,7 @@ from kent_ops.evidence.records import (
     record_hash,
     require_sqlite,
 )
+from kent_ops.evidence.system import Opened, PermitChanged, SystemRecord, encode_system
 
 __all__ = [
     "GENESIS_HASH",
@@ -136,15 +137,10 @@ class EvidenceLog:
             return cls._create(conn, path, event_id, permit_sha256)
         log = cls._continue(conn, path, event_id, verify)
         if log.meta.get("permit_sha256") != permit_sha256:
-            log.append_json(
-                "system",
-                datetime.now(UTC),
-                {
-                    "event": "permit-changed",
-                    "permit_sha256": permit_sha256,
-                    "opened_with": log.meta.get("permit_sha256"),
-                },
+            changed = PermitChanged(
+                permit_sha256=permit_sha256, opened_with=log.meta.get("permit_sha256")
             )
+            log.append_system(datetime.now(UTC), changed)
             log.commit()
         return log
 
@@ -167,11 +163,7 @@ class EvidenceLog:
         )
         conn.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\n{inserts}COMMIT;\n")
         log = cls(path, conn, 0, GENESIS_HASH)
-        log.append_json(
-            "system",
-            now,
-            {"event": "opened", "event_id": event_id, "permit_sha256": permit_sha256},
-        )
+        log.append_system(now, Opened(event_id=event_id, permit_sha256=permit_sha256))
         log.commit()
         return log
 
@@ -262,6 +254,10 @@ class EvidenceLog:
     def append_json(self, kind: str, received_at: datetime, obj: Any) -> tuple[int, str]:
         """Append a record whose payload is ``obj`` as canonical JSON."""
         return self.append(kind, received_at, payload=json_bytes(obj))
+
+    def append_system(self, received_at: datetime, record: SystemRecord) -> tuple[int, str]:
+        """Append one of the service's own records: the one way they are written."""
+        return self.append("system", received_at, payload=encode_system(record))
 
     def commit(self) -> None:
         """Write the open batch in one transaction; durable when this returns.

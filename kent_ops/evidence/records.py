@@ -27,7 +27,8 @@ Record kinds (schema version 2):
   restart starts from the last one and replays only the records after it;
 - ``system``: the service's own life (payload: ``{"event": "opened" | "started" |
   "stopped" | "broker-connected" | "broker-disconnected" | "checkpoint" |
-  "storage-error" | "permit-changed" | ..., ...details}``).
+  "storage-error" | "permit-changed" | ..., ...details}``), one Struct per event in
+  :mod:`kent_ops.evidence.system`, written and read only through it.
 
 Version 1 logs had no ``tick`` records (a replay inferred the engine's time from the
 times of the other records); the hash is computed the same way in both. Logs written
@@ -45,6 +46,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from kent_ops.core.errors import CheckFailed, UsageError
 
@@ -157,9 +160,12 @@ class EvidenceWriteError(Exception):
     """
 
 
-@dataclass(frozen=True, slots=True)
-class EvidenceRecord:
-    """One record as stored; ``received_at`` is UTC and timezone-aware."""
+class EvidenceRecord(msgspec.Struct, frozen=True):
+    """One record as stored; ``received_at`` is UTC and timezone-aware.
+
+    A replay's record (:class:`kent_ops.evidence.replay.Replayed`) is this and what the
+    replay made of it.
+    """
 
     id: int
     kind: str

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from kent_ops.core.engine import Clock, Engine, FeedResult
 from kent_ops.core.errors import UsageError
@@ -43,8 +43,10 @@ from kent_ops.evidence.records import (
     OVERSIZED,
     ChainBroken,
     EvidenceError,
+    EvidenceRecord,
     connect_ro,
 )
+from kent_ops.evidence.system import FloodSummary, Started, SystemRecord, read_system
 
 __all__ = [
     "ReplayResult",
@@ -60,8 +62,6 @@ __all__ = [
 PROGRESS_EVERY = 1 << 15
 """Records between two calls of the progress callback (cheap enough to ignore)."""
 
-_STARTED = b'"event":"started"'
-_COUNTED = b'"event":"flood-summary"'
 _OVERSIZED = bytes(MAX_PAYLOAD_BYTES + 1)
 """What a message kept in part is fed as: a payload the engine rejects for its size alone,
 as it rejected the whole one live (the first bytes kept may well parse)."""
@@ -80,22 +80,17 @@ def engine_failure(exc: Exception, received_at: datetime) -> FeedResult:
     )
 
 
-class Replayed(NamedTuple):
-    """One record as replayed: the stored fields and, for a message, what the engine did.
+class Replayed(EvidenceRecord, frozen=True):
+    """One record as replayed: the stored fields, and what the replay made of it.
 
     ``accepted`` and ``reason`` are what the live service logged; ``result`` is what the
-    replaying engine decided (they agree unless the engine changed since the event).
+    replaying engine decided for a message (they agree unless the engine changed since
+    the event); ``system`` is a system record's event, decoded once, here (None for
+    other kinds, and for a payload that is no event this program knows).
     """
 
-    id: int
-    kind: str
-    received_at: datetime
-    topic: str | None
-    payload: bytes
-    accepted: bool | None
-    reason: str | None
-    hash: str
-    result: FeedResult | None
+    result: FeedResult | None = None
+    system: SystemRecord | None = None
 
 
 OnRecord = Callable[[Replayed, Engine], None]
@@ -261,10 +256,10 @@ def _replay(
                     continue
                 on_record(_replayed(row, received, accepted == 1, result), engine)
                 continue
-            _other(engine, wall, path, row)
+            system = _other(engine, wall, path, row)
             if on_record is not None:
                 flag = None if accepted is None else accepted == 1
-                on_record(_replayed(row, received, flag, None), engine)
+                on_record(_replayed(row, received, flag, None, system), engine)
     count = walk.count
     if progress is not None:
         progress(count)
@@ -284,30 +279,30 @@ def _replay(
     )
 
 
-def _other(engine: Engine, wall: bool, path: Path, row: Row) -> None:
-    """What a record other than a message does to the engine: a tick, or a count."""
+def _other(engine: Engine, wall: bool, path: Path, row: Row) -> SystemRecord | None:
+    """What a record other than a message does to the engine: a tick, or a count of
+    rejected messages (a ``flood-summary``: none of them were stored). A system record's
+    event is returned, decoded."""
     kind, payload = row[1], row[4]
     if kind == "tick" and wall:
         engine.tick(_engine_time(path, row))
-    elif kind == "system" and _COUNTED in payload:
-        engine.rejected += _counted(payload)
-
-
-def _counted(payload: bytes) -> int:
-    """How many rejected messages a ``flood-summary`` record counts (none were stored)."""
-    try:
-        body = json.loads(payload)
-        count = body["messages"] if body.get("event") == "flood-summary" else 0
-    except (ValueError, AttributeError, KeyError):
-        return 0
-    return count if type(count) is int and count > 0 else 0
+    elif kind == "system":
+        system = read_system(payload)
+        if isinstance(system, FloodSummary) and system.messages > 0:
+            engine.rejected += system.messages
+        return system
+    return None
 
 
 def _replayed(
-    row: Row, received: datetime, accepted: bool | None, result: FeedResult | None
+    row: Row,
+    received: datetime,
+    accepted: bool | None,
+    result: FeedResult | None,
+    system: SystemRecord | None = None,
 ) -> Replayed:
     rid, kind, _, topic, payload, _, reason, digest = row
-    return Replayed(rid, kind, received, topic, payload, accepted, reason, digest, result)
+    return Replayed(rid, kind, received, topic, payload, accepted, reason, digest, result, system)
 
 
 def _engine_time(path: Path, row: Row) -> datetime:
@@ -375,21 +370,12 @@ def recorded_clock(evidence_path: str | Path) -> str | None:
 
 def _recorded_clock(conn: sqlite3.Connection) -> str | None:
     """The clock the service ran with, from the log's first ``started`` record."""
-    row = conn.execute(
-        "SELECT payload FROM records WHERE kind = 'system' AND instr(payload, ?) > 0 "
-        "ORDER BY id LIMIT 1",
-        (_STARTED,),
-    ).fetchone()
-    return None if row is None else _started_clock(row[0])
-
-
-def _started_clock(payload: bytes) -> str | None:
-    try:
-        started = json.loads(payload)
-    except ValueError:
-        return None
-    clock = started.get("clock") if isinstance(started, dict) else None
-    return clock if clock in ("wall", "sensor") else None
+    rows = conn.execute("SELECT payload FROM records WHERE kind = 'system' ORDER BY id")
+    for (payload,) in rows:
+        started = read_system(payload)
+        if isinstance(started, Started):
+            return started.clock if started.clock in ("wall", "sensor") else None
+    return None
 
 
 def _as_clock(recorded: str | None) -> Literal["wall", "sensor"]:

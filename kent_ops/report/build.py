@@ -23,9 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,6 +36,7 @@ from kent_ops.core.errors import KentOpsError, UsageError
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.precheck import pre_event_findings
 from kent_ops.core.timeutil import from_us
+from kent_ops.evidence.background import BackgroundVerify
 from kent_ops.evidence.log import ChainBroken, EvidenceError, read_meta
 from kent_ops.evidence.replay import ReplayResult, last_record_id, record_hashes, replay
 from kent_ops.report.cleanup import clean_up_status, not_applicable
@@ -125,7 +123,8 @@ def build_report(
     The chain is verified before anything is written: in the same pass as the replay
     for a small log, or, for a large one (``parallel_verify``; by default from
     :data:`PARALLEL_VERIFY_FROM` records, on a machine with more than one core), by
-    ``kent-ops verify`` in a second process while this one replays; either way a log
+    the chain walk of ``kent-ops verify`` in a second process while this one replays
+    (:class:`~kent_ops.evidence.background.BackgroundVerify`); either way a log
     that fails is refused and no file is written.
 
     With ``pdf``, the page is also printed to ``report.pdf`` by headless Chromium, which
@@ -276,18 +275,15 @@ def _replay_verifying_aside(
     until: int,
     progress: Callable[[int], None] | None,
 ) -> ReplayResult:
-    """Replay here while ``kent-ops verify`` recomputes the chain on another core.
+    """Replay here while a second process recomputes the chain on another core.
 
     Hashing is a third of the work and needs nothing from the replay, so the two run
-    side by side; the replay's result is used only once the verifier says OK (it checks
-    at least every record the replay read: a log still being written only grows).
+    side by side (:class:`~kent_ops.evidence.background.BackgroundVerify`, as a
+    restarted aggregator does); the replay's result is used only once the verifier says
+    OK (it checks at least every record the replay read: a log still being written only
+    grows).
     """
-    verifier = subprocess.Popen(
-        [sys.executable, "-m", "kent_ops", "verify", str(evidence_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    verifier = BackgroundVerify(evidence_path)
     try:
         result = replay(
             permit,
@@ -309,17 +305,14 @@ def _replay_verifying_aside(
     return result
 
 
-def _verifier_failure(verifier: subprocess.Popen[str]) -> KentOpsError | None:
-    """Wait for ``kent-ops verify``; None if the chain is sound, else the error to raise."""
-    out, err = verifier.communicate()
-    line = out.strip().splitlines()[-1] if out.strip() else ""
-    if verifier.returncode == 0 and line.startswith("OK "):
+def _verifier_failure(verifier: BackgroundVerify) -> KentOpsError | None:
+    """Wait for the verification; None if the chain is sound, else the error to raise."""
+    result = verifier.wait()
+    if result.ok:
         return None
-    match = re.match(r"FAIL record (\d+): (.*)", line)
-    if verifier.returncode == 1 and match:
-        return ChainBroken(f"record {match[1]}: {match[2]}", int(match[1]))
-    problem = err.strip().removeprefix("kent-ops: ") or line or "no answer"
-    return EvidenceError(f"the evidence log could not be verified: {problem}")
+    if result.first_bad is not None:
+        return ChainBroken(f"record {result.first_bad}: {result.problem}", result.first_bad)
+    return EvidenceError(f"the evidence log could not be verified: {result.problem}")
 
 
 def _check_point(c: Checkpoint, stored: dict[int, str], count: int) -> CheckpointResult:

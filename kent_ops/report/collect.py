@@ -11,7 +11,6 @@ typed, because the page shows it.
 
 from __future__ import annotations
 
-import json
 import re
 from array import array
 from collections import Counter
@@ -25,8 +24,9 @@ from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.core.sensor_kinds import SENSOR_KINDS
 from kent_ops.evidence.replay import Replayed
+from kent_ops.evidence.system import Checkpointed, FloodSummary
 from kent_ops.report.devices import RentedDevices
-from kent_ops.report.kept import Kept, summary_body
+from kent_ops.report.kept import Kept
 from kent_ops.report.snapshots import SnapshotChecks
 from kent_ops.report.text import clean
 
@@ -432,18 +432,10 @@ class Collector:
             self._system(rec)
 
     def _system(self, rec: Replayed) -> None:
-        try:
-            body = json.loads(rec.payload)
-        except ValueError:
-            return
-        event = body.get("event") if isinstance(body, dict) else None
-        if event == "checkpoint":
-            try:
-                point = wire.decode_json(wire.Checkpoint, rec.payload)
-            except msgspec.DecodeError:
-                return
-            self.checkpoints.append(Checkpoint(rec.received_at, rec.id, point.record, point.hash))
-        elif event == "flood-summary" and (summary := summary_body(rec.payload)):
-            self.kept.summary(rec, summary)
-        elif event in _SERVICE_EVENTS:
-            self.service_events[event] += 1
+        said = rec.system
+        if isinstance(said, Checkpointed):
+            self.checkpoints.append(Checkpoint(rec.received_at, rec.id, said.record, said.hash))
+        elif isinstance(said, FloodSummary):
+            self.kept.summary(rec, said)
+        elif said is not None and said.event in _SERVICE_EVENTS:
+            self.service_events[said.event] += 1

@@ -16,6 +16,7 @@ from datetime import datetime
 import msgspec
 
 from kent_ops.core.wire.adapter import REDELIVERY, AdapterRaw
+from kent_ops.report.kept import HeldMessage
 
 __all__ = ["DeviceLink", "DeviceTally", "RentedDevices"]
 
@@ -24,14 +25,10 @@ LINKS_KEPT = 40
 
 
 @dataclass(frozen=True, slots=True)
-class DeviceLink:
-    """One device message: the record holding its bytes and what it became."""
+class DeviceLink(HeldMessage):
+    """One device message (its topic on the device's broker): the record holding its
+    bytes, and what it became."""
 
-    record: int
-    received_at: datetime
-    topic: str
-    sha256: str
-    size: int
     translated: str
     """The kent-ops payload's figures (``seq 12: in 340, out 25``) or why there is none."""
 
@@ -81,7 +78,7 @@ class RentedDevices:
             tally.unreadable += 1
             what = f"not read: {raw.reason}"
         digest = hashlib.sha256(body).hexdigest()
-        tally.keep(DeviceLink(record, received_at, raw.topic, digest, len(body), what))
+        tally.keep(DeviceLink(record, received_at, raw.topic, len(body), digest, what))
 
 
 def _figures(payload: dict[str, object]) -> str:

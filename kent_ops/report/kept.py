@@ -8,30 +8,36 @@ lists each, so a reader can ask the sender for the payload and check it by its h
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from kent_ops.evidence.records import Excerpt
 from kent_ops.evidence.replay import Replayed
+from kent_ops.evidence.system import FloodSummary
 from kent_ops.report.text import clean
 
-__all__ = ["Counted", "Kept", "KeptInPart"]
+__all__ = ["Counted", "HeldMessage", "Kept", "KeptInPart"]
 
 LISTED = 200
 """Rows each table lists; the rest are counted (a flood must not make the page huge)."""
 
 
 @dataclass(frozen=True, slots=True)
-class KeptInPart:
-    """One message kept in part: an oversized payload the log keeps the proof of."""
+class HeldMessage:
+    """A message as the report lists it back to the log: the record that holds it (or
+    the proof of it), when it came, its topic, and its size and SHA-256, which whoever
+    holds the bytes can check them by."""
 
     record: int
     at: datetime
     topic: str
     size: int
     sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeptInPart(HeldMessage):
+    """One message kept in part: an oversized payload the log keeps the proof of."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,31 +76,23 @@ class Kept:
             KeptInPart(rec.id, rec.received_at, topic, found.size, clean(found.sha256))
         )
 
-    def summary(self, rec: Replayed, body: dict[str, Any]) -> None:
+    def summary(self, rec: Replayed, summary: FloodSummary) -> None:
+        """A ``flood-summary`` record: listed (one without its times is passed over)."""
         try:
-            row = Counted(
-                rec.id,
-                clean(str(body["source"])),
-                datetime.fromisoformat(body["first_at"]),
-                datetime.fromisoformat(body["last_at"]),
-                int(body["messages"]),
-                int(body["bytes"]),
-                clean(str(body["sha256"])),
-            )
-        except (KeyError, TypeError, ValueError):
+            first_at = datetime.fromisoformat(summary.first_at)
+            last_at = datetime.fromisoformat(summary.last_at)
+        except ValueError:
             return
+        row = Counted(
+            rec.id,
+            clean(summary.source),
+            first_at,
+            last_at,
+            summary.messages,
+            summary.size,
+            clean(summary.sha256),
+        )
         self.counted_records += 1
         self.counted_messages += row.messages
         if len(self.counted) < LISTED:
             self.counted.append(row)
-
-
-def summary_body(payload: bytes) -> dict[str, Any] | None:
-    """A system record's body if it is a ``flood-summary``."""
-    try:
-        body = json.loads(payload)
-    except ValueError:
-        return None
-    if isinstance(body, dict) and body.get("event") == "flood-summary":
-        return body
-    return None

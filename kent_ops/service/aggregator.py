@@ -48,6 +48,7 @@ from kent_ops.core.wire import Topics, keys_for_permit
 from kent_ops.evidence.background import BackgroundVerify
 from kent_ops.evidence.log import EvidenceLog
 from kent_ops.evidence.replay import recorded_clock
+from kent_ops.evidence.system import Started
 from kent_ops.service.clock import ServiceClock
 from kent_ops.service.integrity import ChainCheck
 from kent_ops.service.link import Link
@@ -375,18 +376,17 @@ class Aggregator:
             "" if evidence.verified else "; the whole chain is verified in the background",
         )
 
-    def _started(self, rebuilt: Rebuilt, retained: Retained) -> dict[str, object]:
-        return {
-            "event": "started",
-            "version": __version__,
-            "clock": self.clock,
-            "session": self.session.fingerprint,
-            "session_keyed_by": self.session.keyed_by,
-            "checkpoint": retained.details(),
-            "broker": self.address.url,
-            "permit_sha256": self.permit_sha256,
-            "signed": self.keys is not None,
-            "replayed": rebuilt.messages,
-            "snapshot": rebuilt.snapshot,
-            "snapshot_refused": rebuilt.refused,
-        }
+    def _started(self, rebuilt: Rebuilt, retained: Retained) -> Started:
+        return Started(
+            version=__version__,
+            clock=self.clock,
+            session=self.session.fingerprint,
+            session_keyed_by=self.session.keyed_by,
+            checkpoint=retained.in_record(),
+            broker=self.address.url,
+            permit_sha256=self.permit_sha256,
+            signed=self.keys is not None,
+            replayed=rebuilt.messages,
+            snapshot=rebuilt.snapshot,
+            snapshot_refused=rebuilt.refused,
+        )

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from kent_ops.evidence.system import ClockAgrees, ClockJump
+
 __all__ = ["JUMP_S", "ClockCheck", "ServiceClock", "steady"]
 
 JUMP_S = 5.0
@@ -59,14 +61,14 @@ class ClockCheck:
     wall: datetime
     service: datetime
 
-    def details(self) -> dict[str, object]:
-        """The ``clock-jump`` system record's fields."""
-        return {
-            "event": "clock-jump" if self.jumped else "clock-agrees",
-            "jump_s": round(self.jump_s, 3),
-            "host_clock": self.wall.isoformat(),
-            "service_clock": self.service.isoformat(),
-        }
+    def record(self) -> ClockJump | ClockAgrees:
+        """The system record that says so."""
+        kind = ClockJump if self.jumped else ClockAgrees
+        return kind(
+            jump_s=round(self.jump_s, 3),
+            host_clock=self.wall.isoformat(),
+            service_clock=self.service.isoformat(),
+        )
 
 
 class ServiceClock:

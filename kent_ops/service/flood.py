@@ -38,6 +38,8 @@ import msgspec
 from kent_ops.core import wire
 from kent_ops.core.alerts import raised_outside
 from kent_ops.core.sensor_kinds import SENSOR_KINDS
+from kent_ops.evidence.system import FloodCountLost, FloodStarted, FloodSummary
+from kent_ops.service.flush import Lead
 
 __all__ = ["FLOOD_RULE", "FloodGuard", "Records", "source_of"]
 
@@ -59,8 +61,8 @@ _ROLES = {
     "notifier": "notifier",
 }
 
-Records = list[tuple[str, "dict[str, Any] | wire.Alert"]]
-"""Records for :meth:`kent_ops.service.worker.Worker.flush`'s ``lead``."""
+Records = list[Lead]
+"""Records for a flush's ``lead`` (:class:`kent_ops.service.flush.FlushPlan`)."""
 
 
 def source_of(prefix: str, topic: str) -> str:
@@ -192,15 +194,14 @@ class FloodGuard:
             return  # still flooding from an earlier period: its alert is active already
         state.alert = self._alert(source, at, state.used)
         log.warning("alert %s %s: %s", state.alert.id, FLOOD_RULE, state.alert.message)
-        started = {
-            "event": "flood-started",
-            "source": source,
-            "since": at.astimezone(UTC).isoformat(),
-            "budget_bytes": self.budget,
-            "period_s": self.period_s,
-            "alert": state.alert.id,
-        }
-        self._lead += [("system", started), ("alert", state.alert)]
+        started = FloodStarted(
+            source=source,
+            since=at.astimezone(UTC).isoformat(),
+            budget_bytes=self.budget,
+            period_s=self.period_s,
+            alert=state.alert.id,
+        )
+        self._lead += [started, state.alert]
         self._publish.append(state.alert)
 
     def count(self, source: str, topic: str, payload: bytes, reason: str, at: datetime) -> None:
@@ -225,7 +226,7 @@ class FloodGuard:
         for source, state in list(self._sources.items()):
             if state.count:
                 state = self._touch(source)
-                self._lead.append(("system", self._summary(source, state)))
+                self._lead.append(self._summary(source, state))
                 state.counted += state.count
                 state.counted_bytes += state.size
                 state.count = state.size = state.largest = 0
@@ -244,7 +245,7 @@ class FloodGuard:
             quiet = source not in self.exhausted
             if state.alert is not None and (quiet or closing):
                 cleared = self._cleared(state.alert, now, state)
-                self._lead.append(("alert", cleared))
+                self._lead.append(cleared)
                 self._publish.append(cleared)
                 state.alert = None
             if state.alert is None:
@@ -256,22 +257,21 @@ class FloodGuard:
         self.exhausted = set()
         self._period_start = self._mono()
 
-    def _summary(self, source: str, state: _Source) -> dict[str, Any]:
+    def _summary(self, source: str, state: _Source) -> FloodSummary:
         assert state.first_at is not None
         assert state.last_at is not None
-        return {
-            "event": "flood-summary",
-            "source": source,
-            "first_at": state.first_at.astimezone(UTC).isoformat(),
-            "last_at": state.last_at.astimezone(UTC).isoformat(),
-            "messages": state.count,
-            "bytes": state.size,
-            "largest": state.largest,
-            "sha256": state.digest.hexdigest(),
-            "reasons": state.reasons,
-            "topics": state.topics,
-            "alert": state.alert.id if state.alert is not None else None,
-        }
+        return FloodSummary(
+            source=source,
+            first_at=state.first_at.astimezone(UTC).isoformat(),
+            last_at=state.last_at.astimezone(UTC).isoformat(),
+            messages=state.count,
+            size=state.size,
+            largest=state.largest,
+            sha256=state.digest.hexdigest(),
+            reasons=state.reasons,
+            topics=state.topics,
+            alert=state.alert.id if state.alert is not None else None,
+        )
 
     # -- alerts -----------------------------------------------------------------------------
 
@@ -293,14 +293,13 @@ class FloodGuard:
                 continue
             if alert.rule == FLOOD_RULE and alert.state == "active" and alert.subject:
                 self._sources.setdefault(alert.subject, _Source()).alert = alert
-                lost = {
-                    "event": "flood-count-lost",
-                    "source": alert.subject,
-                    "alert": alert.id,
-                    "why": "the service stopped abruptly during this flood: rejected messages "
+                lost = FloodCountLost(
+                    source=alert.subject,
+                    alert=alert.id,
+                    why="the service stopped abruptly during this flood: rejected messages "
                     "it counted after this source's last flood-summary record are in no record",
-                }
-                notes.append(("system", lost))
+                )
+                notes.append(lost)
         return notes
 
     def decorate(self, status: wire.Status) -> wire.Status:

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import msgspec
 
 from kent_ops.core import wire
 from kent_ops.evidence.background import BackgroundVerify
 from kent_ops.evidence.log import ChainBroken
-from kent_ops.service.restore import VERIFICATION_FAILED
+from kent_ops.evidence.system import VerificationFailed
 from kent_ops.service.storage_outage import StorageOutage
 
 __all__ = ["Broken", "ChainCheck"]
@@ -32,7 +32,7 @@ class Broken(NamedTuple):
     """The log does not verify: what to log, publish and stop with."""
 
     alert: wire.Alert
-    event: dict[str, Any]
+    event: VerificationFailed
     error: ChainBroken
     health: wire.EvidenceHealth
 
@@ -77,7 +77,7 @@ class ChainCheck:
         alert = self.outage.broken(record, problem)
         return Broken(
             alert,
-            {"event": VERIFICATION_FAILED, "record": record, "problem": problem},
+            VerificationFailed(record=record, problem=problem),
             ChainBroken(f"{self.path} does not verify: {error}", record, problem),
             wire.EvidenceHealth(ok=False, error=error, since=alert.since, held=0),
         )

@@ -37,6 +37,7 @@ import paho.mqtt.client as mqtt
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.core.errors import UsageError
 from kent_ops.core.wire import Topics
+from kent_ops.evidence.system import BrokerConnected, BrokerDisconnected, SystemRecord
 
 __all__ = ["WAKE", "Item", "Link"]
 
@@ -44,7 +45,7 @@ log = logging.getLogger("aggregator")
 
 Item = tuple[str | None, Any, datetime, int, int]
 """One queued item: (topic, payload, received_at, connection generation, mid).
-``topic`` None marks the service's own event (payload: a dict for a "system" record)."""
+``topic`` None marks the service's own event (payload: its system record)."""
 WAKE: Item = (None, None, datetime.min.replace(tzinfo=UTC), -1, 0)
 """Put on the queue to wake the worker (to stop); never recorded."""
 
@@ -204,11 +205,7 @@ class Link:
             "resumed" if flags.session_present else "new",
         )
         self._own_event(
-            {
-                "event": "broker-connected",
-                "broker": self.address.url,
-                "session_present": bool(flags.session_present),
-            }
+            BrokerConnected(broker=self.address.url, session_present=bool(flags.session_present))
         )
 
     def _on_subscribe(
@@ -245,13 +242,7 @@ class Link:
             return  # stopping: the service records its own stop
         if was_connected:
             log.warning("disconnected from %s (%s); reconnecting", self.address.url, reason_code)
-            self._own_event(
-                {
-                    "event": "broker-disconnected",
-                    "broker": self.address.url,
-                    "reason": str(reason_code),
-                }
-            )
+            self._own_event(BrokerDisconnected(broker=self.address.url, reason=str(reason_code)))
 
     def _on_message(self, client: mqtt.Client, userdata: object, message: mqtt.MQTTMessage) -> None:
         if not self.accepting:
@@ -264,11 +255,11 @@ class Link:
             received_at = max(self._now(), self._floor)
             self.queue.put((topic, message.payload, received_at, self._generation, message.mid))
 
-    def post(self, details: dict[str, Any]) -> None:
+    def post(self, event: SystemRecord) -> None:
         """Queue an event of the service's own from another thread (a late check)."""
-        self._own_event(details)
+        self._own_event(event)
 
-    def _own_event(self, details: dict[str, Any]) -> None:
+    def _own_event(self, event: SystemRecord) -> None:
         """Queue the service's own event, stamped like a message."""
         with self._stamp_lock:
-            self.queue.put((None, details, max(self._now(), self._floor), -1, 0))
+            self.queue.put((None, event, max(self._now(), self._floor), -1, 0))

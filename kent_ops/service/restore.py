@@ -21,7 +21,6 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Clock, Engine
@@ -32,14 +31,12 @@ from kent_ops.core.wire import Topics, keys_for_permit
 from kent_ops.evidence.cite import cited_records, with_hash
 from kent_ops.evidence.log import ChainBroken, json_bytes
 from kent_ops.evidence.replay import Replayed, last_snapshot, record_hashes, replay
+from kent_ops.evidence.system import VerificationFailed
 from kent_ops.service.storage_outage import StorageOutage
 
-__all__ = ["VERIFICATION_FAILED", "Rebuilt", "rebuild"]
+__all__ = ["Rebuilt", "rebuild"]
 
 log = logging.getLogger("aggregator")
-
-VERIFICATION_FAILED = "verification-failed"
-"""The system event a run logs when the background verification found a broken record."""
 
 
 @dataclass(slots=True)
@@ -95,8 +92,8 @@ def rebuild(
         elif rec.kind == "command":
             body = json.loads(rec.payload)  # republished as logged: the log is the truth
             retained[topics.gate_command(body["gate"])] = json_bytes(body["command"])
-        elif rec.kind == "system" and VERIFICATION_FAILED.encode() in rec.payload:
-            _refuse_broken(path, rec)
+        elif isinstance(rec.system, VerificationFailed):
+            _refuse_broken(path, rec.id, rec.system)
 
     result = replay(
         permit,
@@ -133,19 +130,13 @@ def _held(engine: Engine, path: Path, topics: Topics) -> dict[str, bytes]:
     return held
 
 
-def _refuse_broken(path: Path, rec: Replayed) -> None:
+def _refuse_broken(path: Path, record_id: int, found: VerificationFailed) -> None:
     """An earlier run found the log broken: refuse it at once, as an unverified log is."""
-    try:
-        body: Any = json.loads(rec.payload)
-    except ValueError:
-        return
-    if not isinstance(body, dict) or body.get("event") != VERIFICATION_FAILED:
-        return
-    bad, problem = body.get("record"), body.get("problem") or "it does not verify"
+    bad, problem = found.record, found.problem or "it does not verify"
     where = f"record {bad}: " if bad is not None else ""
     raise ChainBroken(
         f"{path} does not verify: {where}{problem} (found by an earlier run, which logged so "
-        f"in record {rec.id}); keep this file as it is and start a new evidence file",
-        bad if isinstance(bad, int) else rec.id,
-        str(problem),
+        f"in record {record_id}); keep this file as it is and start a new evidence file",
+        bad if bad is not None else record_id,
+        problem,
     )

@@ -24,7 +24,6 @@ import contextlib
 import json
 import logging
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -34,11 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import paho.mqtt.client as mqtt
 
-from kent_ops.broker.client import BrokerAddress, make_client
+from kent_ops.broker.client import BrokerAddress
+from kent_ops.broker.retained import read_retained
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
+from kent_ops.evidence.system import CheckpointRead, Claim, SystemRecord
 
 __all__ = [
     "Claim",
@@ -57,19 +57,6 @@ HEAD_SOURCE = "the head file beside it"
 
 class LogRolledBack(UsageError):
     """The log is behind a checkpoint it published or its head file (exit 2)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """A record number and hash that the log once had, and who says so."""
-
-    record: int
-    hash: str
-    ts: str | None
-    source: str
-
-    def details(self) -> dict[str, Any]:
-        return {"record": self.record, "hash": self.hash, "ts": self.ts, "source": self.source}
 
 
 def behind(count: int, hash_of: Callable[[int], str | None], claim: Claim) -> bool:
@@ -230,10 +217,11 @@ class Retained:
     claim: Claim | None = None
     problem: str | None = None
 
-    def details(self) -> dict[str, Any] | str | None:
+    def in_record(self) -> Claim | str | None:
+        """What the ``started`` and ``checkpoint-read`` records say of it."""
         if not self.answered:
             return f"unread: {self.problem}"
-        return None if self.claim is None else self.claim.details()
+        return self.claim
 
 
 def _claim(payload: bytes) -> Claim | None:
@@ -249,47 +237,13 @@ def _claim(payload: bytes) -> Claim | None:
 def read_retained_checkpoint(
     address: BrokerAddress, topic: str, ca_file: str | None, wait_s: float
 ) -> Retained:
-    """The broker's retained checkpoint, waiting at most ``wait_s`` for the broker.
-
-    A throwaway clean session subscribes, then unsubscribes: the broker sends the
-    retained message, if any, between the SUBACK and the UNSUBACK, so the UNSUBACK says
-    the answer is complete without guessing a delay.
-    """
-    got: dict[str, Any] = {}
-    done = threading.Event()
-    client = make_client(address, f"kent-ops-check-{secrets.token_hex(8)}", ca_file=ca_file)
-
-    def on_connect(c: mqtt.Client, u: object, flags: object, rc: Any, p: object) -> None:
-        if rc.is_failure:
-            got["problem"] = f"the broker refused the connection: {rc}"
-            done.set()
-        else:
-            c.subscribe(topic, qos=1)
-
-    client.on_connect = on_connect
-
-    def on_subscribe(c: mqtt.Client, u: object, mid: int, codes: list[Any], p: object) -> None:
-        if any(code.is_failure for code in codes):
-            got["problem"] = (
-                "this account may not read it (regenerate the ACL: kent-ops deploy acl)"
-            )
-        c.unsubscribe(topic)
-
-    client.on_subscribe = on_subscribe
-    client.on_message = lambda c, u, m: got.setdefault("payload", bytes(m.payload))
-    client.on_unsubscribe = lambda *a: (got.setdefault("answered", True), done.set())
-    try:
-        client.connect_async(address.host, address.port, keepalive=10)
-        client.loop_start()
-        done.wait(wait_s)
-    finally:
-        with contextlib.suppress(Exception):
-            client.disconnect()
-        client.loop_stop()
-    if not got.get("answered"):
-        return Retained(False, problem=got.get("problem", f"no answer within {wait_s:g} s"))
-    payload = got.get("payload")
-    return Retained(True, _claim(payload) if payload else None, got.get("problem"))
+    """The broker's retained checkpoint, waiting at most ``wait_s`` for the broker
+    (:func:`kent_ops.broker.retained.read_retained`)."""
+    answer = read_retained(address, topic, ca_file=ca_file, wait_s=wait_s, purpose="check")
+    if not answer.answered:
+        return Retained(False, problem=answer.problem or f"no answer within {wait_s:g} s")
+    payload = answer.payload
+    return Retained(True, _claim(payload) if payload else None, answer.problem)
 
 
 class LateCheck:
@@ -299,7 +253,7 @@ class LateCheck:
     def __init__(
         self,
         read: Callable[[], Retained],
-        post: Callable[[dict[str, Any]], None],
+        post: Callable[[SystemRecord], None],
         stopping: threading.Event,
         every_s: float = 5.0,
     ) -> None:
@@ -313,6 +267,6 @@ class LateCheck:
             started = time.monotonic()
             retained = self._read()
             if retained.answered:
-                self._post({"event": "checkpoint-read", "retained": retained.details()})
+                self._post(CheckpointRead(retained=retained.in_record()))
                 return
             self._stopping.wait(max(0.0, self._every - (time.monotonic() - started)))

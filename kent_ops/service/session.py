@@ -24,12 +24,19 @@ from __future__ import annotations
 import sqlite3
 from collections import deque
 from pathlib import Path
-from typing import Any
+
+import msgspec
 
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.session_id import Session, secret_client_id
 from kent_ops.core.errors import UsageError
 from kent_ops.evidence.records import connect_ro
+from kent_ops.evidence.system import (
+    BrokerConnected,
+    BrokerSessionContested,
+    BrokerSessionLost,
+    read_system,
+)
 
 __all__ = [
     "DISCONNECTS",
@@ -62,16 +69,12 @@ def connected_before(evidence_path: Path) -> bool:
     except UsageError:
         return False
     try:
-        row = conn.execute(
-            "SELECT id FROM records WHERE kind = 'system' AND instr(payload, ?) > 0 "
-            "ORDER BY id DESC LIMIT 1",
-            (b'"event":"broker-connected"',),
-        ).fetchone()
+        rows = conn.execute("SELECT payload FROM records WHERE kind = 'system' ORDER BY id DESC")
+        return any(isinstance(read_system(payload), BrokerConnected) for (payload,) in rows)
     except sqlite3.DatabaseError:
         return False
     finally:
         conn.close()
-    return row is not None
 
 
 class SessionWatch:
@@ -91,20 +94,23 @@ class SessionWatch:
         self._closed: deque[float] = deque()
         self._quiet_until = 0.0
 
-    def connected(self, details: dict[str, Any]) -> dict[str, Any] | None:
-        """A connection: the ``broker-session`` figures if the session was lost."""
+    def connected(self, session_present: bool) -> BrokerSessionLost | None:
+        """A connection: the record (its figures the alert's) if the session was lost."""
         lost = None
-        if not details.get("session_present") and self.expected:
+        if not session_present and self.expected:
             changed = self.previous is not None and self.previous != self.fingerprint
-            lost = {"cause": "session-new", "session_present": False, "changed_id": changed}
-            if self.previous:
-                lost["previous_session"] = self.previous
+            lost = BrokerSessionLost(
+                cause="session-new",
+                session_present=False,
+                changed_id=changed,
+                previous_session=self.previous or msgspec.UNSET,
+            )
         self.expected = True
         self.previous = self.fingerprint
         return lost
 
-    def disconnected(self, mono: float) -> dict[str, Any] | None:
-        """A connection the broker closed: the figures if it keeps happening."""
+    def disconnected(self, mono: float) -> BrokerSessionContested | None:
+        """A connection the broker closed: the record if it keeps happening."""
         closed = self._closed
         closed.append(mono)
         while closed and closed[0] < mono - WITHIN_S:
@@ -112,4 +118,4 @@ class SessionWatch:
         if len(closed) < DISCONNECTS or mono < self._quiet_until:
             return None
         self._quiet_until = mono + WITHIN_S  # once a minute while it goes on
-        return {"cause": "disconnects", "count": len(closed), "within_s": WITHIN_S}
+        return BrokerSessionContested(cause="disconnects", count=len(closed), within_s=WITHIN_S)

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from kent_ops.core import wire
+from kent_ops.service.flush import FlushPlan
 
 if TYPE_CHECKING:
     from kent_ops.service.worker import Worker
@@ -32,7 +33,7 @@ def record_stop(worker: Worker) -> None:
         guard.begin()
         guard.end_period(worker._now(), closing=True)
         lead = [*worker.watch.closing(worker._now()), *guard.lead()]
-        result = worker.flush(lead=lead, status=True, tail=[{"event": "stopped"}], state=True)
+        result = worker.flush(FlushPlan.stop(lead))
         if result.refused is not None:
             log.error("could not record the stop: %s", result.refused)
             guard.rollback()

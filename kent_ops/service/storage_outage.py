@@ -40,6 +40,8 @@ import msgspec
 
 from kent_ops.core import wire
 from kent_ops.core.alerts import raised_outside
+from kent_ops.evidence.system import StorageError
+from kent_ops.service.flush import Lead
 from kent_ops.service.rhythm import Timing
 
 __all__ = ["STORAGE_ALERT_PREFIX", "STORAGE_RULE", "StorageOutage", "probe_folder"]
@@ -144,19 +146,11 @@ class StorageOutage:
     def retry_due(self, mono: float) -> bool:
         return self.since is not None and mono >= self.retry_at
 
-    def probe_records(self, held: int) -> list[tuple[str, dict[str, Any] | wire.Alert]]:
+    def probe_records(self, held: int) -> list[Lead]:
         """What the retry commits: the outage, and its alert active then cleared."""
         assert self.since is not None
-        records: list[tuple[str, dict[str, Any] | wire.Alert]] = [
-            (
-                "system",
-                {
-                    "event": "storage-error",
-                    "error": self.error,
-                    "since": self.since.isoformat(),
-                    "held": held,
-                },
-            )
+        records: list[Lead] = [
+            StorageError(error=self.error, since=self.since.isoformat(), held=held)
         ]
         self._cleared = None
         if self.alert is not None:
@@ -164,7 +158,7 @@ class StorageOutage:
             self._cleared = msgspec.structs.replace(
                 self.alert, state="cleared", ended_at=at, cleared_at=at
             )
-            records += [("alert", self.alert), ("alert", self._cleared)]
+            records += [self.alert, self._cleared]
         return records
 
     def recovered(self, held: int) -> wire.Alert | None:

@@ -27,16 +27,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import msgspec
 
 from kent_ops.core import wire
 from kent_ops.core.errors import KentOpsError
 from kent_ops.core.wire import Topics
+from kent_ops.evidence.system import (
+    BrokerConnected,
+    BrokerDisconnected,
+    BrokerSessionContested,
+    BrokerSessionLost,
+    CheckpointRead,
+    RollbackAccepted,
+    RollbackFound,
+    SystemRecord,
+    figures,
+)
 from kent_ops.service.clock import JUMP_S, ClockCheck, ServiceClock, steady
+from kent_ops.service.flush import Lead
 from kent_ops.service.rollback import (
-    BROKER_SOURCE,
     Claim,
     HeadFile,
     LogRolledBack,
@@ -49,9 +57,6 @@ from kent_ops.service.session import SessionWatch
 __all__ = ["CheckpointGate", "Lead", "StartHead", "Watch"]
 
 log = logging.getLogger("aggregator")
-
-Lead = tuple[str, dict[str, Any] | wire.Alert]
-"""A record to append: ``("system", {...})`` or ``("alert", Alert)``."""
 
 
 class CheckpointGate:
@@ -97,15 +102,12 @@ def rollback_records(
     head: StartHead, claim: Claim, alerts: ServiceAlerts, at: datetime
 ) -> list[Lead]:
     """The record and the ``evidence-rollback`` alert of a log found behind ``claim``."""
-    event = "rollback-accepted" if head.accept else "rollback-found"
+    kind = RollbackAccepted if head.accept else RollbackFound
     observed = {"records": head.count, "source": claim.source, "accepted": head.accept}
     required = {"record": claim.record, "hash": claim.hash}
     alert = alerts.raise_("evidence-rollback", observed, required, at)
     log.error("EVIDENCE ROLLED BACK: %s", alert.message)
-    return [
-        ("system", {"event": event, "records": head.count, "claim": claim.details()}),
-        ("alert", alert),
-    ]
+    return [kind(records=head.count, claim=claim), alert]
 
 
 class Watch:
@@ -152,7 +154,7 @@ class Watch:
         lead: list[Lead] = []
         if self.alerts is None:
             return lead
-        lead += [("alert", self.alerts.cleared(alert, at)) for alert in self.leftover]
+        lead += [self.alerts.cleared(alert, at) for alert in self.leftover]
         if self.start is not None:
             for claim in self.found:
                 lead += rollback_records(self.start, claim, self.alerts, at)
@@ -160,24 +162,24 @@ class Watch:
             lead += self._clock_records(self.clock_at_start, at)
         return self._queue(lead)
 
-    def on_event(self, details: dict[str, Any], at: datetime) -> list[Lead]:
+    def on_event(self, event: SystemRecord, at: datetime) -> list[Lead]:
         """Records after one of the service's own events (already appended)."""
-        event = details.get("event")
         lead: list[Lead] = []
         if self.alerts is None:
             return lead
-        if event == "broker-connected" and self.session is not None:
+        session = self.session
+        if isinstance(event, BrokerConnected) and session is not None:
             if self.head_file is not None:
-                self.head_file.note_session(self.session.fingerprint)
-            lost = self.session.connected(details)
+                self.head_file.note_session(session.fingerprint)
+            lost = session.connected(event.session_present)
             if lost is not None:
-                lead = self._session_records("broker-session-lost", lost, at)
-        elif event == "broker-disconnected" and self.session is not None:
-            contested = self.session.disconnected(self.mono())
+                lead = self._session_records(lost, at)
+        elif isinstance(event, BrokerDisconnected) and session is not None:
+            contested = session.disconnected(self.mono())
             if contested is not None:
-                lead = self._session_records("broker-session-contested", contested, at)
-        elif event == "checkpoint-read":
-            lead = self._late_checkpoint(details.get("retained"), at)
+                lead = self._session_records(contested, at)
+        elif isinstance(event, CheckpointRead):
+            lead = self._late_checkpoint(event.retained, at)
         return self._queue(lead)
 
     def due(self, at: datetime) -> list[Lead]:
@@ -190,14 +192,14 @@ class Watch:
         check = self.clock.check() if self.clock is not None else None
         if check is not None:
             lead += self._clock_records(check, at)
-        lead += [("alert", alert) for alert in self.alerts.due(at)]
+        lead += self.alerts.due(at)
         return self._queue(lead)
 
     def closing(self, at: datetime) -> list[Lead]:
         """A clean stop: every open alert clears."""
         if self.alerts is None:
             return []
-        return self._queue([("alert", alert) for alert in self.alerts.close_all(at)])
+        return self._queue(list(self.alerts.close_all(at)))
 
     def committed(self, head: tuple[int, str], at: datetime, *, final: bool = False) -> None:
         """After a commit: the head file, then the alerts it held go out."""
@@ -218,43 +220,41 @@ class Watch:
     # -- parts -------------------------------------------------------------------------------
 
     def _queue(self, lead: list[Lead]) -> list[Lead]:
-        self._queued += [obj for _, obj in lead if isinstance(obj, wire.Alert)]
+        self._queued += [obj for obj in lead if isinstance(obj, wire.Alert)]
         return lead
 
-    def _session_records(self, event: str, figures: dict[str, Any], at: datetime) -> list[Lead]:
+    def _session_records(
+        self, record: BrokerSessionLost | BrokerSessionContested, at: datetime
+    ) -> list[Lead]:
         assert self.alerts is not None
-        alert = self.alerts.raise_("broker-session", figures, {"session_present": True}, at)
+        observed = figures(record)
+        alert = self.alerts.raise_("broker-session", observed, {"session_present": True}, at)
         log.error("BROKER SESSION: %s", alert.message)
-        return [("system", {"event": event, **figures}), ("alert", alert)]
+        return [record, alert]
 
     def _clock_records(self, check: ClockCheck, at: datetime) -> list[Lead]:
         assert self.alerts is not None
-        lead: list[Lead] = [("system", check.details())]
-        figures = {"jump_s": round(check.jump_s, 1)}
-        ended = self.alerts.end("clock-jump", at, {**figures, "agrees": not check.jumped})
-        lead += [("alert", alert) for alert in ended]
+        lead: list[Lead] = [check.record()]
+        jump = {"jump_s": round(check.jump_s, 1)}
+        ended = self.alerts.end("clock-jump", at, {**jump, "agrees": not check.jumped})
+        lead += ended
         if check.jumped:
             observed = {
-                **figures,
+                **jump,
                 "host_clock": check.wall.isoformat(),
                 "service_clock": check.service.isoformat(),
             }
             required = {"jump_s_at_most": JUMP_S}
             alert = self.alerts.raise_("clock-jump", observed, required, at, momentary=False)
             log.warning("HOST CLOCK: %s", alert.message)
-            lead.append(("alert", alert))
+            lead.append(alert)
         else:
             log.warning("the host clock agrees with the service's clock again")
         return lead
 
-    def _late_checkpoint(self, retained: Any, at: datetime) -> list[Lead]:
+    def _late_checkpoint(self, retained: Claim | str | None, at: datetime) -> list[Lead]:
         """The broker answered at last: is the log (as it stood at the start) behind it?"""
-        claim = None
-        if isinstance(retained, dict):
-            try:
-                claim = msgspec.convert({**retained, "source": BROKER_SOURCE}, Claim)
-            except msgspec.ValidationError:
-                claim = None
+        claim = retained if isinstance(retained, Claim) else None
         start = self.start
         self.gate.checked = True
         if claim is None or start is None or not behind(start.count, start.hash_of, claim):

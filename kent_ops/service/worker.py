@@ -4,11 +4,12 @@ It drains the link's queue in batches, feeds each message to the engine and appe
 to the log, and keeps the timers (engine ticks, status heartbeat, snapshots,
 checkpoints, storage retries). Everything the service decides reaches the disk and then
 the broker through ONE path, :meth:`Worker.flush`: record time → collect the engine's
-changes → append → commit → acknowledge → publish. A message is acknowledged to the
-broker (and anything it causes is published) only after the commit holding it; a
-SIGKILL at any moment then loses nothing the broker was told is safe, and a restart
-restores the engine from the log (:func:`kent_ops.service.restore.rebuild`: its last
-snapshot, then the records after it) to stand exactly where the live engine stood.
+changes → append what its :class:`~kent_ops.service.flush.FlushPlan` says → commit →
+acknowledge → publish. A message is acknowledged to the broker (and anything it causes
+is published) only after the commit holding it; a SIGKILL at any moment then loses
+nothing the broker was told is safe, and a restart restores the engine from the log
+(:func:`kent_ops.service.restore.rebuild`: its last snapshot, then the records after it)
+to stand exactly where the live engine stood.
 
 Every ``engine_snapshot_s`` and at a clean stop the flush ends with the engine's whole
 state (a ``snapshot`` record, after a ``tick`` on the wall clock), taken right after the
@@ -30,52 +31,39 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
-
-import msgspec
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Changes, Clock
 from kent_ops.core.errors import KentOpsError
-from kent_ops.evidence.cite import with_hash
-from kent_ops.evidence.log import (
-    EvidenceLog,
-    EvidenceWriteError,
-    format_time,
-    json_bytes,
-)
+from kent_ops.evidence.log import EvidenceLog, EvidenceWriteError
+from kent_ops.evidence.system import Started, SystemRecord
 from kent_ops.service.batches import drain, next_batch
 from kent_ops.service.flood import FloodGuard
+from kent_ops.service.flush import (
+    EngineState,
+    Flushed,
+    FlushPlan,
+    Written,
+    append_lead,
+    append_plan,
+    append_tick,
+    publish_written,
+)
 from kent_ops.service.intake import Intake
 from kent_ops.service.integrity import ChainCheck
 from kent_ops.service.link import Item, Link
+from kent_ops.service.refusals import hold, probe
 from kent_ops.service.restore import Rebuilt, rebuild
 from kent_ops.service.rhythm import Due, Rhythm, Timing
 from kent_ops.service.stopping import emergency_stop, record_stop
 from kent_ops.service.storage_outage import StorageOutage
 from kent_ops.service.watch import Watch
 
-__all__ = ["Flushed", "Rebuilt", "Worker", "rebuild"]
+__all__ = ["FlushPlan", "Flushed", "Rebuilt", "Worker", "rebuild"]
 
 log = logging.getLogger("aggregator")
-
-
-def _point_json(point: wire.Checkpoint) -> dict[str, Any]:
-    """A checkpoint as the log's system record holds it (the time as ISO 8601 text)."""
-    ts = point.ts.isoformat() if point.ts is not None else None
-    return {"record": point.record, "hash": point.hash, "ts": ts}
-
-
-@dataclass(frozen=True, slots=True)
-class Flushed:
-    """What one :meth:`Worker.flush` did: its record time, and the disk's refusal if any."""
-
-    now: datetime
-    refused: EvidenceWriteError | None = None
-    changed: bool = False
 
 
 class Worker:
@@ -122,7 +110,7 @@ class Worker:
         self.timing = timing
         self.outage = outage
         self.rhythm = Rhythm(timing, wall=clock == "wall")
-        self._rebuild = rebuild_engine
+        self.rebuild_engine = rebuild_engine
         self._now = now
         self._retained = rebuilt.retained
         self.backlog: list[Item] = []
@@ -144,104 +132,56 @@ class Worker:
 
     # -- the one way to the disk and the broker ---------------------------------------------
 
-    def flush(
-        self,
-        *,
-        lead: Sequence[tuple[str, dict[str, Any] | wire.Alert]] = (),
-        status: bool = False,
-        checkpoint: bool = False,
-        tail: Sequence[dict[str, Any]] = (),
-        acks: Sequence[tuple[int, int]] = (),
-        collect: bool = True,
-        state: bool = False,
-    ) -> Flushed:
-        """Record time → collect changes → append → commit → ack → publish.
+    def flush(self, plan: FlushPlan) -> Flushed:
+        """Record time → collect changes → append (:func:`append_plan`) → commit → ack →
+        publish.
 
-        Appends, after anything already appended (a batch's messages): a ``tick`` record
-        if the engine's time was let pass and records follow it (always before a
-        ``state``, on the wall clock), the ``lead`` records, the engine's alert changes
-        (with their evidence hash) and gate commands, a status snapshot, a checkpoint
-        (the head before it), the ``tail`` system records, then (``state``) the engine's
-        whole state as a ``snapshot`` record.
         When the disk refuses, everything not committed is rolled back and nothing is
         acknowledged or published; the refusal is returned for the caller to handle.
         """
         evidence = self.evidence
         engine = self.engine
         now, ticked = self._record_time()
-        changes = engine.collect_changes() if collect else Changes()
-        alerts = [with_hash(a, evidence.hash_of) for a in changes.alerts]
+        changes = engine.collect_changes() if plan.collect else Changes()
         # Before a snapshot the engine's time is written down even if it did not pass
         # now: an earlier tick that no record followed may have moved it.
-        ticked = ticked or (state and self.clock == "wall" and engine.now is not None)
-        if ticked and (lead or changes or status or checkpoint or tail or state):
-            evidence.append_json("tick", now, {"engine_time": format_time(engine.now or now)})
-        self._append(now, lead)
-        for alert in alerts:
-            evidence.append("alert", now, payload=wire.encode(alert))
-        for gate, command in changes.commands.items():
-            body = {"gate": gate, "command": msgspec.to_builtins(command)}
-            evidence.append("command", now, payload=json_bytes(body))
-        if status:
-            evidence.append("status", now, payload=wire.encode(engine.status()))
-        point = None
-        if checkpoint:
-            count, head = evidence.head
-            point = wire.Checkpoint(record=count, hash=head, ts=now)
-            evidence.append_json("system", now, {"event": "checkpoint", **_point_json(point)})
-        for obj in tail:
-            evidence.append_json("system", now, obj)
-        if state:
+        ticked = ticked or (plan.state and self.clock == "wall" and engine.now is not None)
+        state = None
+        if plan.state:
             service = {"storage_alerts": self.outage.issued}
-            evidence.append("snapshot", now, payload=engine.snapshot(service))
-            for alert in self.intake.guard.active():  # in the tail a restart replays
-                evidence.append("alert", now, payload=wire.encode(alert))
+            state = EngineState(engine.snapshot(service), self.intake.guard.active())
+        written = append_plan(
+            evidence,
+            plan,
+            changes,
+            now,
+            tick_at=(engine.now or now) if ticked else None,
+            status=engine.status() if plan.status else None,
+            state=state,
+        )
         try:
             evidence.commit()
         except EvidenceWriteError as exc:
             evidence.rollback()
             self.watch.refused()
             return Flushed(now, exc)
-        self.link.ack(list(acks))
-        self._publish(alerts, changes.commands, point)
+        self.link.ack(list(plan.acks))
+        self._publish(written)
         self.watch.committed(evidence.committed_head, now)
         return Flushed(now, None, bool(changes))
 
-    def _append(
-        self, at: datetime, lead: Sequence[tuple[str, dict[str, Any] | wire.Alert]]
-    ) -> None:
-        for kind, obj in lead:
-            if isinstance(obj, wire.Alert):
-                self.evidence.append(kind, at, payload=wire.encode(obj))
-            else:
-                self.evidence.append_json(kind, at, obj)
-
-    def _publish(
-        self,
-        alerts: list[wire.Alert],
-        commands: dict[str, wire.GateCommand],
-        point: wire.Checkpoint | None,
-    ) -> None:
-        link = self.link
+    def _publish(self, written: Written) -> None:
         if self._retained:
             # The log is the truth: what a crashed run committed but had not yet
             # published reaches the dashboards first (a repeat is harmless).
             for topic, payload in self._retained.items():
-                link.publish(topic, payload)
+                self.link.publish(topic, payload)
             log.info(
                 "republished the last logged state of %d alerts and gate commands",
                 len(self._retained),
             )
             self._retained = {}
-        for alert in alerts:
-            link.publish(self.topics.alert(alert.id), wire.encode(alert))
-            log.info("alert %s %s %s: %s", alert.id, alert.rule, alert.state, alert.message)
-        for gate, command in commands.items():
-            link.publish(self.topics.gate_command(gate), wire.encode(command))
-        if commands:
-            log.info("gate command: %s", next(iter(commands.values())).reason)
-        if point is not None:
-            link.publish(self.topics.checkpoint, wire.encode(point))
+        publish_written(self.link.publish, self.topics, written)
 
     def _record_time(self) -> tuple[datetime, bool]:
         """The time of the records the service writes itself, and whether it ticked.
@@ -261,15 +201,15 @@ class Worker:
 
     # -- start, batches, timers --------------------------------------------------------------
 
-    def begin(self, started: dict[str, Any]) -> None:
+    def begin(self, started: Started) -> None:
         """The first commit: the engine's time starts (or resumes) here, with a status, and
         the engine's state after a replay of the whole log (the next start need not).
 
         Raises EvidenceWriteError when the disk refuses it: the service does not start.
         """
         state = self.rebuilt_from is None and self.replayed > 0
-        lead = [("system", started), *self.watch.started(self._now()), *self._lost]
-        result = self.flush(lead=lead, status=True, state=state)
+        lead = [started, *self.watch.started(self._now()), *self._lost]
+        result = self.flush(FlushPlan.start(lead, state=state))
         if result.refused is not None:
             raise result.refused
         done = Due(snapshot=True, checkpoint=False, tick=False, engine=True)
@@ -290,7 +230,7 @@ class Worker:
             take(engine, topic, payload, received_at)
             if mid:
                 acks.append((generation, mid))
-        if not self._settled(self.flush(acks=acks, lead=guard.lead()), batch):
+        if not self._settled(self.flush(FlushPlan.batch(acks, guard.lead())), batch):
             return
         self.rhythm.status_dirty = True
         if log.isEnabledFor(logging.DEBUG):
@@ -301,22 +241,21 @@ class Worker:
         guard = self.intake.guard
         if result.refused is not None:
             guard.rollback()
-            self._refused(result.refused, batch)
+            hold(self, result.refused, batch)
             return False
         for alert in guard.commit():
             self.link.publish(self.topics.alert(alert.id), wire.encode(alert))
             self.rhythm.status_dirty = True
         return True
 
-    def _own_event(self, received_at: datetime, details: dict[str, Any]) -> None:
+    def _own_event(self, received_at: datetime, event: SystemRecord) -> None:
         """A connection event, in order with the messages; the engine's time passes to it."""
         engine = self.engine
         if self.clock == "wall" and engine.now is not None:
             engine.tick(received_at)
-            engine_time = format_time(engine.now or received_at)
-            self.evidence.append_json("tick", received_at, {"engine_time": engine_time})
-        self.evidence.append_json("system", received_at, details)
-        self._append(received_at, self.watch.on_event(details, received_at))
+            append_tick(self.evidence, received_at, engine.now or received_at)
+        self.evidence.append_system(received_at, event)
+        append_lead(self.evidence, received_at, self.watch.on_event(event, received_at))
 
     def timers(self) -> None:
         """Retry a refusing disk; tick, snapshot and checkpoint when due; send the status."""
@@ -330,7 +269,7 @@ class Worker:
             return
         if outage.failing:
             if outage.retry_due(mono):
-                self._retry()
+                probe(self)
             if outage.failing:
                 self._maybe_publish_status(mono)
                 return
@@ -343,48 +282,13 @@ class Worker:
                 guard.end_period(self._now())
             elif due.engine:
                 guard.summaries()  # the snapshot counts them: the log must hold them first
-            result = self.flush(
-                lead=[*watched, *guard.lead()],
-                status=due.snapshot,
-                checkpoint=due.checkpoint,
-                state=due.engine,
-            )
+            result = self.flush(FlushPlan.due(due, [*watched, *guard.lead()]))
             if not self._settled(result, []):
                 return
             self.rhythm.done(mono, due)
             if result.changed:
                 self.rhythm.status_dirty = True
         self._maybe_publish_status(mono)
-
-    # -- a disk that refuses ------------------------------------------------------------------
-
-    def _refused(self, exc: EvidenceWriteError, batch: list[Item]) -> None:
-        """Hold the batch (and everything queued) unacknowledged, and start or go on retrying.
-
-        The engine had already taken the failed batch, so at the outage's start it is
-        rebuilt from the log to match what is on disk; the batch is fed again once the
-        disk takes writes.
-        """
-        self.backlog[0:0] = batch
-        self._drain_into_backlog()
-        alert = self.outage.failed(exc, held=len(self.backlog))
-        if alert is None:
-            return
-        self.engine = self._rebuild().engine  # all published already: nothing to republish
-        self.rhythm.status_dirty = True
-        self.link.publish(self.topics.alert(alert.id), wire.encode(alert))
-
-    def _retry(self) -> None:
-        """Probe the disk with a record of the outage; resume if it is taken."""
-        outage = self.outage
-        result = self.flush(lead=outage.probe_records(held=len(self.backlog)), collect=False)
-        if result.refused is not None:
-            self._refused(result.refused, [])
-            return
-        cleared = outage.recovered(held=len(self.backlog))
-        self.rhythm.status_dirty = True
-        if cleared is not None:
-            self.link.publish(self.topics.alert(cleared.id), wire.encode(cleared))
 
     # -- the status -----------------------------------------------------------------------------
 
@@ -409,7 +313,7 @@ class Worker:
         broken = self.chain.poll()
         if broken is None:
             return
-        result = self.flush(lead=[("alert", broken.alert), ("system", broken.event)])
+        result = self.flush(FlushPlan(lead=[broken.alert, broken.event]))
         if result.refused is not None:
             log.error("could not record that the log is broken: %s", result.refused)
         self.link.publish(self.topics.alert(broken.alert.id), wire.encode(broken.alert))
@@ -470,12 +374,9 @@ class Worker:
         if self.outage.failing:
             # Keep the network thread's queue moving into the backlog; process nothing.
             time.sleep(min(timeout, 0.05))
-            self._drain_into_backlog()
+            drain(self.link.queue, self.backlog)
             return []
         return next_batch(self.link.queue, self.backlog, self.timing, timeout, self.stopping)
-
-    def _drain_into_backlog(self) -> None:
-        drain(self.link.queue, self.backlog)
 
     # -- shutdown -------------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from kent_ops.broker.borrowed import BorrowedLink
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.delivery import Deliveries, Delivery
 from kent_ops.broker.refusal import refusal
@@ -54,8 +55,8 @@ class LinkChange:
     refused: bool = False
 
 
-class TallyLink:
-    """The manual tally's link (:class:`sensors.device.Link`) over the gate's connection.
+class TallyLink(BorrowedLink):
+    """The manual tally's link (:class:`sensors.links.Link`) over the gate's connection.
 
     Each message on the tally's count topic is kept with the taps its totals carry
     (``in_total + out_total``) and its delivery: once the broker acknowledges it,
@@ -63,33 +64,17 @@ class TallyLink:
     """
 
     def __init__(self, link: GateLink, count_topic: str) -> None:
+        super().__init__()
         self.link = link
         self.count_topic = count_topic
-        self.on_up: Callable[[], None] | None = None
-        self.on_down: Callable[[], None] | None = None
         self.sent: list[tuple[int, Delivery]] = []
-        self._up = False
         self._lock = threading.Lock()  # sent from the tally's thread and paho's
-
-    @property
-    def online(self) -> bool:
-        return self._up
 
     def send(self, topic: str, payload: bytes, retain: bool) -> None:
         delivery = self.link.publish(topic, payload, retain=retain)
         if topic == self.count_topic:
             with self._lock:
                 self.sent.append((_taps_in(payload), delivery))
-
-    def came_up(self) -> None:
-        self._up = True
-        if self.on_up is not None:
-            self.on_up()
-
-    def went_down(self) -> None:
-        self._up = False
-        if self.on_down is not None:
-            self.on_down()
 
     def delivered(self) -> int | None:
         """The most taps any acknowledged message carried; drops what is acknowledged."""

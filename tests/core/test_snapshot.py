@@ -326,6 +326,42 @@ def test_a_snapshot_under_another_permit_or_unreadable_is_refused() -> None:
         Engine.restore(TIGHT_PERMIT, msgspec.json.encode(doc), "sensor")
 
 
+def _as_format_2(data: bytes) -> bytes:
+    """A snapshot as format 2 wrote it: the band's fields in the engine's own state."""
+    doc = msgspec.json.decode(data)
+    state = doc["state"]
+    band = state.pop("band")
+    state.update(
+        counts_only=band["counts_only"],
+        band=band["limits"],
+        over_collective=band["over_collective"],
+        stretch_peak=band["stretch_peak"],
+        stretch_at=band["stretch_at"],
+    )
+    doc["format"] = 2
+    return msgspec.json.encode(doc)
+
+
+def test_a_format_2_snapshot_is_read_as_it_was_written() -> None:
+    """A log written before the band was a part of its own: a restart still starts from
+    its snapshots, and the report still compares them."""
+    engine = busy().engine
+    engine.band.stretch_peak, engine.band.stretch_at = 41, 123
+    old = _as_format_2(engine.snapshot())
+    restored = Engine.restore(TIGHT_PERMIT, old, "sensor")
+    assert (restored.band.stretch_peak, restored.band.stretch_at) == (41, 123)
+    assert restored.band.limits == engine.band.limits
+    assert snapshots.differences(restored, engine.snapshot()) == []
+    assert snapshots.differences(engine, old) == []
+    doc = msgspec.json.decode(old)
+    del doc["state"]["stretch_at"]
+    with pytest.raises(SnapshotRefused, match="cannot be read"):
+        Engine.restore(TIGHT_PERMIT, msgspec.json.encode(doc), "sensor")
+    assert snapshots.read_header(_with_header(old, format=1)).format == 1
+    with pytest.raises(SnapshotRefused, match="snapshot format 1"):
+        Engine.restore(TIGHT_PERMIT, _with_header(old, format=1), "sensor")
+
+
 def test_the_header_says_who_wrote_it_and_carries_the_services_own_figures() -> None:
     data = busy().engine.snapshot({"storage_alerts": 2})
     header = snapshots.read_header(data)

@@ -23,6 +23,7 @@ from kent_ops.core.engine import Clock
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.wire import Topics
 from kent_ops.evidence.log import EvidenceLog
+from kent_ops.evidence.system import Started
 from kent_ops.service.link import Item
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.storage_outage import StorageOutage
@@ -113,7 +114,7 @@ def open_worker(
         stopping=threading.Event(),
         stopped=threading.Event(),
     )
-    worker.begin({"event": "started", "clock": clock})
+    worker.begin(Started(clock=clock))
     return worker, link
 
 

@@ -21,6 +21,7 @@ from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.evidence.log import read_records, verify
 from kent_ops.evidence.records import EXCERPT_KEPT, Excerpt
 from kent_ops.evidence.replay import replay
+from kent_ops.evidence.system import FloodCountLost, FloodStarted, FloodSummary
 from kent_ops.service.flood import FloodGuard, source_of
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.worker import rebuild
@@ -74,11 +75,9 @@ def test_over_its_budget_a_source_is_counted_and_alerted_once() -> None:
     g.charge("sensor-north", 600, T0)
     assert g.exhausted == {"sensor-north"}
     lead = g.lead()
-    assert [kind for kind, _ in lead] == ["system", "alert"]
-    started, alert = lead[0][1], lead[1][1]
-    assert isinstance(started, dict)
-    assert started["event"] == "flood-started"
-    assert started["source"] == "sensor-north"
+    started, alert = lead
+    assert isinstance(started, FloodStarted)
+    assert started.source == "sensor-north"
     assert isinstance(alert, wire.Alert)
     assert (alert.id, alert.rule, alert.subject, alert.state) == (
         "S-0001", "evidence-flood", "sensor-north", "active"
@@ -103,17 +102,15 @@ def test_a_period_ends_with_a_summary_whose_hash_covers_each_payload_in_order() 
     assert g.period_due()
     g.begin()
     g.end_period(T0)
-    (kind, summary), = g.lead()  # fmt: skip
-    assert kind == "system"
-    assert isinstance(summary, dict)
+    (summary,) = g.lead()
+    assert isinstance(summary, FloodSummary)
     expected = hashlib.sha256(b"".join(hashlib.sha256(p).digest() for p in payloads))
-    assert summary["event"] == "flood-summary"
-    assert summary["messages"] == 6
-    assert summary["bytes"] == sum(len(p) for p in payloads)
-    assert summary["largest"] == 70_000
-    assert summary["sha256"] == expected.hexdigest()
-    assert summary["reasons"] == {"not valid JSON": 6}
-    assert summary["topics"] == {f"{P}/{GATE}": 6}
+    assert summary.messages == 6
+    assert summary.size == sum(len(p) for p in payloads)
+    assert summary.largest == 70_000
+    assert summary.sha256 == expected.hexdigest()
+    assert summary.reasons == {"not valid JSON": 6}
+    assert summary.topics == {f"{P}/{GATE}": 6}
     g.commit()
     assert g.exhausted == set()
     assert [a.state for a in g.active()] == ["active"]  # this period was not quiet
@@ -121,7 +118,7 @@ def test_a_period_ends_with_a_summary_whose_hash_covers_each_payload_in_order() 
     mono.t = 120  # a quiet period: the alert is cleared, with what was counted
     g.begin()
     g.end_period(T0)
-    (kind, cleared), = g.lead()  # fmt: skip
+    (cleared,) = g.lead()
     assert isinstance(cleared, wire.Alert)
     assert cleared.state == "cleared"
     assert cleared.observed["counted"] == 6
@@ -142,9 +139,9 @@ def test_a_refused_commit_undoes_the_batch_so_nothing_is_counted_twice() -> None
     assert g.exhausted == {"sensor-north"}
     g.begin()
     g.end_period(T0)
-    summary = g.lead()[0][1]
-    assert isinstance(summary, dict)
-    assert summary["messages"] == 1
+    summary = g.lead()[0]
+    assert isinstance(summary, FloodSummary)
+    assert summary.messages == 1
     assert [a.subject for a in g.active()] == ["sensor-north"]
 
 
@@ -157,12 +154,9 @@ def test_a_closing_stop_clears_every_alert_and_a_restart_adopts_those_left_activ
     (alert,) = g.commit()
     retained = {f"{P}/alerts/{alert.id}": wire.encode(alert), f"{P}/alerts/A-0001": b"{}"}
     after_a_crash, _ = guard(budget=10)
-    (kind, lost), = after_a_crash.adopt(retained)  # fmt: skip
-    assert kind == "system"
-    assert isinstance(lost, dict)
-    assert (lost["event"], lost["source"], lost["alert"]) == (
-        "flood-count-lost", "sensor-north", alert.id
-    )  # fmt: skip
+    (lost,) = after_a_crash.adopt(retained)
+    assert isinstance(lost, FloodCountLost)
+    assert (lost.source, lost.alert) == ("sensor-north", alert.id)
     assert after_a_crash.active() == [alert]
     status = after_a_crash.decorate(Engine(write_permit(tmp_path)).status())
     assert status.active_alerts == [alert.id]

@@ -17,6 +17,7 @@ import pytest
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.core.wire import Topics
+from kent_ops.evidence.system import BrokerConnected, BrokerDisconnected
 from kent_ops.service.link import WAKE, Link
 
 T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)
@@ -119,8 +120,7 @@ def test_connected_means_subscribed_and_announced_online(link: Link, fresh: list
     assert link.connected.is_set()
     [event] = drain(link)
     assert event[0] is None
-    assert event[1] == {"event": "broker-connected", "broker": "mqtt://127.0.0.1:9",
-                        "session_present": False}  # fmt: skip
+    assert event[1] == BrokerConnected(broker="mqtt://127.0.0.1:9", session_present=False)
 
 
 def test_a_refused_connection_subscribes_nothing(link: Link) -> None:
@@ -151,8 +151,7 @@ def test_a_disconnect_is_queued_as_the_services_own_event(link: Link) -> None:
     drain(link)
     link._on_disconnect(link.client, None, None, "keepalive timeout", None)
     [event] = drain(link)
-    assert event[1]["event"] == "broker-disconnected"
-    assert event[1]["reason"] == "keepalive timeout"
+    assert event[1] == BrokerDisconnected(broker="mqtt://127.0.0.1:9", reason="keepalive timeout")
 
 
 def test_once_stopping_nothing_is_taken_or_recorded(link: Link) -> None:

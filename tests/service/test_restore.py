@@ -21,7 +21,9 @@ from kent_ops.core.engine import Engine
 from kent_ops.core.snapshot import differences
 from kent_ops.evidence.log import ChainBroken, EvidenceLog, read_records, verify
 from kent_ops.evidence.replay import replay
-from kent_ops.service.restore import VERIFICATION_FAILED, rebuild
+from kent_ops.evidence.system import VerificationFailed
+from kent_ops.service.flush import FlushPlan
+from kent_ops.service.restore import rebuild
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.worker import Worker
 
@@ -114,7 +116,7 @@ def test_a_snapshot_after_a_tick_no_record_followed_still_restores_the_engines_t
     assert worker.engine.now == now()
     assert worker.evidence.head[0] == head
     link.waiting = True  # a message waits: this flush cannot let time pass
-    worker.flush(state=True)
+    worker.flush(FlushPlan(state=True))
     written = [r for r in read_records(path)][-2:]
     assert [r.kind for r in written] == ["tick", "snapshot"]
     assert json.loads(written[0].payload)["engine_time"] == "2027-07-04T14:00:01.500000+00:00"
@@ -192,8 +194,7 @@ def test_a_log_an_earlier_run_found_broken_is_refused_at_once(tmp_path: Path) ->
     now = HandClock()
     worker, _ = open_worker(path, permit, "sensor", now)
     worker.handle([message(GATE, count(1, 1, 10), now.at(1))])
-    event = {"event": VERIFICATION_FAILED, "record": 3, "problem": "it was changed"}
-    worker.flush(lead=[("system", event)])
+    worker.flush(FlushPlan(lead=[VerificationFailed(record=3, problem="it was changed")]))
     worker.evidence.close()
     with pytest.raises(ChainBroken, match=r"record 3: it was changed \(found by an earlier run"):
         rebuild(permit, path, "sensor", worker.topics, worker.outage)

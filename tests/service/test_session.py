@@ -15,6 +15,7 @@ from live_support import P
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
+from kent_ops.evidence.system import BrokerSessionContested, BrokerSessionLost, figures
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.rollback import BROKER_SOURCE, Claim, HeadFile, behind
 from kent_ops.service.service_alerts import ServiceAlerts, left_open
@@ -68,18 +69,20 @@ def test_a_damaged_key_file_is_one_sentence(tmp_path: Path) -> None:
 
 def test_a_session_found_new_is_lost_only_where_one_was_expected() -> None:
     fresh = SessionWatch("aaa", expected=False, previous=None)
-    assert fresh.connected({"session_present": False}) is None  # a new log: nothing lost
-    assert fresh.connected({"session_present": False}) == {
+    assert fresh.connected(session_present=False) is None  # a new log: nothing lost
+    lost = fresh.connected(session_present=False)
+    assert isinstance(lost, BrokerSessionLost)
+    assert figures(lost) == {
         "cause": "session-new",
         "session_present": False,
         "changed_id": False,
         "previous_session": "aaa",
     }
-    assert fresh.connected({"session_present": True}) is None
+    assert fresh.connected(session_present=True) is None
     changed = SessionWatch("bbb", expected=True, previous="aaa")
-    lost = changed.connected({"session_present": False})
+    lost = changed.connected(session_present=False)
     assert lost is not None
-    assert lost["changed_id"] is True
+    assert lost.changed_id is True
 
 
 def test_connections_closed_again_and_again_are_contested_once_a_minute() -> None:
@@ -87,7 +90,9 @@ def test_connections_closed_again_and_again_are_contested_once_a_minute() -> Non
     assert watch.disconnected(0.0) is None
     assert watch.disconnected(100.0) is None  # an odd broker restart
     assert watch.disconnected(101.0) is None
-    assert watch.disconnected(102.0) == {"cause": "disconnects", "count": 3, "within_s": 60.0}
+    contested = watch.disconnected(102.0)
+    assert isinstance(contested, BrokerSessionContested)
+    assert figures(contested) == {"cause": "disconnects", "count": 3, "within_s": 60.0}
     assert watch.disconnected(103.0) is None  # said already
     assert watch.disconnected(200.0) is None
 

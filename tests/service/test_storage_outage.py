@@ -10,6 +10,7 @@ import pytest
 
 from kent_ops.core import wire
 from kent_ops.evidence.log import EvidenceWriteError
+from kent_ops.evidence.system import StorageError
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.storage_outage import StorageOutage
 
@@ -78,15 +79,12 @@ def test_the_probe_logs_the_outage_and_its_alert_active_then_cleared(clocks: Clo
     active = o.failed(FULL, held=2)
     clocks.mono += 7
     records = o.probe_records(held=5)
-    assert records[0] == ("system", {"event": "storage-error", "error": o.error,
-                                     "since": T0.isoformat(), "held": 5})  # fmt: skip
-    assert records[1] == ("alert", active)
-    kind, cleared = records[2]
+    assert records[0] == StorageError(error=o.error, since=T0.isoformat(), held=5)
+    assert records[1] == active
+    cleared = records[2]
     at = T0 + timedelta(seconds=7)
     assert isinstance(cleared, wire.Alert)
-    assert (kind, cleared.state, cleared.ended_at, cleared.cleared_at) == (
-        "alert", "cleared", at, at,
-    )  # fmt: skip
+    assert (cleared.state, cleared.ended_at, cleared.cleared_at) == ("cleared", at, at)
     assert o.recovered(held=5) == cleared
     assert not o.failing
     assert o.alert is None
@@ -99,7 +97,7 @@ def test_a_failed_probe_keeps_the_outage_and_its_alert(clocks: Clocks) -> None:
     assert o.failed(FULL, held=1) is None
     assert o.failing
     assert o.alert == active
-    assert o.probe_records(held=1)[1] == ("alert", active)
+    assert o.probe_records(held=1)[1] == active
 
 
 def test_numbering_continues_past_the_alerts_the_log_holds(clocks: Clocks) -> None:

@@ -29,12 +29,32 @@ from kent_ops.report.page.quality import data_quality, evidence
 from kent_ops.report.page.summary import charts, permit_facts, verdict
 from kent_ops.report.text import clean
 
-__all__ = ["render_page"]
+__all__ = ["MissingPlaceholder", "fill", "render_page"]
+
+
+class MissingPlaceholder(LookupError):
+    """``page.html`` has no place for a part of the page: it would be left out unsaid."""
 
 
 def _template() -> Template:
     text = resources.files("kent_ops.report.page").joinpath("page.html").read_text("utf-8")
     return Template(text)
+
+
+def fill(template: Template, values: dict[str, str]) -> str:
+    """The template with every value in its place.
+
+    ``string.Template`` passes over a value the template has no placeholder for, so a
+    section whose ``$name`` went missing from ``page.html`` would silently drop out of
+    the Board's page; here it is an error naming the placeholder (and a placeholder
+    without a value is one too, as ``substitute`` has it).
+    """
+    places = set(template.get_identifiers())
+    missing = [name for name in values if name not in places]
+    if missing:
+        names = ", ".join(f"${name}" for name in missing)
+        raise MissingPlaceholder(f"page.html has no {names}: that part of the page would be lost")
+    return template.substitute(values)
 
 
 def _zone_span(data: ReportData) -> tuple[datetime, datetime]:
@@ -80,14 +100,17 @@ def render_page(data: ReportData) -> str:
         "data_quality": data_quality(data, fmt),
         "evidence": evidence(data, fmt),
     }  # fmt: skip
-    page = _template().substitute(
-        version=escape(data.version),
-        title=escape(f"{pm.event_name}: compliance report ({data.verdict.word})"),
-        event_name=escape(pm.event_name),
-        subtitle=escape(subtitle),
-        zone=escape(fmt.zone_line(*_zone_span(data))),
-        legend=legend(subtitle + "".join(sections.values())),
-        footer=footer,
-        **sections,
+    page = fill(
+        _template(),
+        {
+            "version": escape(data.version),
+            "title": escape(f"{pm.event_name}: compliance report ({data.verdict.word})"),
+            "event_name": escape(pm.event_name),
+            "subtitle": escape(subtitle),
+            "zone": escape(fmt.zone_line(*_zone_span(data))),
+            "legend": legend(subtitle + "".join(sections.values())),
+            "footer": footer,
+            **sections,
+        },
     )
     return "\n".join(clean(line) for line in page.split("\n"))

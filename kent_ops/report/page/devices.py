@@ -12,7 +12,7 @@ __all__ = ["rented_devices"]
 
 def _row(link: DeviceLink, fmt: Fmt) -> str:
     return (
-        f"<tr><td class='num'>{link.record:,}</td><td>{escape(fmt.when(link.received_at))}</td>"
+        f"<tr><td class='num'>{link.record:,}</td><td>{escape(fmt.when(link.at))}</td>"
         f"<td><code>{escape(link.topic)}</code></td>"
         f"<td class='num'>{link.size:,}</td><td><code>{link.sha256[:16]}…</code></td>"
         f"<td>{escape(link.translated)}</td></tr>"
