@@ -154,4 +154,3 @@ def _status_age(state: ConnectionState, now: datetime, monotonic: float | None) 
     if state.received_at is not None:
         age = max(age, (now - state.received_at).total_seconds())
     return age if real is None else max(age, real)
-
