@@ -73,7 +73,10 @@ class Claim(msgspec.Struct, frozen=True):
 
 
 class SystemRecord(msgspec.Struct, frozen=True, kw_only=True, tag_field="event"):
-    """What every system record is: its event's name is its tag (``"event"``)."""
+    """What every system record is: its event's name is its tag (``"event"``).
+
+    Subclasses repeat ``frozen`` and ``kw_only``: msgspec inherits them, but a type
+    checker reads each class's own keywords only (PEP 681)."""
 
     @property
     def event(self) -> str:
@@ -81,21 +84,21 @@ class SystemRecord(msgspec.Struct, frozen=True, kw_only=True, tag_field="event")
         return str(self.__struct_config__.tag)
 
 
-class Opened(SystemRecord, tag="opened"):
+class Opened(SystemRecord, frozen=True, kw_only=True, tag="opened"):
     """Record 1: the log opened for this event under this permit (the meta table's twin)."""
 
     event_id: str = ""
     permit_sha256: str = ""
 
 
-class PermitChanged(SystemRecord, tag="permit-changed"):
+class PermitChanged(SystemRecord, frozen=True, kw_only=True, tag="permit-changed"):
     """The log was continued under another permit file than the one it was opened with."""
 
     permit_sha256: str = ""
     opened_with: str | None = None
 
 
-class Started(SystemRecord, tag="started"):
+class Started(SystemRecord, frozen=True, kw_only=True, tag="started"):
     """The service started (or restarted) on this log; ``clock`` is how a replay runs it."""
 
     version: str = ""
@@ -112,21 +115,21 @@ class Started(SystemRecord, tag="started"):
     snapshot_refused: str | None = None
 
 
-class Stopped(SystemRecord, tag="stopped"):
+class Stopped(SystemRecord, frozen=True, kw_only=True, tag="stopped"):
     """A clean stop (the engine's whole state follows it)."""
 
 
-class BrokerConnected(SystemRecord, tag="broker-connected"):
+class BrokerConnected(SystemRecord, frozen=True, kw_only=True, tag="broker-connected"):
     broker: str = ""
     session_present: bool = False
 
 
-class BrokerDisconnected(SystemRecord, tag="broker-disconnected"):
+class BrokerDisconnected(SystemRecord, frozen=True, kw_only=True, tag="broker-disconnected"):
     broker: str = ""
     reason: str = ""
 
 
-class Checkpointed(SystemRecord, tag="checkpoint"):
+class Checkpointed(SystemRecord, frozen=True, kw_only=True, tag="checkpoint"):
     """A checkpoint the service published: the head before this record (the report has
     always passed over one without its record and hash: they are required)."""
 
@@ -135,13 +138,13 @@ class Checkpointed(SystemRecord, tag="checkpoint"):
     ts: str | None = None
 
 
-class CheckpointRead(SystemRecord, tag="checkpoint-read"):
+class CheckpointRead(SystemRecord, frozen=True, kw_only=True, tag="checkpoint-read"):
     """The broker answered late with its retained checkpoint (or that it holds none)."""
 
     retained: Claim | str | None = None
 
 
-class StorageError(SystemRecord, tag="storage-error"):
+class StorageError(SystemRecord, frozen=True, kw_only=True, tag="storage-error"):
     """The disk refused commits from ``since`` on; ``held`` messages waited meanwhile."""
 
     error: str | None = None
@@ -149,14 +152,14 @@ class StorageError(SystemRecord, tag="storage-error"):
     held: int = 0
 
 
-class VerificationFailed(SystemRecord, tag="verification-failed"):
+class VerificationFailed(SystemRecord, frozen=True, kw_only=True, tag="verification-failed"):
     """The whole chain, verified beside the service, does not verify at ``record``."""
 
     record: int | None = None
     problem: str | None = None
 
 
-class BrokerSessionLost(SystemRecord, tag="broker-session-lost"):
+class BrokerSessionLost(SystemRecord, frozen=True, kw_only=True, tag="broker-session-lost"):
     """The broker no longer held the session the log shows (also the alert's figures)."""
 
     cause: str = "session-new"
@@ -166,7 +169,9 @@ class BrokerSessionLost(SystemRecord, tag="broker-session-lost"):
     """The fingerprint of the session the log last used, when known."""
 
 
-class BrokerSessionContested(SystemRecord, tag="broker-session-contested"):
+class BrokerSessionContested(
+    SystemRecord, frozen=True, kw_only=True, tag="broker-session-contested"
+):
     """The broker closed the connection again and again (also the alert's figures)."""
 
     cause: str = "disconnects"
@@ -174,21 +179,21 @@ class BrokerSessionContested(SystemRecord, tag="broker-session-contested"):
     within_s: float = 0.0
 
 
-class RollbackFound(SystemRecord, tag="rollback-found"):
+class RollbackFound(SystemRecord, frozen=True, kw_only=True, tag="rollback-found"):
     """The log holds ``records`` records and is behind ``claim``."""
 
     records: int = 0
     claim: Claim | None = None
 
 
-class RollbackAccepted(SystemRecord, tag="rollback-accepted"):
+class RollbackAccepted(SystemRecord, frozen=True, kw_only=True, tag="rollback-accepted"):
     """As :class:`RollbackFound`, and the operator accepted it (``--accept-rollback``)."""
 
     records: int = 0
     claim: Claim | None = None
 
 
-class ClockJump(SystemRecord, tag="clock-jump"):
+class ClockJump(SystemRecord, frozen=True, kw_only=True, tag="clock-jump"):
     """The host clock disagrees with the service's by more than a few seconds."""
 
     jump_s: float = 0.0
@@ -196,7 +201,7 @@ class ClockJump(SystemRecord, tag="clock-jump"):
     service_clock: str = ""
 
 
-class ClockAgrees(SystemRecord, tag="clock-agrees"):
+class ClockAgrees(SystemRecord, frozen=True, kw_only=True, tag="clock-agrees"):
     """The host clock agrees with the service's again."""
 
     jump_s: float = 0.0
@@ -204,7 +209,7 @@ class ClockAgrees(SystemRecord, tag="clock-agrees"):
     service_clock: str = ""
 
 
-class FloodStarted(SystemRecord, tag="flood-started"):
+class FloodStarted(SystemRecord, frozen=True, kw_only=True, tag="flood-started"):
     """A source went over its budget for rejected records; ``alert`` was raised."""
 
     source: str = ""
@@ -214,7 +219,7 @@ class FloodStarted(SystemRecord, tag="flood-started"):
     alert: str = ""
 
 
-class FloodSummary(SystemRecord, tag="flood-summary"):
+class FloodSummary(SystemRecord, frozen=True, kw_only=True, tag="flood-summary"):
     """A source's rejected messages counted, not stored: how many, their sizes, a hash."""
 
     source: str = ""
@@ -229,7 +234,7 @@ class FloodSummary(SystemRecord, tag="flood-summary"):
     alert: str | None = None
 
 
-class FloodCountLost(SystemRecord, tag="flood-count-lost"):
+class FloodCountLost(SystemRecord, frozen=True, kw_only=True, tag="flood-count-lost"):
     """A run stopped abruptly during a flood: what it counted since its last summary."""
 
     source: str = ""

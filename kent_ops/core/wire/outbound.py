@@ -54,13 +54,16 @@ Figures = dict[str, Any]
 
 
 class _Out(msgspec.Struct, frozen=True, kw_only=True):
-    """Every outbound record: frozen, keyword-built, unknown fields ignored on decode."""
+    """Every outbound record: frozen, keyword-built, unknown fields ignored on decode.
+
+    msgspec passes ``frozen`` and ``kw_only`` down to subclasses, but a type checker reads
+    each class's own keywords only (PEP 681), so every subclass repeats them."""
 
 
 # -- the status -------------------------------------------------------------------------
 
 
-class PermitState(_Out):
+class PermitState(_Out, frozen=True, kw_only=True):
     """The permit's status now; ``since`` and ``resolution`` once the Clerk changed it."""
 
     number: str = ""
@@ -69,7 +72,7 @@ class PermitState(_Out):
     resolution: str | None = None
 
 
-class AssemblyState(_Out):
+class AssemblyState(_Out, frozen=True, kw_only=True):
     """Whether the assembly is on (the duties that bind it hold only then)."""
 
     on: bool = False
@@ -77,7 +80,7 @@ class AssemblyState(_Out):
     """The index of the permitted window we are inside, if any."""
 
 
-class PropertyState(_Out):
+class PropertyState(_Out, frozen=True, kw_only=True):
     """One property of the assembly: persons on it (from its gates) and who owns it."""
 
     attendance: int = 0
@@ -86,13 +89,13 @@ class PropertyState(_Out):
     tenant: str | None = None
 
 
-class WindowState(_Out):
+class WindowState(_Out, frozen=True, kw_only=True):
     inside: bool = False
     start: datetime | None = None
     end: datetime | None = None
 
 
-class Attendance(_Out):
+class Attendance(_Out, frozen=True, kw_only=True):
     current: int
     entries: int = 0
     exits: int = 0
@@ -104,32 +107,32 @@ class Attendance(_Out):
     uncertain: bool = False
 
 
-class Parking(_Out):
+class Parking(_Out, frozen=True, kw_only=True):
     spaces_provided: int = 0
     spaces_required: int = 0
     occupied: int = 0
     vehicles_at_one_time: int = 0
 
 
-class Medical(_Out):
+class Medical(_Out, frozen=True, kw_only=True):
     doctors_on_duty: int = 0
     doctors_required: int = 0
     nurses_on_duty: int = 0
     nurses_required: int = 0
 
 
-class Security(_Out):
+class Security(_Out, frozen=True, kw_only=True):
     on_duty: int = 0
     declared: int = 0
 
 
-class SensorState(_Out):
+class SensorState(_Out, frozen=True, kw_only=True):
     kind: str
     online: bool = True
     last_seen: datetime | None = None
 
 
-class GateState(_Out):
+class GateState(_Out, frozen=True, kw_only=True):
     in_: int = msgspec.field(default=0, name="in")
     property: str | None = None
     """The property it admits to; None for a gate between two properties."""
@@ -142,7 +145,7 @@ class GateState(_Out):
     restarts: int = 0
 
 
-class LotState(_Out):
+class LotState(_Out, frozen=True, kw_only=True):
     capacity: int = 0
     occupied: int | None = None
     free: int | None = None
@@ -151,20 +154,20 @@ class LotState(_Out):
     last_seen: datetime | None = None
 
 
-class PendingCondition(_Out):
+class PendingCondition(_Out, frozen=True, kw_only=True):
     rule: str
     subject: str | None = None
     since: datetime | None = None
 
 
-class NoteEntry(_Out):
+class NoteEntry(_Out, frozen=True, kw_only=True):
     by: str
     at: datetime | None = None
     text: str = ""
     alert: str | None = None
 
 
-class Adjustment(_Out):
+class Adjustment(_Out, frozen=True, kw_only=True):
     by: str
     at: datetime | None = None
     attendance: int = 0
@@ -172,21 +175,21 @@ class Adjustment(_Out):
     reason: str = ""
 
 
-class ChecklistMark(_Out):
+class ChecklistMark(_Out, frozen=True, kw_only=True):
     result: str
     by: str = ""
     at: datetime | None = None
     note: str = ""
 
 
-class ChecklistItemInfo(_Out):
+class ChecklistItemInfo(_Out, frozen=True, kw_only=True):
     item: str
     paragraph: str = ""
     text: str = ""
     cite: str = ""
 
 
-class EvidenceHealth(_Out):
+class EvidenceHealth(_Out, frozen=True, kw_only=True):
     """Said only while the evidence log cannot be written (the service adds it)."""
 
     ok: bool
@@ -195,7 +198,7 @@ class EvidenceHealth(_Out):
     held: int = 0
 
 
-class Status(_Out):
+class Status(_Out, frozen=True, kw_only=True):
     """The live picture, published retained on every change and at least every 5 s."""
 
     ts: datetime | None
@@ -234,27 +237,27 @@ class Status(_Out):
 # -- an alert ---------------------------------------------------------------------------
 
 
-class Acknowledgement(_Out):
+class Acknowledgement(_Out, frozen=True, kw_only=True):
     by: str
     at: datetime | None = None
     comment: str = ""
 
 
-class Worst(_Out):
+class Worst(_Out, frozen=True, kw_only=True):
     """The figures at the alert's worst moment (largest excess or shortfall)."""
 
     observed: Figures = {}
     required: Figures = {}
 
 
-class EvidenceRef(_Out):
+class EvidenceRef(_Out, frozen=True, kw_only=True):
     """The evidence record the condition started at, and that record's hash."""
 
     record: int | None = None
     hash: str | None = None
 
 
-class Alert(_Out):
+class Alert(_Out, frozen=True, kw_only=True):
     """One alert, republished retained at every change of state."""
 
     id: str
@@ -280,7 +283,7 @@ class Alert(_Out):
 # -- deputies and checkpoints ---------------------------------------------------------
 
 
-class GateCommand(_Out):
+class GateCommand(_Out, frozen=True, kw_only=True):
     """ADMIT or HOLD for the deputy at one gate."""
 
     admit: bool
@@ -290,7 +293,7 @@ class GateCommand(_Out):
     reason: str = ""
 
 
-class Checkpoint(_Out):
+class Checkpoint(_Out, frozen=True, kw_only=True):
     """The evidence log's head, published so anyone can later prove it was not rewritten."""
 
     record: int
