@@ -57,7 +57,7 @@ class Alert:
     notes: list[wire.NoteEntry] = field(default_factory=list)
 
     @property
-    def state(self) -> str:
+    def state(self) -> wire.AlertState:
         return "cleared" if self.cleared_at is not None else "active"
 
     def observe(self, cond: Condition) -> bool:
@@ -84,7 +84,7 @@ class Alert:
             subject=self.subject,
             cite=rule.cite_for(self.subject),
             severity=rule.severity,
-            state=self.state,  # type: ignore[arg-type]
+            state=self.state,
             since=from_us(self.since),
             raised_at=from_us(self.raised_at),
             ended_at=_time(self.ended_at),

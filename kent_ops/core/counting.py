@@ -13,14 +13,12 @@ from typing import NamedTuple
 
 from kent_ops.core.permit_model import Permit
 from kent_ops.core.sensor_kinds import GATE, LOT, STATION, kind_of
-from kent_ops.core.sensor_payloads import Badge, GateCount, LotOccupancy
+from kent_ops.core.sensor_payloads import Badge, GateCount, LotOccupancy, Reading
 from kent_ops.core.timeutil import SECOND, to_us
 
 __all__ = ["Counting", "GateCounter", "GateOutcome", "LotSensor", "SensorLiveness", "StaffRoster"]
 
 RATE_WINDOW_US = 60 * SECOND
-Reading = GateCount | LotOccupancy | Badge
-"""A sensor's reading: the payload of one kind in core/sensor_kinds.py."""
 
 
 class GateOutcome(NamedTuple):

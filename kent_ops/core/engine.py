@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from kent_ops.core import snapshot as snapshots
 from kent_ops.core import wire
@@ -30,7 +30,7 @@ from kent_ops.core.alerts import Alert, AlertBook
 from kent_ops.core.assembly import AssemblyTrack, assembly_on
 from kent_ops.core.band import AttendanceBand
 from kent_ops.core.checklist import applicable_items
-from kent_ops.core.counting import Counting, Reading
+from kent_ops.core.counting import Counting
 from kent_ops.core.coverage import Dispersal, cover_end, why_uncovered
 from kent_ops.core.deadlines import Deadlines
 from kent_ops.core.engine_io import Changes, FeedResult
@@ -49,6 +49,7 @@ from kent_ops.core.rules import (
 )
 from kent_ops.core.rules.data import note_skew
 from kent_ops.core.sensor_kinds import SENSOR_KINDS
+from kent_ops.core.sensor_payloads import Reading
 from kent_ops.core.status_view import Snapshot, build_status
 from kent_ops.core.timeutil import from_us, seconds, to_us
 from kent_ops.core.wire import Decoded, Rejection, decode
@@ -58,11 +59,17 @@ __all__ = ["Changes", "Engine", "FeedResult"]
 
 Clock = Literal["wall", "sensor"]
 _READINGS = frozenset(kind.payload for kind in SENSOR_KINDS)
+"""Each kind's payload (core/sensor_kinds.py): a record of one of these is a reading."""
 _ATTENDANCE_ONLY = frozenset(k.payload for k in SENSOR_KINDS if k.figure == "attendance")
 """Readings that move attendance alone: within its band the rules can wait (core/band.py)."""
 _ATTENDANCE_KINDS = frozenset(k.record for k in SENSOR_KINDS if k.figure == "attendance")
 Key = tuple[str, str | None]
 Keys = Mapping[str, bytes] | None
+
+
+def _is_reading(rec: object) -> TypeGuard[Reading]:
+    """A sensor's reading, of whichever kind the table of sensor kinds holds."""
+    return type(rec) in _READINGS
 
 
 class Engine:
@@ -240,19 +247,23 @@ class Engine:
         if isinstance(decoded, Rejection):
             self.rejected += 1
             return FeedResult(False, decoded.reason, decoded.kind, received_at)
-        if decoded.kind not in ("availability", "adapter-raw"):  # a raw record moves nothing
-            self.rejected += 1
-            return FeedResult(False, "message has no ts to time it by", decoded.kind, received_at)
-        if decoded.kind == "availability":
-            self.counts.set_available(decoded.source, decoded.record.online)  # type: ignore[union-attr]
+        match decoded.record:
+            case wire.Availability(online=online):
+                self.counts.set_available(decoded.source, online)
+            case AdapterRaw():
+                pass  # a raw record moves nothing
+            case _:
+                self.rejected += 1
+                why = "message has no ts to time it by"
+                return FeedResult(False, why, decoded.kind, received_at)
         self.accepted += 1
         return FeedResult(True, None, decoded.kind, received_at)
 
     def _apply(self, msg: Decoded, t: int, received: int, record: int | None) -> str | None:
         """Move the counts; return a note for an accepted message that changed nothing."""
         rec = msg.record
-        if type(rec) in _READINGS:
-            return self._apply_reading(msg.source, rec, t, received, record)  # type: ignore[arg-type]
+        if _is_reading(rec):
+            return self._apply_reading(msg.source, rec, t, received, record)
         match rec:
             case wire.Availability(online=online):
                 self.counts.set_available(msg.source, online)

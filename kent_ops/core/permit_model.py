@@ -7,6 +7,7 @@ can build them without an import cycle.
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -83,7 +84,7 @@ class GateSpec:
     """An internal gate: ``in`` counts persons moving from_property -> to_property."""
     to_property: str | None
 
-    @property
+    @builtins.property  # the field ``property`` above hides the builtin in this class
     def boundary(self) -> bool:
         return self.property is not None
 

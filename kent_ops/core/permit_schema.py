@@ -377,20 +377,18 @@ DIRECT_TABLES: tuple[TableSpec, ...] = (
 )
 """Tables whose fields fill :class:`Permit` attributes one for one."""
 
-KNOWN_TABLES: dict[str, TableSpec | ListSpec] = {
-    spec.name: spec
-    for spec in (
-        EVENT,
-        *DIRECT_TABLES,
-        PROPERTY,
-        PROPERTIES,
-        APPLICATION,
-        ALERTING,
-        SIGNING,
-        WINDOWS,
-        *SENSOR_LISTS.values(),
-    )
-}
+_ALL_TABLES: tuple[TableSpec | ListSpec, ...] = (
+    EVENT,
+    *DIRECT_TABLES,
+    PROPERTY,
+    PROPERTIES,
+    APPLICATION,
+    ALERTING,
+    SIGNING,
+    WINDOWS,
+    *SENSOR_LISTS.values(),
+)
+KNOWN_TABLES: dict[str, TableSpec | ListSpec] = {spec.name: spec for spec in _ALL_TABLES}
 """Every table the permit file may hold, by name."""
 
 

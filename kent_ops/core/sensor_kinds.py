@@ -20,14 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import msgspec
-
 from kent_ops.core import ordinance as law
 from kent_ops.core.permit_reader import ABSENT, FieldSpec, non_negative
 from kent_ops.core.sensor_payloads import (
     Badge,
     GateCount,
     LotOccupancy,
+    Reading,
     check_badge,
     check_gate,
     check_lot,
@@ -62,7 +61,7 @@ class SensorKind:
     area: str
     """Its topic is ``kent/{event}/{area}/{sensor id}/{leaf}``."""
     leaf: str
-    payload: type[msgspec.Struct]
+    payload: type[Reading]
     """What it publishes (:mod:`kent_ops.core.sensor_payloads`), decoded by wire.inbound."""
     check: Callable[[Any], str | None]
     """The payload's checks its types do not express; None when it is good."""

@@ -23,6 +23,7 @@ __all__ = [
     "Badge",
     "GateCount",
     "LotOccupancy",
+    "Reading",
     "Role",
     "check_badge",
     "check_gate",
@@ -66,6 +67,11 @@ class Badge(msgspec.Struct, frozen=True):
     badge: str
     role: Role
     action: Literal["on", "off"]
+
+
+Reading = GateCount | LotOccupancy | Badge
+"""A sensor's reading: the payload of one kind in core/sensor_kinds.py (a new kind's
+payload joins this union, or its ``SensorKind`` does not type-check)."""
 
 
 def check_gate(record: GateCount) -> str | None:

@@ -27,7 +27,8 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, get_args, get_origin
+from types import GenericAlias
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
 import msgspec
 
@@ -88,6 +89,9 @@ class Header(msgspec.Struct, kw_only=True):
 
 class _State(msgspec.Struct, forbid_unknown_fields=True):
     """A part's state: a field this program does not know makes the snapshot unusable."""
+
+
+_S = TypeVar("_S", bound=_State)
 
 
 class DeadlinesState(_State):
@@ -238,7 +242,7 @@ def _enc(obj: Any) -> Any:
 def _dec(kind: Any, obj: Any) -> Any:
     if get_origin(kind) is deque or kind is deque:
         args = get_args(kind)
-        return deque(msgspec.convert(obj, list[args[0]] if args else list))  # type: ignore[valid-type]
+        return deque(msgspec.convert(obj, GenericAlias(list, args) if args else list))
     raise NotImplementedError(f"a snapshot cannot hold {kind}")
 
 
@@ -255,7 +259,7 @@ _Save = dict[str, Callable[[Any], Any]]
 _Load = dict[str, Callable[[Any, Any], None]]
 
 
-def _save(obj: Any, kind: type[_State], special: _Save) -> Any:
+def _save(obj: Any, kind: type[_S], special: _Save) -> _S:
     """The part's state: each field from its attribute, or from its special reader."""
     values = {
         name: special[name](obj) if name in special else getattr(obj, _attr(obj, name))

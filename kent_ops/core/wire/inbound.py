@@ -13,10 +13,10 @@ routes and checks below take every kind from that table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 import msgspec
 
@@ -27,6 +27,7 @@ from kent_ops.core.sensor_payloads import (
     Badge,
     GateCount,
     LotOccupancy,
+    Reading,
     Role,
     count_problem,
 )
@@ -140,19 +141,10 @@ class Availability:
     online: bool
 
 
-Record = (
-    GateCount
-    | LotOccupancy
-    | Badge
-    | Note
-    | Ack
-    | Inspection
-    | Adjust
-    | ClerkPermit
-    | NotifierSent
-    | Availability
-    | AdapterRaw
-)
+Payload = Reading | Note | Ack | Inspection | Adjust | ClerkPermit | NotifierSent | AdapterRaw
+"""A payload as decoded from its JSON bytes."""
+Record = Payload | Availability
+"""A decoded message's record: a payload, or a sensor's retained availability."""
 
 
 class Decoded(NamedTuple):
@@ -172,7 +164,7 @@ class Rejection(NamedTuple):
 
 # kind -> (payload type, the kind of sensor the permit must list it as, or None for people);
 # each kind of sensor's readings as its entry in core/sensor_kinds.py declares them
-_PAYLOADS: dict[str, tuple[type[msgspec.Struct], str | None]] = {
+_PAYLOADS: dict[str, tuple[type[Payload], str | None]] = {
     **{kind.record: (kind.payload, kind.name) for kind in SENSOR_KINDS},
     "note": (Note, None),
     "ack": (Ack, None),
@@ -185,10 +177,14 @@ _PAYLOADS: dict[str, tuple[type[msgspec.Struct], str | None]] = {
 INBOUND_KINDS: frozenset[str] = frozenset({*_PAYLOADS, "availability"})
 """The kinds of record the aggregator takes in."""
 _SIGNED_KINDS = frozenset(kind.record for kind in SENSOR_KINDS)
-_SENSOR_CHECKS = {kind.payload: kind.check for kind in SENSOR_KINDS}
-_DECODERS = {cls: msgspec.json.Decoder(cls) for cls, _ in _PAYLOADS.values()}
+_SENSOR_CHECKS: dict[type[Payload], Callable[[Any], str | None]] = {
+    kind.payload: kind.check for kind in SENSOR_KINDS
+}
+_DECODERS: dict[type[Payload], msgspec.json.Decoder[Payload]] = {
+    cls: msgspec.json.Decoder(cls) for cls, _ in _PAYLOADS.values()
+}
 
-_Route = tuple[str, str, "type[msgspec.Struct] | None", "str | None"]
+_Route = tuple[str, str, "type[Payload] | None", "str | None"]
 _ROUTES: dict[tuple[str, str], tuple[Mapping[str, str], _Route]] = {}
 _ROUTES_KEPT = 10_000
 _TOPICS: dict[str, Topics] = {}
@@ -316,7 +312,7 @@ def _route(prefix: str, sensors: Mapping[str, str], topic: str) -> _Route:
 
 
 def _decode_json(
-    kind: str, source: str, cls: type[msgspec.Struct], payload: bytes, span: Span | None
+    kind: str, source: str, cls: type[Payload], payload: bytes, span: Span | None
 ) -> Decoded | Rejection:
     try:
         record = _DECODERS[cls].decode(payload)
@@ -329,10 +325,10 @@ def _decode_json(
     problem = _check(record) or _check_time(record, span)
     if problem is not None:
         return Rejection(kind, problem)
-    return Decoded(kind, source, record)  # type: ignore[arg-type]
+    return Decoded(kind, source, record)
 
 
-def _check(record: msgspec.Struct) -> str | None:
+def _check(record: Payload) -> str | None:
     """The checks msgspec's types do not express: offsets, signs, ranges, required text."""
     ts = getattr(record, "ts", None)
     if isinstance(ts, datetime) and ts.tzinfo is None:
@@ -347,7 +343,7 @@ def _check(record: msgspec.Struct) -> str | None:
     return _check_person(record)
 
 
-def _check_person(record: msgspec.Struct) -> str | None:
+def _check_person(record: Payload) -> str | None:
     if isinstance(record, Adjust):
         if not record.reason.strip():
             return "an adjustment needs a reason"
@@ -371,7 +367,7 @@ def _check_person(record: msgspec.Struct) -> str | None:
     return None
 
 
-def _check_time(record: msgspec.Struct, span: Span | None) -> str | None:
+def _check_time(record: Payload, span: Span | None) -> str | None:
     """On the sensor clock: the ``ts`` the message would be taken at is near the event."""
     if span is None:
         return None

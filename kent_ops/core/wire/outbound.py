@@ -316,7 +316,7 @@ def encode(record: msgspec.Struct) -> bytes:
 def decode_json(cls: type[T], payload: bytes) -> T:
     """Read an outbound record back; raises ``msgspec.DecodeError`` (or its
     ``ValidationError``) with the field at fault when the payload is not one."""
-    decoder = _DECODERS.get(cls)
+    decoder: msgspec.json.Decoder[T] | None = _DECODERS.get(cls)
     if decoder is None:
         decoder = _DECODERS[cls] = msgspec.json.Decoder(cls)
     return decoder.decode(payload)

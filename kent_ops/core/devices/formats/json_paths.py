@@ -28,14 +28,15 @@ def read(spec: SourceSpec, topic: str, payload: bytes) -> Reading | Unreadable:
     message = parse_json(payload)
     if isinstance(message, Unreadable):
         return message
-    counter = None
+    counter: int | None = None
     if spec.seq is not None:
         raw = find(message, spec.seq)
         if raw is MISSING:
             return Unreadable(f"no seq field {spec.seq!r} in the message")
-        counter = frame_counter(raw, f"seq field {spec.seq!r}")
-        if isinstance(counter, Unreadable):
-            return counter
+        seq = frame_counter(raw, f"seq field {spec.seq!r}")
+        if isinstance(seq, Unreadable):
+            return seq
+        counter = seq
     return read_fields(spec, message, None, counter)
 
 
