@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.credentials import add_broker_arguments, broker_from_args
@@ -67,7 +67,7 @@ class DeviceSpec:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(EXIT_USAGE)

@@ -151,7 +151,8 @@ class Adapter:
     def _on_source_connect(self, client: mqtt.Client, flags: mqtt.ConnectFlags) -> None:
         topics = sorted({s.topic for s in self.mqtt_specs if s.topic is not None})
         result, mid = client.subscribe([(t, 1) for t in topics])
-        self._sub_topics[mid] = topics
+        if mid is not None:  # None: the link dropped first; the next connect subscribes again
+            self._sub_topics[mid] = topics
         log.info("connected to the devices' broker %s", self._source_address.url)
 
     def _on_subscribe(
@@ -183,7 +184,7 @@ class Adapter:
         def ack(mid: int = msg.mid, qos: int = msg.qos) -> None:
             client.ack(mid, qos)
 
-        self._queue.put(Inbound(spec, msg.topic, msg.payload, received, bool(msg.dup), ack))
+        self._queue.put(Inbound(spec, msg.topic, bytes(msg.payload), received, bool(msg.dup), ack))
 
     def _spec_for(self, topic: str) -> SourceSpec | None:
         for spec in self.mqtt_specs:

@@ -117,7 +117,7 @@ def make_client(
 
 def on_connack(
     client: mqtt.Client,
-    accepted: Callable[[mqtt.Client, mqtt.ConnectFlags], None],
+    accepted: Callable[[mqtt.Client, mqtt.ConnectFlags], object],
     refused: Callable[[mqtt.ReasonCode], None],
 ) -> None:
     """Answer each CONNACK: ``accepted(client, flags)`` when the broker let us in,

@@ -33,6 +33,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
@@ -199,7 +200,7 @@ def _address(text: str) -> tuple[str, int]:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         _say(f"error: {message}")
         raise SystemExit(EXIT_USAGE)

@@ -12,11 +12,12 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from kent_ops import __version__
 from kent_ops.commands.adapt_parsers import ADAPT_COMMANDS
 from kent_ops.commands.field_parsers import FIELD_COMMANDS
-from kent_ops.commands.parsers import COMMANDS
+from kent_ops.commands.parsers import COMMANDS, Sub
 from kent_ops.core.errors import KentOpsError
 
 __all__ = ["build_parser", "main"]
@@ -28,7 +29,7 @@ EXIT_USAGE = 2
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one sentence and exit 2, like every other error."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"kent-ops: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Every command has --help with its options, defaults and an example.",
     )
     parser.add_argument("--version", action="version", version=f"kent-ops {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub: Sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for add in (*COMMANDS, *FIELD_COMMANDS, *ADAPT_COMMANDS):
         add(sub)

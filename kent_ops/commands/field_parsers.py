@@ -16,7 +16,7 @@ __all__ = ["FIELD_COMMANDS"]
 
 
 def _clerk(sub: Sub) -> None:
-    p = sub.add_parser(  # type: ignore[attr-defined]
+    p = sub.add_parser(
         "clerk",
         help="the Town Clerk revokes or reinstates the permit from an instant on (permit:G)",
     )
@@ -60,7 +60,7 @@ def _clerk(sub: Sub) -> None:
 
 
 def _deploy(sub: Sub) -> None:
-    p = sub.add_parser(  # type: ignore[attr-defined]
+    p = sub.add_parser(
         "deploy", help="field set-up: the broker's ACL, certificates, signing keys, bridges"
     )
     deploy_sub = p.add_subparsers(dest="deploy_command", metavar="COMMAND", parser_class=type(p))

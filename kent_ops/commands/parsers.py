@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TypeAlias
 
 from kent_ops.broker.credentials import add_broker_arguments
 
 __all__ = ["COMMANDS", "EXAMPLE_EVENT", "Sub", "new_command", "positive_float"]
 
 EXAMPLE_EVENT = "kent-summer-fest-2027"
-Sub = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Sub: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def positive_float(text: str) -> float:
@@ -32,7 +33,7 @@ def new_command(
 ) -> argparse.ArgumentParser:
     """A command with its one-line summary, its examples, and the function that runs it."""
     epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
-    p: argparse.ArgumentParser = sub.add_parser(  # type: ignore[attr-defined]
+    p = sub.add_parser(
         name,
         help=summary,
         description=summary,
@@ -278,7 +279,7 @@ def _simulate(sub: Sub) -> None:
 
 
 def _permit(sub: Sub) -> None:
-    p = sub.add_parser("permit", help="permit file commands (check)")  # type: ignore[attr-defined]
+    p = sub.add_parser("permit", help="permit file commands (check)")
     permit_sub = p.add_subparsers(dest="permit_command", metavar="COMMAND", parser_class=type(p))
     permit_sub.required = True
     pc = new_command(

@@ -24,9 +24,7 @@ def _users_option(p: argparse.ArgumentParser) -> None:
 
 
 def _serve_users(serve_sub: Sub) -> None:
-    p = serve_sub.add_parser(  # type: ignore[attr-defined]
-        "users", help="who may sign in: add, list or remove a person"
-    )
+    p = serve_sub.add_parser("users", help="who may sign in: add, list or remove a person")
     users_sub = p.add_subparsers(dest="users_command", metavar="COMMAND", parser_class=type(p))
     users_sub.required = True
     target = "kent_ops.commands.serve:cli_users"

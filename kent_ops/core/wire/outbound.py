@@ -313,7 +313,7 @@ def encode(record: msgspec.Struct) -> bytes:
     return _ENCODER.encode(record)
 
 
-def decode_json(cls: type[T], payload: bytes) -> T:
+def decode_json(cls: type[T], payload: bytes | bytearray) -> T:
     """Read an outbound record back; raises ``msgspec.DecodeError`` (or its
     ``ValidationError``) with the field at fault when the payload is not one."""
     decoder: msgspec.json.Decoder[T] | None = _DECODERS.get(cls)
