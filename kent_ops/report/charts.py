@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import matplotlib
@@ -29,6 +30,7 @@ from kent_ops.core import ordinance as law  # noqa: E402
 from kent_ops.core.assembly import assembly_on  # noqa: E402
 from kent_ops.core.permit import Permit  # noqa: E402
 from kent_ops.report.findings import Finding  # noqa: E402
+from kent_ops.report.timeline import minutes_of  # noqa: E402
 
 __all__ = ["attendance_chart", "parking_chart", "staffing_chart"]
 
@@ -59,7 +61,7 @@ def _figure(title: str) -> tuple[Figure, Axes]:
 
 
 def _zone_label(frame: pd.DataFrame, tz: ZoneInfo) -> str:
-    local = frame.index.tz_convert(tz)
+    local = minutes_of(frame).tz_convert(tz)
     names = [local[0].tzname(), local[-1].tzname()] if len(local) else []
     abbreviations = list(dict.fromkeys(n for n in names if n))
     suffix = f" ({' then '.join(abbreviations)})" if abbreviations else ""
@@ -71,24 +73,29 @@ def _time_axis(ax: Axes, frame: pd.DataFrame, tz: ZoneInfo) -> None:
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=tz))
     ax.set_xlabel(_zone_label(frame, tz))
-    if len(frame):
-        start = frame.index[0].to_pydatetime()
-        stop = (frame.index[-1] + pd.Timedelta(minutes=1)).to_pydatetime()
-        ax.set_xlim(start, stop)
+    span = _span(frame)
+    if span is not None:
+        ax.set_xlim(_at(span[0]), _at(span[1]))
 
 
-def _x(frame: pd.DataFrame) -> list[datetime]:
-    return list(frame.index.to_pydatetime())
+def _at(t: datetime) -> float:
+    """An instant as its place on a date axis: the number the axis turns a datetime into
+    (matplotlib's types take places as numbers)."""
+    return float(mdates.date2num(t))
 
 
-def _step(ax: Axes, frame: pd.DataFrame, column: str, **kwargs: object) -> None:
-    """A per-minute column as steps: each value holds for its whole minute."""
-    x = _x(frame)
+def _step(ax: Axes, frame: pd.DataFrame, column: str, **kwargs: Any) -> None:
+    """A per-minute column as steps: each value holds for its whole minute.
+
+    The places stay datetimes, so the axis takes the date units its locator reads.
+    """
+    x = list(minutes_of(frame).to_pydatetime())
     y = frame[column].tolist()
-    if x:
-        x = [*x, (frame.index[-1] + pd.Timedelta(minutes=1)).to_pydatetime()]
+    span = _span(frame)
+    if span is not None:
+        x = [*x, span[1]]
         y = [*y, y[-1]]
-    ax.step(x, y, where="post", **kwargs)  # type: ignore[arg-type]
+    ax.step(x, y, where="post", **kwargs)
 
 
 def _while_on(frame: pd.DataFrame, permit: Permit, required: pd.Series) -> pd.Series:
@@ -99,11 +106,13 @@ def _while_on(frame: pd.DataFrame, permit: Permit, required: pd.Series) -> pd.Se
     nothing. ``timeline.csv`` keeps the ratio figure for every minute, as the live
     status does; the charts draw what the law required.
     """
-    start = frame.index
+    start = minutes_of(frame)
     stop = start + pd.Timedelta(minutes=1)
     inside = np.zeros(len(frame), dtype=bool)
     for window in permit.windows:  # any second of the minute inside the window
-        inside |= np.asarray((start < window.end) & (stop > window.start))
+        inside |= np.asarray(
+            (start < pd.Timestamp(window.end)) & (stop > pd.Timestamp(window.start))
+        )
     on = np.vectorize(assembly_on)(frame["attendance_max"].to_numpy(), inside)
     return required.where(on.astype(bool), 0)
 
@@ -127,9 +136,9 @@ def _shade(
             continue
         colour = UNCERTAIN_COLOUR if f.uncertain else BREACH_COLOUR
         stop = f.end or end or f.start
-        ax.axvspan(f.start, stop, color=colour, alpha=0.15, linewidth=0)  # type: ignore[arg-type]
+        ax.axvspan(_at(f.start), _at(stop), color=colour, alpha=0.15, linewidth=0)
         mark_stop = max(stop, f.start + least) if least is not None else stop
-        ax.axvspan(f.start, mark_stop, ymin=0.965, ymax=1.0, color=colour, linewidth=0)  # type: ignore[arg-type]
+        ax.axvspan(_at(f.start), _at(mark_stop), ymin=0.965, ymax=1.0, color=colour, linewidth=0)
         label = "breach in progress, counts uncertain" if f.uncertain else "breach in progress"
         handles.setdefault(label, Patch(color=colour, alpha=0.5, label=label))
     return list(handles.values())
@@ -138,9 +147,10 @@ def _shade(
 def _span(frame: pd.DataFrame) -> tuple[datetime, datetime] | None:
     if frame.empty:
         return None
+    minutes = minutes_of(frame)
     return (
-        frame.index[0].to_pydatetime(),
-        (frame.index[-1] + pd.Timedelta(minutes=1)).to_pydatetime(),
+        minutes[0].to_pydatetime(),
+        (minutes[-1] + pd.Timedelta(minutes=1)).to_pydatetime(),
     )
 
 
@@ -240,7 +250,7 @@ def staffing_chart(
     frame = frame.assign(
         nurses_required=_while_on(frame, permit, frame["nurses_required"]),
         doctors_required=_while_on(
-            frame, permit, pd.Series(permit.doctors_min, index=frame.index, dtype="int64")
+            frame, permit, pd.Series(permit.doctors_min, index=minutes_of(frame), dtype="int64")
         ),
     )
     _step(

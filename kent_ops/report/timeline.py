@@ -15,6 +15,7 @@ figure carried in from before it:
 from __future__ import annotations
 
 import csv
+from array import array
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -32,7 +33,7 @@ from kent_ops.report.collect import (
 )
 from kent_ops.report.findings import Finding
 
-__all__ = ["COLUMNS", "breach_minutes", "minute_table", "write_timeline_csv"]
+__all__ = ["COLUMNS", "breach_minutes", "minute_table", "minutes_of", "write_timeline_csv"]
 
 COLUMNS = (
     "minute",
@@ -47,8 +48,16 @@ COLUMNS = (
 )
 
 
-def _series(values: object, index: pd.DatetimeIndex) -> pd.Series:
-    return pd.Series(np.frombuffer(values, dtype=np.int64), index=index)  # type: ignore[call-overload]
+def _series(values: array[int], index: pd.DatetimeIndex) -> pd.Series:
+    return pd.Series(np.frombuffer(values, dtype=np.int64), index=index)
+
+
+def minutes_of(frame: pd.DataFrame) -> pd.DatetimeIndex:
+    """A timeline's index, its minutes in UTC (a frame's index is typed as any index)."""
+    minutes = frame.index
+    if not isinstance(minutes, pd.DatetimeIndex):
+        raise TypeError("a timeline is indexed by its minutes")
+    return minutes
 
 
 def minute_table(samples: Samples, permit: Permit, end: datetime | None) -> pd.DataFrame:
@@ -69,7 +78,7 @@ def minute_table(samples: Samples, permit: Permit, end: datetime | None) -> pd.D
         last = max(last, pd.Timestamp(end).tz_convert("UTC"))
     minutes = pd.date_range(first, last.floor("1min"), freq="1min", name="minute")
 
-    def per_minute(values: object, how: str) -> pd.Series:
+    def per_minute(values: array[int], how: str) -> pd.Series:
         resampled = _series(values, index).resample("1min")
         out = (
             resampled.max()
@@ -82,7 +91,7 @@ def minute_table(samples: Samples, permit: Permit, end: datetime | None) -> pd.D
 
     at_start = per_minute(samples.changed_at_start, "max").fillna(0).astype("int64")
 
-    def whole_minute(extreme: object, last_values: object, how: str, bit: int) -> pd.Series:
+    def whole_minute(extreme: array[int], last_values: array[int], how: str, bit: int) -> pd.Series:
         """The extreme within each minute, counting the value carried in from before it
         unless the figure changed exactly at the minute's start."""
         held = per_minute(last_values, "last").ffill()
@@ -121,7 +130,7 @@ def minute_table(samples: Samples, permit: Permit, end: datetime | None) -> pd.D
 
 def write_timeline_csv(frame: pd.DataFrame, tz: ZoneInfo, path: Path) -> None:
     """``timeline.csv``: :data:`COLUMNS`, minutes in the event's zone with their offset."""
-    local = frame.index.tz_convert(tz)
+    local = minutes_of(frame).tz_convert(tz)
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(COLUMNS)
@@ -137,7 +146,7 @@ def breach_minutes(
     out: dict[str, int] = {}
     if frame.empty:
         return out
-    starts = frame.index
+    starts = minutes_of(frame)
     stops = starts + pd.Timedelta(minutes=1)
     for rule in sorted({f.rule for f in findings if f.is_breach}):
         touched = np.zeros(len(starts), dtype=bool)
