@@ -33,8 +33,8 @@ def as_lorawan(permit: Permit, messages: Iterable[SimMessage]) -> Iterator[SimMe
     topics = Topics(permit.event_id)
     specs = {s.sensor: s for s in permit.sources.values() if s.format in LORAWAN_FORMATS}
     own: dict[str, SourceSpec] = {}
-    for sensor, spec in specs.items():
-        own[topics.reading(spec.kind, sensor)] = spec
+    for sensor, source in specs.items():
+        own[topics.reading(source.kind, sensor)] = source
     dropped = {topics.availability(sensor) for sensor in specs}
     last: dict[str, tuple[int, int]] = {}
     for n, m in enumerate(messages):

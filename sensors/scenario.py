@@ -159,8 +159,8 @@ class _Run:
         for i, (sid, act) in enumerate(periodic.items()):
             actions.append((t0 + self.slots[sid], i, partial(act, k)))
         while scheduled and scheduled[0][0] < t0 + step:
-            t, n, act = heapq.heappop(scheduled)
-            actions.append((max(t, t0), n, act))  # nothing happens before setup
+            t, n, event = heapq.heappop(scheduled)
+            actions.append((max(t, t0), n, event))  # nothing happens before setup
         actions.sort(key=lambda a: (a[0], a[1]))
         return actions
 

@@ -236,9 +236,11 @@ def _read_phase(r: _Reader, phase: dict[str, Any], i: int) -> Phase | None:
     leave = r.number(phase, f"{p}.leave_per_hour", 0)
     empty = r.get(phase, f"{p}.empty", (bool,), False)
     name = r.get(phase, f"{p}.name", (str,), f"phase {i + 1}")
-    if None in (start, end, arrive, leave, empty, name):
+    if start is None or end is None or arrive is None or leave is None:
         return None
-    return Phase(name, start, end, arrive, leave, empty)  # type: ignore[arg-type]
+    if empty is None or name is None:
+        return None
+    return Phase(name=name, start=start, end=end, arrive=arrive, leave_per_hour=leave, empty=empty)
 
 
 def _read_surge(r: _Reader, surge: dict[str, Any]) -> Surge | None:
@@ -247,9 +249,9 @@ def _read_surge(r: _Reader, surge: dict[str, Any]) -> Surge | None:
     ramp = r.time(surge, "crowd.surge.ramp", "0:10")
     hold = r.time(surge, "crowd.surge.hold", "0:10")
     peak = r.number(surge, "crowd.surge.peak", positive=True)
-    if None in (at, ramp, hold, peak):
+    if at is None or ramp is None or hold is None or peak is None:
         return None
-    return Surge(at, ramp, hold, peak)  # type: ignore[arg-type]
+    return Surge(at=at, ramp=ramp, hold=hold, peak=peak)
 
 
 def _read_parking(r: _Reader, parking: dict[str, Any]) -> Parking:
@@ -277,9 +279,9 @@ def _read_shift(r: _Reader, shift: dict[str, Any], p: str) -> Shift | None:
     off = r.time(shift, f"{p}.off", None)
     spread = r.time(shift, f"{p}.spread", "0:01")
     station = r.get(shift, f"{p}.station", (str, int), None)
-    if None in (role, count, on, spread):
+    if role is None or count is None or on is None or spread is None:
         return None
-    return Shift(role, count, on, off, spread, station)  # type: ignore[arg-type]
+    return Shift(role=role, count=count, on=on, off=off, spread=spread, station=station)
 
 
 def _read_fault(r: _Reader, fault: dict[str, Any], p: str) -> Fault | None:
@@ -301,6 +303,6 @@ def _read_fault(r: _Reader, fault: dict[str, Any], p: str) -> Fault | None:
         if bad:
             r.problems.append(f"{p}.what: {bad!r} not among {', '.join(MALFORMED_KINDS)}")
             what = None
-    if None in (kind, at, gate, copies, what):
+    if kind is None or at is None or gate is None or copies is None or what is None:
         return None
-    return Fault(kind, at, gate, duration, copies, tuple(what))  # type: ignore[arg-type]
+    return Fault(kind=kind, at=at, gate=gate, duration=duration, copies=copies, what=tuple(what))
