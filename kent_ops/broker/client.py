@@ -92,15 +92,14 @@ def make_client(
     keeps QoS 1 messages for us while we are away. ``manual_ack`` defers the PUBACK until
     the caller says the message is safe (the aggregator acks after the evidence commit).
     """
-    kwargs: dict[str, object] = {
-        "callback_api_version": CallbackAPIVersion.VERSION2,
-        "client_id": client_id,
-        "protocol": protocol,
-        "manual_ack": manual_ack,
-    }
-    if protocol != mqtt.MQTTv5:
-        kwargs["clean_session"] = clean_start
-    client = mqtt.Client(**kwargs)  # type: ignore[arg-type]
+    client = mqtt.Client(
+        callback_api_version=CallbackAPIVersion.VERSION2,
+        client_id=client_id,
+        # paho takes no clean_session under MQTT 5 (its clean start is a connect option).
+        clean_session=None if protocol == mqtt.MQTTv5 else clean_start,
+        protocol=protocol,
+        manual_ack=manual_ack,
+    )
     if address.username is not None:
         client.username_pw_set(address.username, address.password)
     if address.tls:

@@ -35,7 +35,8 @@ class Delivery:
 class Deliveries:
     """Publishes QoS 1 through one client and follows each message to its acknowledgement.
 
-    It takes the client's ``on_publish`` callback for itself.
+    It takes the client's ``on_publish`` callback for itself (:meth:`on_publish`: a
+    caller that wants the acknowledgements too sets its own, which calls this one).
     """
 
     def __init__(self, client: mqtt.Client) -> None:
@@ -43,7 +44,7 @@ class Deliveries:
         self._pending: dict[int, Delivery] = {}
         self._acked_early: set[int] = set()
         self._lock = threading.Lock()
-        client.on_publish = self._on_publish
+        client.on_publish = self.on_publish
 
     def publish(self, topic: str, payload: bytes | str, *, retain: bool = False) -> Delivery:
         """Publish at QoS 1 (thread-safe); kept by paho while offline, sent on return."""
@@ -60,7 +61,7 @@ class Deliveries:
                 self._pending[info.mid] = delivery
         return delivery
 
-    def _on_publish(
+    def on_publish(
         self,
         client: mqtt.Client,
         userdata: object,

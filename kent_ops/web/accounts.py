@@ -132,30 +132,37 @@ def check_name(what: str, name: str) -> str:
     return name
 
 
-def check_account(name: str, role: str, gate: str | None) -> None:
-    """Raise UsageError unless ``name``, ``role`` and ``gate`` make a valid account."""
+def check_account(name: str, role: str, gate: str | None) -> Role:
+    """The role, once ``name``, ``role`` and ``gate`` make a valid account (else UsageError)."""
     check_name("the name", name)
-    if role not in ROLES:
-        raise UsageError(f"role {role!r} must be one of {', '.join(ROLES)}")
-    if role == "deputy":
+    checked = _role(role)
+    if checked == "deputy":
         if gate is None:
             raise UsageError("a deputy needs --gate: the gate they stand at")
         check_name("the gate", gate)
     elif gate is not None:
         raise UsageError(f"--gate is for deputies; a {role} watches the whole event")
+    return checked
+
+
+def _role(text: str) -> Role:
+    for role in ROLES:
+        if text == role:
+            return role
+    raise UsageError(f"role {text!r} must be one of {', '.join(ROLES)}")
 
 
 def make_account(
     name: str, role: str, password: str, *, gate: str | None = None, cost: KdfCost = DEFAULT_KDF
 ) -> Account:
     """A new account with a fresh random salt; the password itself is not kept."""
-    check_account(name, role, gate)
+    checked = check_account(name, role, gate)
     if not password:
         raise UsageError("the password is empty")
     if len(password) > MAX_PASSWORD:
         raise UsageError(f"the password is longer than {MAX_PASSWORD} characters")
     salt = secrets.token_bytes(16)
-    return Account(name, role, gate, salt, _scrypt(password, salt, cost), cost)  # type: ignore[arg-type]
+    return Account(name, checked, gate, salt, _scrypt(password, salt, cost), cost)
 
 
 @functools.cache

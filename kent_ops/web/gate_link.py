@@ -137,11 +137,10 @@ class GateLink:
         self.client.on_disconnect = self._disconnected
         self.client.on_connect_fail = self._failed
         self.client.on_message = self._message
-        self._deliveries = Deliveries(self.client)
-        acknowledge = self.client.on_publish
+        deliveries = self._deliveries = Deliveries(self.client)
 
         def on_publish(*args: Any) -> None:
-            acknowledge(*args)  # type: ignore[misc]
+            deliveries.on_publish(*args)
             self._post(self._on_acknowledged)
 
         self.client.on_publish = on_publish

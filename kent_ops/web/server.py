@@ -29,7 +29,7 @@ import logging
 import os
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,7 +150,7 @@ class WebServer:
     def make_app(self) -> web.Application:
         # aiohttp's own answers to malformed requests (400s) never reach the hook
         # below; they take their Server header from here, so it names no version.
-        web_response.SERVER_SOFTWARE = SERVER  # type: ignore[attr-defined]
+        web_response.SERVER_SOFTWARE = SERVER
         app = web.Application(client_max_size=16 * 1024, middlewares=[self._only_from_here])
         app.add_routes(
             [
@@ -196,7 +196,7 @@ class WebServer:
             return _html(page, status=403)
         return await handler(request)
 
-    async def _background(self, app: web.Application):  # type: ignore[no-untyped-def]
+    async def _background(self, app: web.Application) -> AsyncIterator[None]:
         sweeper = asyncio.create_task(self._sweep(), name="session-sweep")
         yield
         sweeper.cancel()
@@ -398,7 +398,7 @@ class WebServer:
             session.password,
             write_bytes=websocket.send_bytes,
             write_str=websocket.send_str,
-            close=websocket.close,
+            close=_closer(websocket),
             download_manager=self.downloads,
             memory_mb=self.settings.apps.memory_mb,
         )
@@ -413,6 +413,16 @@ async def _close(
     """Close a websocket, waiting for its browser a few seconds at most."""
     with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
         await asyncio.wait_for(websocket.close(code=code, message=why.encode()), _CLOSE_WAIT_S)
+
+
+def _closer(websocket: web.WebSocketResponse) -> Callable[[], Awaitable[None]]:
+    """``websocket.close`` as textual-serve calls it, answering nothing (aiohttp's answers
+    whether it closed now)."""
+
+    async def close() -> None:
+        await websocket.close()
+
+    return close
 
 
 def _redirect(location: str) -> web.Response:
