@@ -130,7 +130,7 @@ class GateApp(FeedApp):
         if self._initial_command is not None:
             self.command = self._initial_command
         if self.manual.state.in_use:
-            self._attach()  # a tally in use before a restart speaks once the link is up
+            self._attach_tally()  # a tally in use before a restart speaks once the link is up
         beat = min(1.0, self.manual.heartbeat_s or HEARTBEAT_S)
         self.set_interval(beat, self._heartbeat, name="tally-heartbeat")
         if self.manual.recovered_from is not None:
@@ -203,7 +203,7 @@ class GateApp(FeedApp):
         """One person out through this gate, counted by hand."""
         self._count(exited=1)
 
-    def _attach(self) -> None:
+    def _attach_tally(self) -> None:
         if self.link is not None and not self._attached:
             self.manual.attach(self.link)
             self._attached = True
@@ -221,7 +221,7 @@ class GateApp(FeedApp):
                 markup=False,
             )
             return
-        self._attach()
+        self._attach_tally()
         self.manual.count(entered, exited)
         self._show_tally()
 

@@ -28,10 +28,9 @@ log = logging.getLogger("aggregator")
 class _UtcFormatter(logging.Formatter):
     """``2027-07-04T14:03:05Z INFO aggregator: message``: plain and greppable."""
 
-    converter = time.gmtime
-
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%dT%H:%M:%SZ")
+        self.converter = time.gmtime
 
 
 def configure_logging(level: str) -> None:

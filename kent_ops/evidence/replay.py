@@ -268,7 +268,7 @@ def _replay(
         engine=engine,
         records=count,
         head_hash=walk.head,
-        clock=engine.clock,  # type: ignore[arg-type]
+        clock=engine.clock,
         recorded_clock=recorded,
         messages=messages,
         disagreements=disagreements,

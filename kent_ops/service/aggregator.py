@@ -272,6 +272,7 @@ class Aggregator:
         retained = read_retained_checkpoint(
             self.address, self.topics.checkpoint, self.ca_file, self.timing.checkpoint_wait_s
         )
+        hash_of: Callable[[int], str | None]
         if evidence is None:
             count, hash_of = 0, lambda record: None
         else:
