@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -151,7 +151,8 @@ def _items_check(item: Check | None, kind: type) -> Check | None:
         return None
 
     def check(value: object, path: str) -> str | None:
-        if isinstance(value, kind):
+        if isinstance(value, kind) and isinstance(value, Iterable):
+            entry: object
             for index, entry in enumerate(value):
                 found = item(entry, f"{path}[{index}]")
                 if found is not None:
@@ -367,4 +368,4 @@ class MqttFeed:
         return event
 
     def _handle_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
-        self.receive(msg.topic, msg.payload)
+        self.receive(msg.topic, bytes(msg.payload))
