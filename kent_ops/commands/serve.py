@@ -118,6 +118,7 @@ def _app_config(args: argparse.Namespace) -> AppConfig:
         keys=str(Path(args.keys).resolve()) if args.keys else None,
         clerk_option=_clerk_option(),
         memory_mb=_app_memory_mb(args.app_memory_mb),
+        start=args.app_start,
     )
 
 
