@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
@@ -45,7 +46,16 @@ from kent_ops.broker.credentials import ENV_PASSWORD, ENV_URL
 from kent_ops.web.accounts import Account
 from kent_ops.web.zygote import ForkedApp, ForkServer
 
-__all__ = ["APP_MEMORY_MB", "APP_STARTS", "AppConfig", "Launch", "PersonApp", "launch_for"]
+__all__ = [
+    "APP_MEMORY_MB",
+    "APP_STARTS",
+    "AppConfig",
+    "Launch",
+    "PersonApp",
+    "launch_for",
+    "prepare_apps",
+    "shared_environment",
+]
 
 log = logging.getLogger("kent-ops.serve")
 
@@ -109,6 +119,24 @@ def launch_for(account: Account, config: AppConfig) -> Launch:
         argv += ["--ca-file", config.ca_file]
     fork = config.start == "fork" and sys.platform == "linux"
     return Launch(tuple(argv), account.broker_user, account.seat, fork=fork)
+
+
+def shared_environment() -> dict[str, str]:
+    """The environment every app gets (textual-serve's, without this server's broker
+    login), less each app's own variables: the fork server runs in it."""
+    base = AppService._build_environment(SimpleNamespace(debug=False), 80, 24)  # type: ignore[arg-type]
+    return {k: v for k, v in base.items() if k not in (*PER_APP, ENV_URL)}
+
+
+async def prepare_apps(config: AppConfig) -> None:
+    """Start the fork server now, if apps are forked, so the first person waits for
+    their app alone and not for the imports too. A failure is logged; the first app
+    tries again."""
+    if config.start == "fork" and sys.platform == "linux":
+        try:
+            await FORK_SERVER.start(shared_environment())
+        except Exception as exc:
+            log.warning("the apps' fork server did not start: %s", exc)
 
 
 def _in_child(memory_bytes: int) -> None:  # pragma: no cover - runs in the child

@@ -114,7 +114,8 @@ class ForkServer:
         assert self._folder is not None
         return str(Path(self._folder.name) / "apps.sock")
 
-    async def _ensure(self, environment: dict[str, str]) -> None:
+    async def start(self, environment: dict[str, str]) -> None:
+        """Start the fork server in ``environment`` unless it runs (idempotent)."""
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:
@@ -154,7 +155,7 @@ class ForkServer:
         ``shared`` is the environment every app has (the fork server starts in it, so
         what Textual reads from it as it is imported holds for every app).
         """
-        await self._ensure(shared)
+        await self.start(shared)
         stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
         stdout_r, stdout_w = os.pipe2(os.O_CLOEXEC)
         stderr_r, stderr_w = os.pipe2(os.O_CLOEXEC)
