@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import dashboard_samples as samples
 import pytest
 from rich.console import Console
+from rich.segment import Segment
 
 from dashboards.common.bigtext import big_number, big_word, big_word_size, fit_scale
 from dashboards.common.connection import ConnectionState, connection_problem
@@ -412,3 +413,31 @@ def test_a_newer_status_replaces_one_still_waiting_but_alerts_do_not() -> None:
     assert older.can_replace(newer)
     assert not older.can_replace(AlertReceived("A-1", None))
     assert not AlertReceived("A-1", None).can_replace(AlertReceived("A-2", None))
+
+
+@pytest.mark.parametrize("width", [30, 38, 60, 100])
+def test_an_entry_as_lines_reads_as_its_grid_does(width: int) -> None:
+    """The alert list draws each entry as lines (cheap to redraw twice a second when a
+    breach flashes): the same words, wrapped under the heading, the mark in its style."""
+    from rich.console import Console
+
+    from dashboards.inspector.panels import alert_items
+
+    alerts = {a.id: a for a in samples.alerts()}
+    console = Console(width=width, color_system="truecolor", legacy_windows=False)
+    for flash_on in (True, False):
+        for item in alert_items(alerts, samples.status(), flash_on=flash_on):
+            grid = console.render_lines(item.renderable(), console.options, pad=False)
+            lines = console.render_lines(item.lines(width), console.options, pad=False)
+            assert cells(lines) == cells(grid)
+
+
+def cells(lines: list[list[Segment]]) -> list[list[tuple[str, str]]]:
+    """Each line's characters with their styles, trailing blanks left out."""
+    out = []
+    for line in lines:
+        row = [(char, str(seg.style or "")) for seg in line for char in seg.text]
+        while row and row[-1][0] == " ":
+            row.pop()
+        out.append([(c, st if c != " " or "on " in st else "") for c, st in row])
+    return out
