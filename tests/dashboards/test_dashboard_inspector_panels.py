@@ -135,7 +135,7 @@ def test_the_header_breaks_in_two_on_a_phone_and_keeps_the_permit_standing() -> 
     assert one.plain.count("\n") == 0
     two = header_text(status, samples.EVENT, "insp-2", samples.NOW, width=40)
     first, second = two.plain.split("\n")
-    assert first == "14:03:07 EDT  MG-2027-003 revoked"
+    assert first == "14:03 EDT  MG-2027-003 revoked"  # to the minute on a phone
     assert second.startswith("Kent Summer Music Festival")
     assert "red" in styles_of(two, "revoked")
     assert all(

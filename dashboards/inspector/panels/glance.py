@@ -23,6 +23,10 @@ from kent_ops.core import wire
 __all__ = ["attendance_panel", "compliance_panel", "compliance_title", "header_text"]
 
 
+PHONE_WIDTH = 60
+"""Below this many cells a header is on a phone: its clock shows minutes."""
+
+
 def header_text(
     status: wire.Status | None,
     event_id: str,
@@ -34,11 +38,15 @@ def header_text(
     """The event's local time, who is signed in, the event, its permit and its status,
     and whether it is outside its permitted hours (amber while the assembly is on).
 
-    One line; where that line is wider than ``width`` (a phone), two: the time and
-    the permit's standing first, the event and the inspector under them, each cut to fit.
+    One line; where that line is wider than ``width``, two: the time and the permit's
+    standing first, the event and the inspector under them, each cut to fit. On a
+    phone (narrower than :data:`PHONE_WIDTH`) the time is to the minute: the line is
+    then drawn again once a minute, not every second, which a command post serving
+    dozens of phones notices (and the phone shows the seconds itself).
     """
     zone = event_zone(status)
-    clock = Text(local_clock(now, zone, with_zone=True), style="bold")
+    phone = width is not None and width < PHONE_WIDTH
+    clock = Text(local_clock(now, zone, with_zone=True, seconds=not phone), style="bold")
     who = Text(inspector, style="dim")
     name = clean(status.event_name, limit=60) if status is not None else ""
     event = Text(name or event_id, style="bold")
