@@ -165,7 +165,7 @@ def _cpu(sessions: list[Session]) -> dict[str, float]:
     return {
         "apps": sum(cpu_s(s.app.pid) for s in sessions if s.app and s.app.pid),
         "fork server": cpu_s(zygote) if zygote else 0.0,
-        "this process": time.process_time(),
+        "this process (the server's part)": time.process_time(),
     }
 
 
@@ -208,7 +208,7 @@ async def measure(run: Run, args: argparse.Namespace, broker: MosquittoBroker, s
         run.first_s = [s.seen.get(mark, float("inf")) - s.asked for s in sessions]
         await asyncio.sleep(2)  # settled: clocks ticking, nothing new
         run.memory = [memory_mb(s.app.pid) for s in sessions if s.app and s.app.pid]
-        if FORK_SERVER._process is not None:  # noqa: SLF001
+        if start == "fork" and FORK_SERVER._process is not None:  # noqa: SLF001
             run.zygote = memory_mb(FORK_SERVER._process.pid)  # noqa: SLF001
         before, wall0 = _cpu(sessions), time.perf_counter()
         await asyncio.sleep(args.idle)
