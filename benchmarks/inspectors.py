@@ -14,7 +14,8 @@ every ``--interval`` seconds, ``--updates`` times. For each way of starting, pri
   split between the processes sharing them: the sum is what the machine spends) of
   the apps, and of the fork server, from ``/proc/PID/smaps_rollup``;
 - CPU, in cores, of the apps, the fork server and this process (the server's part:
-  reading what the apps draw), idle and during the updates, and per status per app;
+  reading what the apps draw), idle (the same status every 5 s, as the aggregator
+  sends it when nothing changes) and during the updates, and per status per app;
 - latency from just before each publish to the first frame showing its figure on
   each session: p50, p95 and the worst.
 
@@ -213,7 +214,11 @@ async def measure(run: Run, args: argparse.Namespace, broker: MosquittoBroker, s
         if start == "fork" and FORK_SERVER._process is not None:  # noqa: SLF001
             run.zygote = memory_mb(FORK_SERVER._process.pid)  # noqa: SLF001
         before, wall0 = _cpu(sessions), time.perf_counter()
-        await asyncio.sleep(args.idle)
+        while time.perf_counter() < wall0 + args.idle:
+            # Nothing new, but the status again every 5 s, as the aggregator sends it
+            # (docs/protocol.md): without it the apps would say it is late.
+            publish(figure)
+            await asyncio.sleep(min(5.0, max(0.0, wall0 + args.idle - time.perf_counter())))
         run.cpu_idle = _shares(before, _cpu(sessions), time.perf_counter() - wall0)
         before, wall0 = _cpu(sessions), time.perf_counter()
         for _ in range(args.updates):
