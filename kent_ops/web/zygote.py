@@ -38,6 +38,7 @@ ROOM_VARIABLE = "KENT_OPS_ZYGOTE_ROOM"
 START_WAIT_S = 60.0
 """The fork server imports and draws each app once before it is ready."""
 REAP_RETRY_S = 0.05
+POLL_S = 0.5
 
 
 class ForkedApp:
@@ -60,7 +61,15 @@ class ForkedApp:
         except ProcessLookupError:
             self._reap()  # already gone
             return
+        except OSError:  # a kernel without pidfds (before Linux 5.3): look now and then
+            self._poll()
+            return
         loop.add_reader(self._pidfd, self._reap)
+
+    def _poll(self) -> None:
+        self._reap_again()
+        if self.returncode is None:
+            asyncio.get_running_loop().call_later(POLL_S, self._poll)
 
     def _reap(self) -> None:
         loop = asyncio.get_running_loop()
