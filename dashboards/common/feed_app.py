@@ -5,6 +5,12 @@ unmount, turns feed records into messages, keeps the connection state, ticks its
 (injectable) clock once a second and publishes ``problem`` (the banner's sentence)
 and the ``-stale`` class that greys the figures. Built with ``broker=None`` it runs
 standalone on injected data: the snapshot tests and the benchmark use that.
+
+An app may draw statuses at most every ``STATUS_EVERY_S`` seconds: the aggregator
+publishes up to ten a second (docs/protocol.md), more than a person reads, and each
+drawn status costs CPU that a command post serving dozens of dashboards needs. A
+status arriving sooner waits (a newer one replaces it) and is drawn when the time
+is up, so the newest figures are always drawn, late by at most that much.
 """
 
 from __future__ import annotations
@@ -12,10 +18,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import datetime
+from typing import ClassVar
 
 from textual import on
 from textual.app import App
 from textual.reactive import reactive
+from textual.timer import Timer
 
 from dashboards.common.clock import Clock, wall_clock
 from dashboards.common.connection import (
@@ -42,6 +50,9 @@ __all__ = ["FeedApp"]
 
 class FeedApp(App[int]):
     """A Textual app whose figures come from the aggregator's retained topics."""
+
+    STATUS_EVERY_S: ClassVar[float] = 0.0
+    """The least time between two statuses drawn from the feed (0: each as it comes)."""
 
     status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The last status snapshot, whole (docs/protocol.md); None until the first arrives."""
@@ -77,6 +88,11 @@ class FeedApp(App[int]):
             event_id=event_id,
             broker_url=broker.url if broker is not None else "",
         )
+        self._waiting: wire.Status | None = None
+        """The newest status from the feed not drawn yet (it came too soon after one)."""
+        self._next_draw = 0.0
+        """When, by the monotonic clock, the next status may be drawn."""
+        self._draw_timer: Timer | None = None
         self.feed: MqttFeed | None = None
         if broker is not None:
             self.feed = MqttFeed(
@@ -154,7 +170,19 @@ class FeedApp(App[int]):
 
     @on(StatusReceived)
     def _status_received(self, message: StatusReceived) -> None:
-        self.show_status(message.status)
+        self._waiting = message.status
+        wait = self._next_draw - time.monotonic()
+        if wait <= 0:
+            self._draw_waiting()
+        elif self._draw_timer is None:
+            self._draw_timer = self.set_timer(wait, self._draw_waiting, name="status-draw")
+
+    def _draw_waiting(self) -> None:
+        self._draw_timer = None
+        status, self._waiting = self._waiting, None
+        if status is not None:
+            self._next_draw = time.monotonic() + self.STATUS_EVERY_S
+            self.show_status(status)
 
     def show_status(self, status: wire.Status) -> None:
         """Take a status snapshot as the current one (from the feed, or injected)."""

@@ -12,10 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 __all__ = ["Cell", "Column", "Item", "Row", "cell", "text_signature"]
+
+_CONSOLE = Console(width=200, color_system=None, legacy_windows=False, file=None)
+"""Only for wrapping text to a width (``Text.wrap`` asks a console how wide a tab is)."""
 
 
 def text_signature(text: Text | None) -> tuple[object, ...]:
@@ -85,6 +89,30 @@ class Item:
             out.append("\n")
             out.append_text(self.body)
         return out
+
+    def lines(self, width: int, mark_width: int = 9) -> Text:
+        """Mark, heading and body as lines ``width`` cells wide, drawn as ``renderable``
+        draws them: wrapped lines stay under their heading.
+
+        Plain lines, not a grid: a list redrawn twice a second (a flashing breach)
+        measured and padded each entry's table through the console at every redraw.
+        """
+        indent = mark_width + 1
+        room = max(1, width - indent)
+        out: list[Text] = []
+        for first, part in ((self.mark, self.head), (None, self.body)):
+            if part is None:
+                continue
+            for number, line in enumerate(part.wrap(_CONSOLE, room)):
+                start = Text()
+                if number == 0 and first is not None:
+                    mark = first.copy()
+                    mark.truncate(mark_width, overflow="crop", pad=True)  # in its style
+                    start.append_text(mark)
+                start.append(" " * (indent - start.cell_len))  # the gap, plain
+                start.append_text(line)
+                out.append(start)
+        return Text("\n", no_wrap=True, overflow="crop").join(out)
 
     def renderable(self, mark_width: int = 9) -> Table:
         """Mark, heading and body in a grid: wrapped lines stay under their heading."""

@@ -47,6 +47,11 @@ class AttendanceTrend:
             return False
         return self.add(status.ts, status.attendance.current)
 
+    @property
+    def newest(self) -> float | None:
+        """The second of the newest point; None before the first."""
+        return self._points[-1][0] if self._points else None
+
     def points(self) -> tuple[tuple[float, int], ...]:
         return tuple(self._points)
 

@@ -10,6 +10,7 @@ that is what their app connects with (docs/architecture.md, "Dashboards in a bro
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
 import ipaddress
 import os
@@ -28,7 +29,7 @@ from kent_ops.core.permit import load_permit
 from kent_ops.core.permit_schema import ID_PATTERN
 from kent_ops.core.wire import load_keys
 from kent_ops.web.accounts import check_account, load_accounts, make_account, save_accounts
-from kent_ops.web.apps import AppConfig
+from kent_ops.web.apps import AppConfig, prepare_apps
 
 if TYPE_CHECKING:
     from kent_ops.web.gate_hub import GateSettings
@@ -37,6 +38,8 @@ __all__ = ["DEFAULT_USERS", "cli_serve", "cli_users", "users_file"]
 
 DEFAULT_USERS = "/etc/kent-ops/users.json"
 ENV_USERS = "KENT_OPS_USERS"
+_PREPARING: set[asyncio.Task[None]] = set()
+"""The fork server's start, held so that it is not collected half-way."""
 LEAST_APP_MEMORY_MB = 128
 """Below this even a fresh app (about 55 MiB of heap) could fail for want of memory."""
 
@@ -125,6 +128,7 @@ def _app_config(args: argparse.Namespace) -> AppConfig:
         keys=str(Path(args.keys).resolve()) if args.keys else None,
         clerk_option=_clerk_option(),
         memory_mb=_app_memory_mb(args.app_memory_mb),
+        start=args.app_start,
     )
 
 
@@ -177,6 +181,11 @@ def cli_serve(args: argparse.Namespace) -> int:
             f"(broker {config.broker.url})\n"
         )
         sys.stderr.flush()
+        # Called as the server starts, in its event loop: the apps' fork server starts
+        # with it, so the first person to sign in does not wait for the imports.
+        task = asyncio.get_running_loop().create_task(prepare_apps(config))
+        _PREPARING.add(task)
+        task.add_done_callback(_PREPARING.discard)
 
     serve_forever(settings, host, port, ssl_context=context, announce=announce)
     return 0

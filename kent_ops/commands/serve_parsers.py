@@ -13,6 +13,8 @@ __all__ = ["add_serve"]
 APP_MEMORY_MB = 512
 """Each app's heap cap by default (kent_ops.web.apps.APP_MEMORY_MB; not imported, so the
 parser stays light)."""
+APP_STARTS = ("fork", "exec")
+"""How app processes begin (kent_ops.web.apps.APP_STARTS, not imported either)."""
 
 
 def _users_option(p: argparse.ArgumentParser) -> None:
@@ -133,6 +135,13 @@ def _serve(sub: Sub) -> None:
         metavar="MB",
         help="each person's app may use this much memory (MiB), then it fails alone "
         "(default %(default)s)",
+    )
+    p.add_argument(
+        "--app-start",
+        choices=APP_STARTS,
+        default=APP_STARTS[0],
+        help="fork each app from one process that has imported them (shares their code's "
+        "memory, starts faster; Linux), or exec a fresh Python for each (default %(default)s)",
     )
     p.add_argument(
         "--log-level",

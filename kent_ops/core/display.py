@@ -57,12 +57,15 @@ def _zone(name: str) -> tzinfo:
         return UTC
 
 
-def local_clock(moment: datetime | None, zone: tzinfo, *, with_zone: bool = False) -> str:
-    """``14:03:05`` (optionally ``14:03:05 EDT``) in the event's zone; a dash for None."""
+def local_clock(
+    moment: datetime | None, zone: tzinfo, *, with_zone: bool = False, seconds: bool = True
+) -> str:
+    """``14:03:05`` (optionally ``14:03:05 EDT``, or ``14:03``) in the event's zone; a
+    dash for None."""
     if moment is None:
         return NONE_TEXT
     local = moment.astimezone(zone)
-    text = local.strftime("%H:%M:%S")
+    text = local.strftime("%H:%M:%S" if seconds else "%H:%M")
     if with_zone:
         text = f"{text} {local.strftime('%Z')}"
     return text
@@ -70,6 +73,8 @@ def local_clock(moment: datetime | None, zone: tzinfo, *, with_zone: bool = Fals
 
 def fmt_int(value: object) -> str:
     """``3,120``; a dash for a missing figure, so a gap never reads as zero."""
+    if type(value) is int:  # nearly always: a table of 200 gates asks 600 times a status
+        return f"{value:,}"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return NONE_TEXT
     return f"{round(value):,}"

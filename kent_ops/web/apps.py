@@ -13,6 +13,12 @@ server (``PR_SET_PDEATHSIG``), and is ended when its tab closes: asked to quit f
 then terminated, then killed. Its memory is capped (``RLIMIT_DATA``, ``serve
 --app-memory-mb``): an app that runs away fails alone, with a MemoryError, and the
 host and everyone else's apps keep theirs.
+
+By default (``serve --app-start fork``) the process is not started but forked from
+a fork server that has imported everything once (:mod:`kent_ops.web.zygote`): the
+same command line, environment, directory, cap and death signal, in half the time
+and with the imported code's memory shared by every app. ``--app-start exec``
+starts each as its own ``python -m kent_ops``, as before.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
@@ -37,8 +44,18 @@ from textual_serve.download_manager import DownloadManager
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.credentials import ENV_PASSWORD, ENV_URL
 from kent_ops.web.accounts import Account
+from kent_ops.web.zygote import ForkedApp, ForkServer
 
-__all__ = ["APP_MEMORY_MB", "AppConfig", "Launch", "PersonApp", "launch_for"]
+__all__ = [
+    "APP_MEMORY_MB",
+    "APP_STARTS",
+    "AppConfig",
+    "Launch",
+    "PersonApp",
+    "launch_for",
+    "prepare_apps",
+    "shared_environment",
+]
 
 log = logging.getLogger("kent-ops.serve")
 
@@ -46,6 +63,12 @@ QUIT_WAIT_S = 5.0
 """How long an app may take to quit (the gate view says its tally is offline) before SIGTERM."""
 APP_MEMORY_MB = 512
 """Each app's heap, at most: ten times what the dashboard uses at the largest terminal."""
+APP_STARTS = ("fork", "exec")
+"""How app processes begin: forked from the fork server, or started each on its own."""
+PER_APP = ("COLUMNS", "ROWS", ENV_PASSWORD)
+"""The variables of an app's environment that are its own; the rest every app shares."""
+FORK_SERVER = ForkServer()
+"""This server's apps' fork server, started with the first forked app."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +85,8 @@ class AppConfig:
     python: str = sys.executable
     memory_mb: int = APP_MEMORY_MB
     """Each app process's data (heap) limit in MiB (``RLIMIT_DATA``)."""
+    start: str = "fork"
+    """``fork`` (from the fork server; Linux) or ``exec`` (a fresh interpreter each)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +96,8 @@ class Launch:
     argv: tuple[str, ...]
     broker_user: str
     seat: str
+    fork: bool = False
+    """Fork it from the fork server rather than start it."""
 
 
 def launch_for(account: Account, config: AppConfig) -> Launch:
@@ -90,7 +117,26 @@ def launch_for(account: Account, config: AppConfig) -> Launch:
         argv += ["--broker", broker.url]
     if config.ca_file:
         argv += ["--ca-file", config.ca_file]
-    return Launch(tuple(argv), account.broker_user, account.seat)
+    fork = config.start == "fork" and sys.platform == "linux"
+    return Launch(tuple(argv), account.broker_user, account.seat, fork=fork)
+
+
+def shared_environment() -> dict[str, str]:
+    """The environment every app gets (textual-serve's, without this server's broker
+    login), less each app's own variables: the fork server runs in it."""
+    base = AppService._build_environment(SimpleNamespace(debug=False), 80, 24)  # type: ignore[arg-type]
+    return {k: v for k, v in base.items() if k not in (*PER_APP, ENV_URL)}
+
+
+async def prepare_apps(config: AppConfig) -> None:
+    """Start the fork server now, if apps are forked, so the first person waits for
+    their app alone and not for the imports too. A failure is logged; the first app
+    tries again."""
+    if config.start == "fork" and sys.platform == "linux":
+        try:
+            await FORK_SERVER.start(shared_environment())
+        except Exception as exc:
+            log.warning("the apps' fork server did not start: %s", exc)
 
 
 def _in_child(memory_bytes: int) -> None:  # pragma: no cover - runs in the child
@@ -133,6 +179,7 @@ class PersonApp(AppService):
         self.memory_bytes = memory_mb * 2**20
         self._password = password
         self._stopping: asyncio.Future[None] | None = None
+        self._process: Process | ForkedApp | None = None  # type: ignore[assignment]
 
     @property
     def pid(self) -> int | None:
@@ -150,6 +197,21 @@ class PersonApp(AppService):
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
         environment = self._build_environment(width=width, height=height)
         self._password = ""
+        if self.launch.fork:
+            shared = {k: v for k, v in environment.items() if k not in PER_APP}
+            forked = await FORK_SERVER.spawn(
+                self.launch.argv,
+                environment,
+                shared=shared,
+                cwd=str(Path.home()) if Path.home().is_dir() else "/",
+                memory_bytes=self.memory_bytes,
+            )
+            self._process = forked
+            assert forked.stdin is not None
+            self._stdin = forked.stdin
+            log.info("app forked: %s for %s (pid %s)", self.launch.argv[3],
+                     self.launch.broker_user, forked.pid)  # fmt: skip
+            return forked  # type: ignore[return-value]  # a Process as textual-serve uses one
         self._process = process = await asyncio.create_subprocess_exec(
             *self.launch.argv,
             stdin=asyncio.subprocess.PIPE,

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import dashboard_samples as samples
 import pytest
 from rich.console import Console
+from rich.segment import Segment
 
 from dashboards.common.bigtext import big_number, big_word, big_word_size, fit_scale
 from dashboards.common.connection import ConnectionState, connection_problem
@@ -301,6 +302,17 @@ def test_no_screen_or_widget_imports_its_app() -> None:
 # -- fonts and renderables -------------------------------------------------------------------
 
 
+def styles_of(text: object, word: str) -> str:
+    """The styles over the first occurrence of ``word`` in a Rich Text (joined)."""
+    from rich.text import Text
+
+    assert isinstance(text, Text)
+    start = text.plain.index(word)
+    found = [str(text.style)] if text.style else []
+    found += [str(s.style) for s in text.spans if s.start <= start < s.end]
+    return " ".join(found)
+
+
 def test_big_number_draws_three_rows_per_character() -> None:
     rows = big_number("3,120")
     assert len(rows) == 3
@@ -342,6 +354,48 @@ def test_trend_line_renders_at_the_width_it_is_given() -> None:
     assert out.endswith("█")
 
 
+def test_bar_is_a_few_runs_however_wide() -> None:
+    text = bar_text(2000, 4000, 200, mark=500)
+    assert len(text.spans) <= 4  # filled, the mark, filled, empty: not a span a cell
+    assert [str(s.style) for s in text.spans] == ["green", "bold bright_white", "green", "grey50"]
+
+
+def test_columns_line_up_and_the_names_give_way_before_the_figures() -> None:
+    from rich.text import Text
+
+    from dashboards.common.renderables import columns_text
+
+    rows = [
+        (Text("Nurses", style="red"), Text("6", style="red"), Text("of 7", style="red")),
+        (Text("Car spaces"), Text("1,050"), Text("of 780")),
+    ]
+    right = (False, True, False)
+    wide = columns_text(rows, 40, right=right, give_way=((0, 4),))
+    assert wide.plain.split("\n") == ["Nurses         6 of 7", "Car spaces 1,050 of 780"]
+    assert styles_of(wide, "Nurses") == "red"
+    assert styles_of(wide, "6 of") == "red"
+    assert "red" not in styles_of(wide, "         6")  # the padding is plain
+    narrow = columns_text(rows, 18, right=right, give_way=((0, 4),))
+    lines = narrow.plain.split("\n")
+    assert all(len(line) <= 18 for line in lines)
+    assert [line.split()[-3] for line in lines] == ["6", "1,050"]  # the figures whole
+    gone = columns_text([(Text("a"), Text("1"), Text("x"))], 3, give_way=((2, 0),))
+    assert gone.plain == "a 1"  # a column given way to nothing takes its gap with it
+
+
+def test_fit_text_cuts_or_pads_to_the_width_and_keeps_the_styles() -> None:
+    from rich.text import Text
+
+    from dashboards.common.renderables import fit_text
+
+    text = Text("HOLD", style="bold red")
+    assert fit_text(text, 6).plain == "HOLD  "
+    assert fit_text(text, 6, right=True).plain == "  HOLD"
+    assert fit_text(text, 3).plain == "HO…"
+    assert fit_text(text, 0).plain == ""
+    assert styles_of(fit_text(text, 6, right=True), "HOLD") == "bold red"
+
+
 def test_fit_pads_figures_right_and_cuts_with_an_ellipsis() -> None:
     from dashboards.common.widgets.rows_table import fit
 
@@ -359,3 +413,31 @@ def test_a_newer_status_replaces_one_still_waiting_but_alerts_do_not() -> None:
     assert older.can_replace(newer)
     assert not older.can_replace(AlertReceived("A-1", None))
     assert not AlertReceived("A-1", None).can_replace(AlertReceived("A-2", None))
+
+
+@pytest.mark.parametrize("width", [30, 38, 60, 100])
+def test_an_entry_as_lines_reads_as_its_grid_does(width: int) -> None:
+    """The alert list draws each entry as lines (cheap to redraw twice a second when a
+    breach flashes): the same words, wrapped under the heading, the mark in its style."""
+    from rich.console import Console
+
+    from dashboards.inspector.panels import alert_items
+
+    alerts = {a.id: a for a in samples.alerts()}
+    console = Console(width=width, color_system="truecolor", legacy_windows=False)
+    for flash_on in (True, False):
+        for item in alert_items(alerts, samples.status(), flash_on=flash_on):
+            grid = console.render_lines(item.renderable(), console.options, pad=False)
+            lines = console.render_lines(item.lines(width), console.options, pad=False)
+            assert cells(lines) == cells(grid)
+
+
+def cells(lines: list[list[Segment]]) -> list[list[tuple[str, str]]]:
+    """Each line's characters with their styles, trailing blanks left out."""
+    out = []
+    for line in lines:
+        row = [(char, str(seg.style or "")) for seg in line for char in seg.text]
+        while row and row[-1][0] == " ":
+            row.pop()
+        out.append([(c, st if c != " " or "on " in st else "") for c, st in row])
+    return out

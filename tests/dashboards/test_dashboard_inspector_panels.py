@@ -9,6 +9,7 @@ import dashboard_samples as samples
 import pytest
 from rich.console import Console
 
+from dashboards.common.bigtext import big_number
 from dashboards.inspector.actions import (
     SentAction,
     ack_payload,
@@ -77,7 +78,7 @@ def test_header_flags_a_permit_not_issued_and_outside_hours() -> None:
 
 
 def test_attendance_panel_shows_the_figures_admit_and_uncertainty() -> None:
-    out = render(attendance_panel(samples.status(), [(0.0, 1)]), width=80)
+    out = render(attendance_panel(samples.status(), ((0.0, 1),), width=76), width=80)
     assert "ADMIT" in out
     assert "max 4,000" in out
     assert "threshold 500" in out
@@ -98,19 +99,72 @@ def test_attendance_panel_says_hold_and_shows_the_last_adjustment() -> None:
     ]
     att = {**samples.status_data()["attendance"], "uncertain": False}
     status = samples.status(admit=False, adjustments=adjustments, attendance=att)
-    out = render(attendance_panel(status), width=100)
+    out = render(attendance_panel(status, width=96), width=100)
     assert "HOLD" in out
     assert "adjusted to 3,050 (offset -70) by insp-2 at 14:02:35" in out
     assert "UNCERTAIN" not in out
 
 
+@pytest.mark.parametrize("width", [12, 24, 36, 39, 44, 60, 76, 116])
+def test_attendance_panel_keeps_the_figure_and_the_order_whole_at_any_width(width: int) -> None:
+    att = {**samples.status_data()["attendance"], "current": 1_195_394, "peak": 1_195_394}
+    text = attendance_panel(samples.status(attendance=att), ((0.0, 1),), width=width)
+    lines = text.plain.split("\n")
+    assert all(len(line) <= width for line in lines)
+    figure = big_number("1,195,394")
+    if len(figure[0]) <= width:
+        assert figure[0] in text.plain  # the large digits, whole
+    else:
+        assert "1,195,394" in lines[0]  # too narrow for them: the figure in plain digits
+    assert " ADMIT " in text.plain
+    assert width < 20 or "max 4,000" in text.plain
+
+
+def test_a_figure_too_wide_to_share_its_line_puts_the_order_under_it() -> None:
+    att = {**samples.status_data()["attendance"], "current": 1_195_394}
+    lines = attendance_panel(samples.status(attendance=att), width=39).plain.split("\n")
+    assert lines[0] == big_number("1,195,394")[0]  # the digits alone on their lines
+    assert lines[3].startswith(" ADMIT  max 4,000")  # then the order, whole
+    side_by_side = attendance_panel(samples.status(), width=39).plain.split("\n")
+    assert "ADMIT" in side_by_side[0]  # 3,120 leaves room beside it
+
+
+def test_the_header_breaks_in_two_on_a_phone_and_keeps_the_permit_standing() -> None:
+    status = samples.status(permit={"number": "MG-2027-003", "status": "revoked"})
+    one = header_text(status, samples.EVENT, "insp-2", samples.NOW, width=120)
+    assert one.plain.count("\n") == 0
+    two = header_text(status, samples.EVENT, "insp-2", samples.NOW, width=40)
+    first, second = two.plain.split("\n")
+    assert first == "14:03 EDT  MG-2027-003 revoked"  # to the minute on a phone
+    assert second.startswith("Kent Summer Music Festival")
+    assert "red" in styles_of(two, "revoked")
+    assert all(
+        len(line) <= 20 for line in header_text(status, "e", "i", None, width=20).plain.split("\n")
+    )
+
+
+def test_staffing_on_a_phone_keeps_every_figure_whole() -> None:
+    text = compliance_panel(samples.status(), width=26)
+    assert text.plain.split("\n") == [
+        "Doctors      1 of 1",
+        "Nurses       6 of 7",
+        "Security    18 of 20",
+        "Car spa… 1,050 of 780",
+        "Cars     1,010 of 1,100",
+        "Entries  4,410 exits 1,290",
+    ]  # "required" gave way first, then the labels
+    assert "red" in styles_of(text, "6 of 7")
+    wide = compliance_panel(samples.status(), width=36).plain
+    assert "6 of 7 required" in wide
+
+
 def test_attendance_panel_before_any_status() -> None:
-    assert "Waiting for the aggregator" in render(attendance_panel(None))
+    assert "Waiting for the aggregator" in render(attendance_panel(None, width=40))
 
 
 def test_compliance_panel_colours_breach_red_and_near_amber() -> None:
-    table = compliance_panel(samples.status())
-    out = render(table, width=60)
+    text = compliance_panel(samples.status(), width=56)
+    out = render(text, width=60)
     assert "Nurses" in out
     assert "6 of 7 required" in out
     assert "Security" in out
@@ -119,13 +173,11 @@ def test_compliance_panel_colours_breach_red_and_near_amber() -> None:
     assert "1,050 of 780 required" in out
     assert "Cars" in out
     assert "1,010 of 1,100 allowed" in out
-    columns = [list(column.cells) for column in table.columns]
-    cells = {str(row[0]): row for row in zip(*columns, strict=True)}
-    assert "red" in str(cells["Nurses"][1].style)  # 6 on duty, 7 required
-    assert "red" in str(cells["Security"][1].style)  # 18 of 20 declared
-    assert "dark_orange" in str(cells["Cars"][1].style)  # 1,010 of 1,100: within 10%
-    assert "dark_orange" in str(cells["Doctors"][1].style)  # 1 of 1: no slack
-    assert "red" not in str(cells["Car spaces"][1].style)
+    assert "red" in styles_of(text, "6 of 7")  # 6 on duty, 7 required
+    assert "red" in styles_of(text, "18 of 20")  # 18 of 20 declared
+    assert "dark_orange" in styles_of(text, "1,010 of 1,100")  # within 10%
+    assert "dark_orange" in styles_of(text, "1 of 1 required")  # 1 of 1: no slack
+    assert "red" not in styles_of(text, "1,050 of 780")
 
 
 def test_gate_rows_show_each_counter_and_mark_offline_and_manual() -> None:
@@ -150,7 +202,7 @@ def test_panels_survive_an_empty_status() -> None:
     assert gate_rows(None) == []
     assert gate_rows(samples.status(gates={})) == []
     assert lot_rows(None) == []
-    assert "—" in render(compliance_panel(None))
+    assert "—" in render(compliance_panel(None, width=36))
 
 
 def test_alerts_are_ordered_active_first_by_severity() -> None:

@@ -1,4 +1,5 @@
-"""Snapshots of every screen at 120×40 and 80×24, from a fixed status and a fixed clock.
+"""Snapshots of every screen at 120×40 and 80×24, from a fixed status and a fixed clock;
+the inspector's main screen also on phones held upright (40×70, 48×80).
 
 No broker: the factories take ``broker=None`` and the statuses to show, the clock
 stands still, cursors do not blink, so a run repeats exactly and any change of layout
@@ -19,6 +20,7 @@ from dashboards.gate.app import GateApp, make_gate_app
 from dashboards.inspector.app import InspectorApp, make_inspector_app
 
 SIZES = [pytest.param((120, 40), id="120x40"), pytest.param((80, 24), id="80x24")]
+PHONES = [pytest.param((40, 70), id="40x70"), pytest.param((48, 80), id="48x80")]
 
 SnapCompare = Any
 
@@ -59,6 +61,15 @@ class TestInspectorSnapshots:
 
     def test_help(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:
         assert snap_compare(inspector(), press=["question_mark"], terminal_size=size)
+
+
+@pytest.mark.parametrize("size", PHONES)
+class TestInspectorPhoneSnapshots:
+    def test_main(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+        assert snap_compare(inspector(), terminal_size=size)
+
+    def test_alert_detail(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+        assert snap_compare(inspector(), press=["enter"], terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -5,40 +5,91 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from dashboards.common.bigtext import big_number
 from dashboards.common.format import LEVEL_STYLE, clean, event_zone, fmt_int, level, local_clock
-from dashboards.common.renderables import LimitBar, TrendLine
+from dashboards.common.renderables import (
+    bar_text,
+    columns_text,
+    lines_text,
+    text_width,
+    trend_peak,
+    trend_text,
+)
 from dashboards.inspector.panels.law import assembly_text
 from kent_ops.core import wire
 
 __all__ = ["attendance_panel", "compliance_panel", "compliance_title", "header_text"]
 
 
+PHONE_WIDTH = 60
+"""Below this many cells a header is on a phone: its clock shows minutes."""
+
+
 def header_text(
-    status: wire.Status | None, event_id: str, inspector: str, now: datetime | None
+    status: wire.Status | None,
+    event_id: str,
+    inspector: str,
+    now: datetime | None,
+    *,
+    width: int | None = None,
 ) -> Text:
     """The event's local time, who is signed in, the event, its permit and its status,
-    and whether it is outside its permitted hours (amber while the assembly is on)."""
+    and whether it is outside its permitted hours (amber while the assembly is on).
+
+    One line; where that line is wider than ``width``, two: the time and the permit's
+    standing first, the event and the inspector under them, each cut to fit. On a
+    phone (narrower than :data:`PHONE_WIDTH`) the time is to the minute: the line is
+    then drawn again once a minute, not every second, which a command post serving
+    dozens of phones notices (and the phone shows the seconds itself).
+    """
     zone = event_zone(status)
-    text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(local_clock(now, zone, with_zone=True), style="bold")
-    text.append(f"  {inspector}", style="dim")
+    phone = width is not None and width < PHONE_WIDTH
+    clock = Text(local_clock(now, zone, with_zone=True, seconds=not phone), style="bold")
+    who = Text(inspector, style="dim")
     name = clean(status.event_name, limit=60) if status is not None else ""
-    text.append(f"  {name or event_id}", style="bold")
-    if status is None:
-        return text
-    permit = status.permit
-    number = clean(permit.number, limit=32) or "no permit number"
-    state = clean(permit.status, limit=32) or "unknown"
-    text.append(f"  {number} ")
-    text.append(state, style="bold green" if state == "issued" else "bold red")
-    if not status.window.inside:
-        on = status.assembly.on
-        text.append("  outside permitted hours", style="bold dark_orange" if on else "dim")
+    event = Text(name or event_id, style="bold")
+    permit = Text()
+    outside = Text()
+    if status is not None:
+        number = clean(status.permit.number, limit=32) or "no permit number"
+        state = clean(status.permit.status, limit=32) or "unknown"
+        permit.append(f"{number} ")
+        permit.append(state, style="bold green" if state == "issued" else "bold red")
+        if not status.window.inside:
+            on = status.assembly.on
+            outside.append("outside permitted hours", style="bold dark_orange" if on else "dim")
+    line = _spaced([clock, who, event, permit, outside])
+    if width is None or line.cell_len <= width:
+        return line
+    first, second = _spaced([clock, permit]), _spaced([event, outside, who])
+    return lines_text([_cut(first, width), _cut(second, width)])
+
+
+def _spaced(parts: Sequence[Text]) -> Text:
+    """The non-empty parts, two spaces apart, on one line cut with an ellipsis."""
+    line = Text(no_wrap=True, overflow="ellipsis")
+    for part in parts:
+        if part:
+            if line:
+                line.append("  ")
+            line.append_text(part)
+    return line
+
+
+def _joined(*parts: Text) -> Text:
+    """The parts side by side, each keeping its own style (``+`` would lend the first
+    part's style to the rest)."""
+    line = Text(no_wrap=True, overflow="ellipsis")
+    for part in parts:
+        line.append_text(part)
+    return line
+
+
+def _cut(text: Text, width: int) -> Text:
+    """``text`` cut with an ellipsis to ``width`` cells (never padded)."""
+    text.truncate(max(1, width), overflow="ellipsis")
     return text
 
 
@@ -53,51 +104,66 @@ def compliance_title(status: wire.Status | None) -> str:
 # -- attendance --------------------------------------------------------------------------
 
 
+FIGURE_GAP = 2
+"""Cells between the large figure and the order beside it."""
+
+
 def attendance_panel(
     status: wire.Status | None,
-    trend: Sequence[tuple[float, int]] = (),
+    trend: tuple[tuple[float, int], ...] = (),
     *,
+    width: int,
     window_s: float = 3600.0,
-) -> RenderableType:
-    """Attendance large, against the permitted maximum and the 500 threshold; bar; trend."""
+) -> Text:
+    """Attendance large, the order, against the permitted maximum and the 500 threshold;
+    bar; trend; why it may be low. Lines ``width`` cells wide.
+
+    The order (ADMIT or HOLD) and the limits stand beside the figure where they fit,
+    under it where they do not (a phone, or a figure in the millions); a screen too
+    narrow even for the large digits shows the figure in plain bold.
+    """
     if status is None:
         return Text("Waiting for the aggregator's first status…", style="dim italic")
+    width = max(1, width)
     att = status.attendance
     current, maximum, threshold = att.current, att.max_at_one_time, att.threshold
     style = LEVEL_STYLE[level(current, maximum)] or "bold"
-    figure = Text("\n".join(big_number(fmt_int(current))), style=style)
+    order = Text(" ADMIT ", style="bold black on green")
+    if not status.admit:
+        order = Text(" HOLD ", style="bold white on red")
+    limit = Text(f" max {fmt_int(maximum)}")
+    mark = Text()
+    mark.append("┃", style="bold bright_white")
+    mark.append(f" threshold {fmt_int(threshold)}")
+    peak = Text(f"peak {fmt_int(att.peak)}")
 
-    details = Text(no_wrap=True, overflow="ellipsis")
-    if status.admit:
-        details.append(" ADMIT ", style="bold black on green")
+    figure = big_number(fmt_int(current))
+    figure_width = text_width(figure)
+    details = [_joined(order, limit), mark, peak]
+    beside = width - figure_width - FIGURE_GAP
+    lines: list[Text]
+    if beside >= max(d.cell_len for d in details):
+        lines = [
+            _joined(Text(line, style=style), Text(" " * FIGURE_GAP), d)
+            for line, d in zip(figure, details, strict=True)
+        ]
     else:
-        details.append(" HOLD ", style="bold white on red")
-    details.append(f" max {fmt_int(maximum)}\n")
-    details.append("┃", style="bold bright_white")
-    details.append(f" threshold {fmt_int(threshold)}\n")
-    details.append(f"peak {fmt_int(att.peak)}")
-
-    top = Table.grid(padding=(0, 2))
-    top.add_column(no_wrap=True)
-    top.add_column(ratio=1)
-    top.add_row(figure, details)
-
-    parts: list[RenderableType] = [top, LimitBar(current, maximum, mark=threshold)]
+        # The order first, whole: it is what a gate is told.
+        big = [Text(line, style=style) for line in figure] if figure_width <= width else []
+        lines = big or [Text(fmt_int(current), style=style)]
+        lines.append(_cut(details[0], width))
+        lines.append(_cut(_joined(mark, Text("  "), peak), width))
+    lines.append(bar_text(current, maximum, width, mark=threshold))
     if status.ts is not None:
         # The line ends at the newest point, not the status time, so it moves once a
         # second (when a point is added) rather than at every status.
         end = trend[-1][0] if trend else status.ts.timestamp()
-        line = Table.grid(padding=(0, 1))
-        line.add_column(no_wrap=True)
-        line.add_column(ratio=1)
-        peak = max(maximum, current, max((v for _, v in trend), default=0))
-        line.add_row(
-            Text("last hour", style="dim"),
-            TrendLine(trend, end, window_s=window_s, top=peak),
-        )
-        parts.append(line)
-    parts.append(_attendance_flags(status))
-    return Group(*parts)
+        top = max(maximum, current, trend_peak(trend))
+        label = _joined(Text("last hour", style="dim"), Text(" ")) if width >= 20 else Text()
+        line = trend_text(trend, end, width - label.cell_len, window_s=window_s, top=top)
+        lines.append(_joined(label, line))
+    lines.append(_cut(_attendance_flags(status), width))
+    return lines_text(lines)
 
 
 def _attendance_flags(status: wire.Status) -> Text:
@@ -144,28 +210,32 @@ def _compliance_lines(status: wire.Status) -> list[_Line]:
     return lines
 
 
-def compliance_panel(status: wire.Status | None) -> RenderableType:
-    """Medical, security and parking figures against what the permit requires."""
+def compliance_panel(status: wire.Status | None, *, width: int) -> Text:
+    """Medical, security and parking figures against what the permit requires, in
+    columns within ``width`` cells. On a narrow screen the word after each limit goes
+    first ("of 7", not "of 7 required"), then the labels are cut; the figures stay
+    whole down to the narrowest of phones."""
     if status is None:
         return Text("—", style="dim")
-    table = Table.grid(padding=(0, 1))
-    table.add_column(no_wrap=True)
-    table.add_column(justify="right", no_wrap=True)
-    table.add_column(no_wrap=True)
-    for label, have, need, word, kind in _compliance_lines(status):
-        if kind == "exits":
-            table.add_row(
-                Text(label),
-                Text(fmt_int(have), style="bold"),
-                Text(f"exits {fmt_int(need)}", style="dim"),
+    for words in (True, False):
+        rows = []
+        for label, have, need, word, kind in _compliance_lines(status):
+            if kind == "exits":
+                rest = Text(f"exits {fmt_int(need)}", style="dim")
+                rows.append((Text(label), Text(fmt_int(have), style="bold"), rest))
+                continue
+            # A minimum is a limit on the demand: judge what is required against what is there.
+            lvl = level(need, have) if kind == "min" else level(have, need)
+            style = LEVEL_STYLE[lvl]
+            limit = f"of {fmt_int(need)} {word}" if words else f"of {fmt_int(need)}"
+            rows.append(
+                (
+                    Text(label, style=style or ""),
+                    Text(fmt_int(have), style=style or "bold"),
+                    Text(limit, style=style or "dim"),
+                )
             )
-            continue
-        # A minimum is a limit on the demand: judge what is required against what is there.
-        lvl = level(need, have) if kind == "min" else level(have, need)
-        style = LEVEL_STYLE[lvl]
-        table.add_row(
-            Text(label, style=style or ""),
-            Text(fmt_int(have), style=style or "bold"),
-            Text(f"of {fmt_int(need)} {word}", style=style or "dim"),
-        )
-    return table
+        natural = [max(row[i].cell_len for row in rows) for i in range(3)]
+        if sum(natural) + 2 <= width:
+            break
+    return columns_text(rows, width, right=(False, True, False), give_way=((0, 4), (2, 1)))

@@ -6,6 +6,14 @@ refresh. ``i`` opens the facilities checklist, a screen of its own. On the Town
 Clerk's dashboard ``R`` revokes or reinstates the permit; elsewhere the key is absent.
 Every widget's id names it (``#attendance-panel``), so a rule in the stylesheet meant
 for one can never reach a form's field of a similar name.
+
+Two layouts of the same widgets. From :data:`NARROW_BELOW` columns up, a terminal or
+a tablet: attendance and staffing side by side, the gates beside the lots, the
+alerts under them. Narrower, a phone held upright: one column that scrolls, in the
+order an inspector needs it, attendance and the order first, then the alerts
+(active breaches on top), then staffing, gates and lots. The screen is composed
+again when a resize crosses the breakpoint (a phone turned), and carries the
+``-narrow`` class while narrow.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -22,6 +30,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList
 
 from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.common.widgets.panel import set_border_title
 from dashboards.inspector.actions import SentAction
 from dashboards.inspector.messages import (
     AckRequested,
@@ -43,7 +52,10 @@ from dashboards.inspector.widgets.notice import NoticeBar
 from dashboards.inspector.widgets.tables import GatesTable, LotsTable, PropertiesTable
 from kent_ops.core import wire
 
-__all__ = ["MainScreen"]
+__all__ = ["NARROW_BELOW", "MainScreen"]
+
+NARROW_BELOW = 80
+"""Screens narrower than this many columns (a phone upright: about 40) get one column."""
 
 
 class MainScreen(Screen[None]):
@@ -87,36 +99,58 @@ class MainScreen(Screen[None]):
         self.inspector = inspector
         self.clerk = clerk
         self.notice = tuple(notice)
+        self.narrow = False
+        """Whether the screen is in its one-column layout (set as it is composed)."""
 
     def compose(self) -> ComposeResult:
+        self.narrow = self.app.size.width < NARROW_BELOW
+        self.set_class(self.narrow, "-narrow")
         signed = f"clerk {self.clerk}" if self.clerk else self.inspector
         yield HeaderBar(self.event_id, signed, id="header-bar").data_bind(
             MainScreen.status, MainScreen.now
         )
         yield ConnectionBanner(id="connection-banner").data_bind(MainScreen.problem)
         yield PermitAlarm(id="permit-alarm").data_bind(MainScreen.status)
-        with Horizontal(id="glance"):
-            yield AttendancePanel(id="attendance-panel").data_bind(
-                MainScreen.status, MainScreen.trend
-            )
-            yield CompliancePanel(id="compliance-panel").data_bind(MainScreen.status)
-        with Horizontal(id="tables"):
-            yield GatesTable(id="gates-table").data_bind(MainScreen.status)
-            with VerticalScroll(id="side-tables"):
-                yield LotsTable(id="lots-table").data_bind(MainScreen.status)
-                yield PropertiesTable(id="properties-table").data_bind(MainScreen.status)
-        yield AlertList(id="alert-list").data_bind(
+        attendance = AttendancePanel(id="attendance-panel").data_bind(
+            MainScreen.status, MainScreen.trend
+        )
+        compliance = CompliancePanel(id="compliance-panel").data_bind(MainScreen.status)
+        gates = GatesTable(id="gates-table").data_bind(MainScreen.status)
+        lots = LotsTable(id="lots-table").data_bind(MainScreen.status)
+        properties = PropertiesTable(id="properties-table").data_bind(MainScreen.status)
+        alerts = AlertList(id="alert-list").data_bind(
             MainScreen.alerts, MainScreen.status, MainScreen.flash_on
         )
+        if self.narrow:
+            with VerticalScroll(id="narrow-column"):
+                yield from (attendance, alerts, compliance, gates, lots, properties)
+        else:
+            with Horizontal(id="glance"):
+                yield from (attendance, compliance)
+            with Horizontal(id="tables"):
+                yield gates
+                with VerticalScroll(id="side-tables"):
+                    yield from (lots, properties)
+            yield alerts
         yield ActionLog(id="action-log").data_bind(MainScreen.actions, MainScreen.status)
         yield NoticeBar(self.notice, id="notice-bar")
         yield Footer()
 
     def on_mount(self) -> None:
+        self._composed()
+
+    def _composed(self) -> None:
+        """What the stylesheet cannot say: titles, and the alert list's focus."""
         self.query_one("#attendance-panel").border_title = "Attendance"
         self.query_one("#properties-table").border_title = "Properties"
-        self.query_one(AlertList).focus()
+        # Not scrolled to: on a phone the column stays at its top, attendance first.
+        self.query_one(AlertList).focus(scroll_visible=False)
         self._titles()
+
+    async def on_resize(self, event: events.Resize) -> None:
+        if (event.size.width < NARROW_BELOW) != self.narrow:
+            await self.recompose()
+            self._composed()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The permit key exists only on the Clerk's dashboard (hidden from the footer too)."""
@@ -138,12 +172,13 @@ class MainScreen(Screen[None]):
         lots = status.lots if status is not None else {}
         pending = len(status.pending) if status is not None else 0
         down = sum(1 for g in gates.values() if not g.online)
-        self.query_one("#gates-table").border_title = f"Gates ({len(gates)}, {down} down)"
-        self.query_one("#lots-table").border_title = f"Lots ({len(lots)})"
+        set_border_title(self.query_one("#gates-table"), f"Gates ({len(gates)}, {down} down)")
+        set_border_title(self.query_one("#lots-table"), f"Lots ({len(lots)})")
         active = sum(1 for a in self.alerts.values() if a.state == "active")
-        self.query_one(
-            "#alert-list"
-        ).border_title = f"Alerts ({active} active, {pending} pending, {len(self.alerts)} in all)"
+        set_border_title(
+            self.query_one("#alert-list"),
+            f"Alerts ({active} active, {pending} pending, {len(self.alerts)} in all)",
+        )
 
     @property
     def selected_alert(self) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import OptionList
@@ -69,6 +70,15 @@ class AlertList(OptionList):
     def watch_flash_on(self) -> None:
         self._redraw()
 
+    def _prompt(self, row: Item) -> RenderableType:
+        """The entry's lines at the list's width (a grid until the list has one)."""
+        width = self.scrollable_content_region.width
+        return row.lines(width) if width > 0 else row.renderable()
+
+    def on_resize(self) -> None:
+        for index, row in enumerate(self._shown):
+            self.replace_option_prompt_at_index(index, self._prompt(row))
+
     def show_rows(self, rows: Sequence[Item]) -> None:
         """Show ``rows``, keeping the highlight on the same alert.
 
@@ -79,15 +89,25 @@ class AlertList(OptionList):
         if not rows:
             rows = [Item(NOTHING, Text(""), Text("No alerts and nothing pending.", style="dim"))]
         rows = _unique(rows)
-        if [row.signature for row in rows] == [row.signature for row in self._shown]:
+        signatures = [row.signature for row in rows]
+        shown = [row.signature for row in self._shown]
+        if signatures == shown:
             return
         keys = [row.key for row in rows]
         same_entries = keys == [row.key for row in self._shown]
+        if same_entries:
+            # The same alerts, some drawn anew (a flash, an acknowledgement): replace
+            # those prompts alone; the list keeps its options, highlight and scroll.
+            for index, (new, old) in enumerate(zip(signatures, shown, strict=True)):
+                if new != old:
+                    self.replace_option_prompt_at_index(index, self._prompt(rows[index]))
+            self._shown = list(rows)
+            return
         highlighted, scrolled = self.highlighted, self.scroll_y
         # Keep the inspector's choice; one who has not moved off the top stays on the
         # top entry, which is the most urgent one.
         selected = self.selected_alert if highlighted else None
-        self.set_options(Option(row.renderable(), id=row.key) for row in rows)
+        self.set_options(Option(self._prompt(row), id=row.key) for row in rows)
         self._shown = list(rows)
         if same_entries:  # the same alerts, one redrawn (a flash, an ack): stay put
             self.highlighted = highlighted

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from rich.text import Text
 from textual.reactive import reactive
 
-from dashboards.common.widgets.panel import Panel
+from dashboards.common.widgets.panel import FittedPanel, Panel, set_border_title
 from dashboards.inspector.panels import (
     attendance_panel,
     compliance_panel,
@@ -20,7 +21,7 @@ from kent_ops.core import wire
 __all__ = ["AttendancePanel", "CompliancePanel", "HeaderBar", "PermitAlarm"]
 
 
-class HeaderBar(Panel):
+class HeaderBar(FittedPanel):
     """The event, its permit, the event's local time and who is signed in."""
 
     status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
@@ -33,17 +34,17 @@ class HeaderBar(Panel):
         self.event_id = event_id
         self.inspector = inspector
 
-    def _redraw(self) -> None:
-        self.show(header_text(self.status, self.event_id, self.inspector, self.now))
+    def draw(self, width: int) -> Text:
+        return header_text(self.status, self.event_id, self.inspector, self.now, width=width)
 
     def watch_status(self) -> None:
-        self._redraw()
+        self.redraw()
 
     def watch_now(self) -> None:
-        self._redraw()
+        self.redraw()
 
 
-class AttendancePanel(Panel):
+class AttendancePanel(FittedPanel):
     """Attendance large, the bar to the maximum, the last hour's trend, uncertainty."""
 
     status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
@@ -51,25 +52,28 @@ class AttendancePanel(Panel):
     trend: reactive[tuple[tuple[float, int], ...]] = reactive(tuple, repaint=False)
     """The last hour of attendance seen by this dashboard."""
 
-    def _redraw(self) -> None:
-        self.show(attendance_panel(self.status, self.trend))
+    def draw(self, width: int) -> Text:
+        return attendance_panel(self.status, self.trend, width=width)
 
     def watch_status(self) -> None:
-        self._redraw()
+        self.redraw()
 
     def watch_trend(self) -> None:
-        self._redraw()
+        self.redraw()
 
 
-class CompliancePanel(Panel):
+class CompliancePanel(FittedPanel):
     """Doctors, nurses, security and parking against what is required."""
 
     status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
 
     def watch_status(self, status: wire.Status | None) -> None:
-        self.border_title = compliance_title(status)
-        self.show(compliance_panel(status))
+        set_border_title(self, compliance_title(status))
+        self.redraw()
+
+    def draw(self, width: int) -> Text:
+        return compliance_panel(self.status, width=width)
 
 
 class PermitAlarm(Panel):

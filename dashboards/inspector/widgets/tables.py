@@ -22,6 +22,8 @@ class GatesTable(RowsTable):
     """Each gate counter: in, out, net, persons a minute, last seen, online."""
 
     COLUMNS = GATE_COLUMNS
+    GIVE_WAY = 1  # the gate's name
+    DROPPABLE = (5, 3)  # on a phone: persons a minute, then out (in less net)
 
     status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""
@@ -34,6 +36,7 @@ class LotsTable(RowsTable):
     """Each parking lot: capacity, cars, free spaces, share full."""
 
     COLUMNS = LOT_COLUMNS
+    GIVE_WAY = 0  # the lot's name
 
     status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
     """The status snapshot shown."""

@@ -1,0 +1,115 @@
+"""The inspector's dashboard on phones, in Chromium at their real pixel ratios, through
+a real ``kent-ops serve``, a real Mosquitto and a real aggregator.
+
+Each phone gets a Chromium of its own, started with ``--force-device-scale-factor``
+at the phone's ratio as well as its viewport, mobile and touch settings: with the
+emulated ratio alone xterm.js draws its canvas at the wrong scale (xterm.js issue
+4728), so a test would see a corner of the screen where the phone shows all of it.
+With attendance over 500 and nobody on duty the aggregator holds the gates and
+raises breaches; on every phone the attendance figure, HOLD and the first active
+breach must be on the first screen, without scrolling, and inside the viewport; a
+tap on the scroll bar brings the gates up.
+Screenshots are kept with ``KENT_OPS_KEEP_SCREENSHOTS=1`` (./out/screenshots).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from browser_support import _NOTE_TERMINAL, CHROMIUM, FLAGS, Screen, screenshot_dir, sign_in
+from field_support import HOLD_AT, Field, password
+from playwright.sync_api import sync_playwright
+
+from dashboards.common.bigtext import big_number
+
+pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(240)]
+
+PHONES = {
+    "iphone-14": ({"width": 390, "height": 844}, 3.0),
+    "pixel-7": ({"width": 412, "height": 915}, 2.625),
+    "small-android": ({"width": 360, "height": 640}, 2.0),
+}
+"""CSS pixels and device pixel ratio of each phone held upright."""
+
+
+@pytest.fixture(scope="module")
+def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
+    f = Field(tmp_path_factory.mktemp("field"))
+    try:
+        f.north_net(HOLD_AT + 50)  # over 500, nobody on duty: HOLD and breaches
+        yield f
+    finally:
+        f.close()
+
+
+@pytest.fixture(scope="module")
+def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
+    return field.serve()
+
+
+@pytest.mark.parametrize("phone", list(PHONES))
+def test_a_phone_shows_attendance_hold_and_the_breaches_on_its_first_screen(
+    phone: str,
+    served: tuple[str, subprocess.Popen[bytes]],
+    tmp_path: Path,
+) -> None:
+    base, _ = served
+    viewport, ratio = PHONES[phone]
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"the browser tests need {CHROMIUM}")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[*FLAGS, f"--force-device-scale-factor={ratio}"],
+            headless=True,
+        )
+        context = browser.new_context(
+            viewport=viewport,
+            device_scale_factor=ratio,
+            is_mobile=True,
+            has_touch=True,
+            ignore_https_errors=True,
+        )
+        context.add_init_script(_NOTE_TERMINAL)
+        page = context.new_page()
+        sign_in(page, base, "insp-1", password("inspector-insp-1"))
+        screen = Screen(page)
+        screen.wait_for_text(r"peak 600")
+        screen.wait_for_text(r"BREACH\s+A-\d{4}")
+        screen.wait_for_text(r" HOLD ")
+        cols, rows = screen.size()
+        text = screen.text()
+        lines = text.split("\n")
+        shot = screenshot_dir(tmp_path) / f"inspector-{phone}.png"
+        page.screenshot(path=str(shot))
+        print(f"{phone}: {cols}x{rows} cells, screenshot {shot}")
+        assert cols < 80, "a phone gets the one-column layout"
+        assert len(lines) == rows
+        figure = next(y for y, line in enumerate(lines) if big_number("600")[1] in line)
+        hold = next(y for y, line in enumerate(lines) if " HOLD " in line)
+        breach = next(y for y, line in enumerate(lines) if re.search(r"BREACH\s+A-\d{4}", line))
+        assert figure - 1 <= hold <= figure + 3  # beside the large digits, or under them
+        assert breach < rows - 2  # above the action line and the keys
+        state = page.evaluate(
+            "() => { const b = window.__kentTerminal.terminal.element"
+            ".querySelector('.xterm-screen').getBoundingClientRect();"
+            " return [b.left, b.top, b.right, b.bottom, innerWidth, innerHeight]; }"
+        )
+        left, top, right, bottom, width, height = state
+        assert left >= 0
+        assert top >= 0
+        assert right <= width + 1, "the terminal is wider than the phone's screen"
+        assert bottom <= height + 1, "the terminal runs below the phone's screen"
+        # The rest is below: a tap on the column's scroll bar, under its thumb, pages
+        # down to the gates (a finger has no wheel and no arrow keys).
+        assert not re.search(r"north\s+600", text)
+        cell_w, cell_h = (right - left) / cols, (bottom - top) / rows
+        page.touchscreen.tap(left + (cols - 0.5) * cell_w, top + (rows - 3.5) * cell_h)
+        screen.wait_for_text(r"north\s+600")
+        page.screenshot(path=str(shot.with_name(f"inspector-{phone}-below.png")))
+        context.close()
+        browser.close()
