@@ -284,7 +284,11 @@ def make_gate_app(
     directory = Path(state_dir) if state_dir is not None else DEFAULT_STATE_DIR
     # One clock for the view and its tally: beside a demo both run on the demo's time,
     # so the counts the deputy taps carry the time the aggregator keeps.
-    shared = FollowingClock(clock or wall_clock, follow=clock is None)
+    shared = (
+        clock
+        if isinstance(clock, FollowingClock)
+        else FollowingClock(clock or wall_clock, follow=clock is None)
+    )
     try:
         tally = ManualTally(
             event_id,

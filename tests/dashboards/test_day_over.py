@@ -69,6 +69,9 @@ def inspector_after_the_day() -> InspectorApp:
         samples.EVENT,
         None,
         "demo-inspector",
+        # As the demo builds it (following the sensors' clock), with the real time under
+        # it fixed so the breach's flash is drawn in the same phase at every run.
+        clock=FollowingClock(fixed_clock(samples.NOW)),
         statuses=[day_over_status()],
         alerts=samples.alerts(),
         blink=False,
@@ -92,6 +95,7 @@ def gate_after_the_day(state_dir: Path) -> GateApp:
         samples.EVENT,
         None,
         state_dir=state_dir,
+        clock=FollowingClock(fixed_clock(samples.NOW)),
         statuses=[day_over_status()],
         command=samples.command(admit=False, reason="the permitted hours are over (permit:B(3))"),
     )
