@@ -3,6 +3,11 @@
 The status age (stale after 15 s; the aggregator publishes one at least every 5 s,
 docs/protocol.md) and the event's local time on screen both depend on the clock;
 tests pass a fixed one instead of patching the system time.
+
+An aggregator that runs on its sensors' clock (the demo, a simulation: its status says
+``"clock": "sensor"``, docs/protocol.md) keeps a time that is not the wall clock's. A
+screen beside it shows that time, not its own, and a tally stamps its counts with it,
+so every screen and device of a demo runs on one clock: :class:`FollowingClock`.
 """
 
 from __future__ import annotations
@@ -10,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-__all__ = ["Clock", "fixed_clock", "wall_clock"]
+from kent_ops.core import wire
+
+__all__ = ["Clock", "FollowingClock", "fixed_clock", "wall_clock"]
 
 Clock = Callable[[], datetime]
 """A function returning the current time, timezone-aware."""
@@ -30,3 +37,40 @@ def fixed_clock(moment: datetime) -> Clock:
         return moment
 
     return clock
+
+
+class FollowingClock:
+    """ "Now" for a screen: ``base``, or the aggregator's own time while it runs on its
+    sensors' clock.
+
+    A status whose ``clock`` is ``sensor`` carries the simulation's time in ``ts``; from
+    then on this clock reads the newest such ``ts`` (it stands still when the simulated
+    day ends, as the day does). ``follow=False`` keeps ``base`` whatever the status says:
+    a test's fixed clock, or a caller that injected its own "now".
+    """
+
+    def __init__(self, base: Clock = wall_clock, *, follow: bool = True) -> None:
+        self.base = base
+        self.follow = follow
+        self.followed: datetime | None = None
+        """The newest ``ts`` of a status on the sensors' clock; None on the wall clock."""
+
+    def __call__(self) -> datetime:
+        return self.followed if self.followed is not None else self.base()
+
+    @property
+    def simulated(self) -> bool:
+        """True once it follows an aggregator on its sensors' clock."""
+        return self.followed is not None
+
+    def saw(self, status: wire.Status) -> None:
+        """Take a status's time when its aggregator runs on its sensors' clock."""
+        if not self.follow:
+            return
+        if status.clock == "sensor":
+            if status.ts is None:
+                return
+            if self.followed is None or status.ts > self.followed:
+                self.followed = status.ts
+        else:
+            self.followed = None

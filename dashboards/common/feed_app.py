@@ -25,7 +25,7 @@ from textual.app import App
 from textual.reactive import reactive
 from textual.timer import Timer
 
-from dashboards.common.clock import Clock, wall_clock
+from dashboards.common.clock import Clock, FollowingClock, wall_clock
 from dashboards.common.connection import (
     NO_AGGREGATOR_AFTER_S,
     STALE_AFTER_S,
@@ -80,7 +80,13 @@ class FeedApp(App[int]):
         self.event_id = event_id
         self.topics = Topics(event_id)
         self.broker = broker
-        self.clock: Clock = clock or wall_clock
+        self.clock: FollowingClock = (
+            clock
+            if isinstance(clock, FollowingClock)
+            else FollowingClock(clock or wall_clock, follow=clock is None)
+        )
+        """"Now": the wall clock, or the aggregator's while it runs on its sensors' clock
+        (the demo); an injected clock (tests) is kept as it is."""
         self.stale_after_s = stale_after_s
         self.no_aggregator_after_s = no_aggregator_after_s
         self.connection = ConnectionState(
@@ -186,7 +192,10 @@ class FeedApp(App[int]):
 
     def show_status(self, status: wire.Status) -> None:
         """Take a status snapshot as the current one (from the feed, or injected)."""
+        self.clock.saw(status)
         self.connection.status_ts = status.ts
         self.connection.received_at = self.clock()
+        self.connection.received_mono = time.monotonic()
+        self.connection.simulated = status.clock == "sensor"
         self.status = status
         self.tick()

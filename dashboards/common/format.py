@@ -22,6 +22,7 @@ from kent_ops.core.display import (
     level,
     local_clock,
 )
+from kent_ops.core.sensor_kinds import kind_of
 
 __all__ = [
     "LEVEL_STYLE",
@@ -81,3 +82,29 @@ def fmt_figure(key: str, value: object) -> str:
     if number:
         return fmt_int(value)
     return clean(value)
+
+
+FLAG_WORDS: dict[str, tuple[str, str]] = {
+    "available": ("last said online", "said it is offline"),
+    "stale": ("silent past its heartbeat", "heard on time"),
+    "online": ("online", "offline"),
+    "assembly_on": ("the assembly on", "the assembly over"),
+    "within_rounding": ("within the rounding of the law's ratio", "beyond rounding"),
+}
+"""How a rule's yes-or-no figure reads (true, false): never ``stale True``."""
+
+
+def figure_phrase(key: str, value: object) -> str:
+    """One figure of an alert as words: ``attendance 3,120``, ``share full 98%``,
+    ``a gate sensor``, ``silent past its heartbeat``, ``no availability message``."""
+    if key == "kind" and isinstance(value, str):
+        try:
+            return f"a {kind_of(value).noun} sensor"
+        except KeyError:
+            return f"a {clean(value)} sensor"
+    words = FLAG_WORDS.get(key)
+    if words is not None and isinstance(value, bool):
+        return words[0] if value else words[1]
+    if key == "available" and value is None:
+        return "no availability message"
+    return f"{clean(key).replace('_', ' ')} {fmt_figure(key, value)}"

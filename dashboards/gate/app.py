@@ -25,7 +25,7 @@ from textual import on
 from textual.binding import Binding
 from textual.reactive import reactive
 
-from dashboards.common.clock import Clock, wall_clock
+from dashboards.common.clock import Clock, FollowingClock, wall_clock
 from dashboards.common.connection import NO_AGGREGATOR_AFTER_S, STALE_AFTER_S
 from dashboards.common.feed_app import FeedApp
 from dashboards.common.format import event_zone
@@ -282,12 +282,19 @@ def make_gate_app(
     if not SENSOR_ID_PATTERN.match(gate):
         raise UsageError(f"gate id {gate!r} must be letters, digits, '.', '_' or '-'")
     directory = Path(state_dir) if state_dir is not None else DEFAULT_STATE_DIR
+    # One clock for the view and its tally: beside a demo both run on the demo's time,
+    # so the counts the deputy taps carry the time the aggregator keeps.
+    shared = (
+        clock
+        if isinstance(clock, FollowingClock)
+        else FollowingClock(clock or wall_clock, follow=clock is None)
+    )
     try:
         tally = ManualTally(
             event_id,
             gate,
             state_dir=directory,
-            clock=clock or wall_clock,
+            clock=shared,
             key=signing_key,
             heartbeat_s=heartbeat_s,
         )
@@ -299,7 +306,7 @@ def make_gate_app(
         broker,
         tally,
         ca_file=ca_file,
-        clock=clock,
+        clock=shared,
         statuses=statuses,
         command=command,
         stale_after_s=stale_after_s,

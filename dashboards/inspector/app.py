@@ -27,8 +27,9 @@ from typing import Any
 from textual import on
 from textual.app import SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from dashboards.common.clock import Clock
 from dashboards.common.connection import NO_AGGREGATOR_AFTER_S, STALE_AFTER_S
@@ -133,6 +134,8 @@ class InspectorApp(ActingApp):
         self._initial_statuses = list(statuses)
         self._initial_alerts = list(alerts)
         self._flash_phase: bool | None = None
+        self._held_notices: list[tuple[str, str, SeverityLevel, float | None, bool]] = []
+        """Toasts that came while a dialog or an alert's detail was open (see notify)."""
         self._setup_acting()
 
     # lifecycle ----------------------------------------------------------------------
@@ -156,6 +159,41 @@ class InspectorApp(ActingApp):
             self.show_alert(alert.id, alert)
         self._flash()  # the first phase now, so a screen drawn at once repeats exactly
         self.set_interval(0.5, self._flash, name="alert-flash")
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """As Textual's toast, but held while a dialog or an alert's detail is open: there
+        it would cover an input box or the evidence hash. It shows on the way back."""
+        if self._holds_notices():
+            self._held_notices.append((message, title, severity, timeout, markup))
+            return
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def _holds_notices(self) -> bool:
+        return bool(self.screen_stack) and isinstance(self.screen, ModalScreen | AlertDetailScreen)
+
+    def _release_notices(self) -> None:
+        """Show the toasts held for a dialog once the screen under it is back."""
+        if not self._held_notices or self._holds_notices():
+            return
+        held, self._held_notices = self._held_notices, []
+        for message, title, severity, timeout, markup in held:
+            super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def announce(self, line: str) -> None:
+        """Put ``line`` first in the notice at the foot of the main screen and in help:
+        the demo says so when its simulated day is over, so the end is not an outage."""
+        self.notice = (line, *self.notice)
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                screen.show_notice(self.notice)
 
     # what arrives -------------------------------------------------------------------
 
@@ -197,8 +235,12 @@ class InspectorApp(ActingApp):
         self._check_recorded()
 
     def _flash(self) -> None:
-        """Follow the clock's half-second phase; a clock that stands still never flips it."""
-        phase = int(self.clock().timestamp() * 2) % 2 == 0
+        """Follow the clock's half-second phase; a clock that stands still never flips it.
+
+        The flash keeps real time (``clock.base``), also beside a demo whose screens show
+        the simulation's time, which moves only when a status comes."""
+        self._release_notices()  # twice a second: soon after a dialog closes
+        phase = int(self.clock.base().timestamp() * 2) % 2 == 0
         if phase != self._flash_phase:
             self._flash_phase = phase
             self.flash_on = phase

@@ -24,9 +24,8 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
 from kent_ops.broker.credentials import broker_from_args
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.core import wire
+from kent_ops.core.display import local_clock
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.wire import Topics
@@ -103,25 +103,6 @@ class EmbeddedBroker:
         except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
             self._error = exc
             self._ready.set()
-
-
-@dataclass
-class SimClock:
-    """Simulated time for the dashboard: the scenario's clock, running at ``speed``."""
-
-    speed: float
-    sim_start: datetime | None = None
-    wall_start: float = field(default_factory=time.monotonic)
-
-    def mark(self, published: int, sim_now: datetime) -> None:
-        """Re-anchor on the simulator's progress so drift never accumulates."""
-        self.sim_start = sim_now
-        self.wall_start = time.monotonic()
-
-    def now(self) -> datetime:
-        if self.sim_start is None:
-            return datetime.now(UTC)
-        return self.sim_start + timedelta(seconds=(time.monotonic() - self.wall_start) * self.speed)
 
 
 class StatusWatcher:
@@ -246,8 +227,9 @@ def cli_demo(args: argparse.Namespace) -> int:
     logging.getLogger().addHandler(handler)
     logging.getLogger().setLevel(logging.INFO)
     stop = threading.Event()
-    sim_clock = SimClock(args.speed)
     sim_result: dict[str, Any] = {}
+    screens: dict[str, Any] = {}
+    """The demo's own dashboard once it runs: told when the simulated day is over."""
     topics = Topics(permit.event_id)
 
     with _broker(args, workdir) as (address, broker_text):
@@ -273,13 +255,15 @@ def cli_demo(args: argparse.Namespace) -> int:
                     seed=args.seed,
                     stop=stop,
                     ca_file=args.ca_file,
-                    on_progress=sim_clock.mark,
+                    on_progress=lambda _published, sim_now: sim_result.update(sim_now=sim_now),
                     rewrite=_lorawan_rewrite(permit) if lorawan else None,
                 )
             except Exception as exc:  # noqa: BLE001 - shown to the user below
                 sim_result["error"] = str(exc)
             finally:
                 sim_result["done"] = time.monotonic()
+            if not stop.is_set():
+                _announce(screens.get("app"), day_over_line(permit, sim_result.get("sim_now")))
 
         simulator = threading.Thread(target=simulate, name="simulator", daemon=True)
         simulator.start()
@@ -294,7 +278,7 @@ def cli_demo(args: argparse.Namespace) -> int:
             if args.headless:
                 _run_headless(args, permit, watcher, sim_result, stop)
             else:
-                _run_dashboard(permit, address, args.ca_file, sim_clock.now, notice)
+                _run_dashboard(permit, address, args.ca_file, notice, screens)
         finally:
             stop.set()
             simulator.join(15)
@@ -360,15 +344,37 @@ def _run_dashboard(
     permit: Permit,
     address: BrokerAddress,
     ca_file: str | None,
-    clock: Callable[[], datetime],
     notice: list[str],
+    screens: dict[str, Any],
 ) -> None:
+    """The inspector's dashboard, on the demo's clock: it shows the time the aggregator
+    keeps (its status says ``"clock": "sensor"``), as an attached gate view does."""
     from dashboards.inspector.app import make_inspector_app
 
     app = make_inspector_app(
-        permit.event_id, address, "demo-inspector", ca_file=ca_file, clock=clock, notice=notice
+        permit.event_id, address, "demo-inspector", ca_file=ca_file, notice=notice
     )
+    screens["app"] = app
     app.run()
+
+
+def day_over_line(permit: Permit, sim_now: datetime | None) -> str:
+    """What the demo says when its simulated day has run out: an end, not an outage."""
+    at = (
+        f" ({local_clock(sim_now, permit.timezone, with_zone=True, seconds=False)})"
+        if sim_now is not None
+        else ""
+    )
+    return f"The simulated day is over{at}; q ends the demo with its summary."
+
+
+def _announce(app: Any, line: str) -> None:
+    """Put ``line`` on the demo's dashboard (from the simulator's thread), or print it."""
+    if app is None:
+        print(line, flush=True)
+        return
+    with contextlib.suppress(RuntimeError):  # the dashboard has already closed
+        app.call_from_thread(app.announce, line)
 
 
 def _print_summary(

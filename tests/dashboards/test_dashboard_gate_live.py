@@ -115,6 +115,29 @@ async def test_the_manual_tally_publishes_rising_totals_and_survives_a_restart(
 
 
 @pytest.mark.integration
+async def test_beside_a_demo_the_view_and_its_tally_keep_the_demos_clock(
+    broker: MosquittoBroker, tmp_path: Path, tally_topics: Collector
+) -> None:
+    """An aggregator on its sensors' clock (the demo, at 60 times real time): the view
+    shows that time, not the tablet's, and the tally stamps its taps with it, so the
+    aggregator never takes a tap for a count from hours away."""
+    simulated = datetime(2027, 7, 10, 14, 42, tzinfo=UTC)  # 10:42 EDT; the wall clock is not
+    status = samples.status_data(ts=simulated.isoformat(), clock="sensor")
+    publish(broker, [(TOPICS.status, status), (TOPICS.aggregator_availability, "online")])
+    app = make_app(broker, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.status is not None and app.now == simulated)
+        assert app.clock() == simulated
+        assert "10:42:00 EDT" in str(app.screen.query_one("#header").render())
+        await pilot.press("plus")
+        await until(pilot, lambda: len(counts(tally_topics)) == 1)
+        await pilot.pause(1.2)  # a tick later: the age is in real seconds, not 2 years
+        assert app.problem is None
+    [payload] = tally_topics.on(COUNT)
+    assert datetime.fromisoformat(payload["ts"]) == simulated
+
+
+@pytest.mark.integration
 async def test_a_tally_in_use_heartbeats_its_totals(
     broker: MosquittoBroker, tmp_path: Path, tally_topics: Collector
 ) -> None:

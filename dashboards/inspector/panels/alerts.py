@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from dashboards.common.format import clean, event_zone, fmt_figure, local_clock
+from dashboards.common.format import clean, event_zone, figure_phrase, local_clock
 from dashboards.common.rows import Item
 from kent_ops.core import wire
 from kent_ops.core.checklist import BY_ITEM
@@ -174,13 +174,11 @@ def alert_history(
 
 
 def _figures(values: Mapping[str, Any]) -> str:
-    """``occupied 590 · capacity 600 · share 98%``: counts grouped, shares as percentages."""
+    """``occupied 590 · capacity 600 · share 98%``: counts grouped, shares as percentages,
+    yes-or-no figures in words (``a gate sensor · silent past its heartbeat``)."""
     if not values:
         return "—"
-    parts = [
-        f"{clean(key).replace('_', ' ')} {fmt_figure(key, value)}" for key, value in values.items()
-    ]
-    return " · ".join(parts)
+    return " · ".join(figure_phrase(key, value) for key, value in values.items())
 
 
 def _title(alert: wire.Alert) -> Text:

@@ -170,7 +170,7 @@ def _attendance_flags(status: wire.Status) -> Text:
     """Why attendance may be low (a counter down) and the last inspector's adjustment."""
     flags = Text(no_wrap=True, overflow="ellipsis")
     if status.attendance.uncertain:
-        down = [clean(gate, limit=32) for gate, g in sorted(status.gates.items()) if not g.online]
+        down = [clean(gate, limit=32) for gate, g in sorted(status.gates.items()) if g.down()]
         which = f": {', '.join(down)} down" if down else ": a counter is down or stale"
         flags.append(f"UNCERTAIN{which}", style="bold dark_orange")
     if status.adjustments:

@@ -21,6 +21,7 @@ GATE_COLUMNS: tuple[Column, ...] = (
 
 _ONLINE = Cell("●", "green")
 _OFFLINE = Cell("✗", "bold red")
+_UNUSED = Cell("○", "dim")
 
 
 def _rate(value: float) -> str:
@@ -28,10 +29,23 @@ def _rate(value: float) -> str:
 
 
 def _gate_row(gate_id: str, g: wire.GateState, status: wire.Status) -> Row:
+    name = clean(gate_id, limit=32)
+    if g.unused_tally():  # a deputy's tally nobody has tapped: nothing is wrong
+        return Row(
+            gate_id,
+            (
+                _UNUSED,
+                Cell(name, "dim italic"),
+                Cell(fmt_int(g.in_), "dim"),
+                Cell(fmt_int(g.out), "dim"),
+                Cell(fmt_int(g.net), "dim"),
+                Cell(_rate(g.per_minute), "dim"),
+                Cell("not used", "dim"),
+            ),
+        )
     seen = "never" if g.last_seen is None else "—"
     if g.last_seen is not None and status.ts is not None:
         seen = fmt_age((status.ts - g.last_seen).total_seconds())
-    name = clean(gate_id, limit=32)
     if g.online:
         label = Cell(name, "italic" if g.manual else "")
     else:
@@ -53,7 +67,8 @@ def _gate_row(gate_id: str, g: wire.GateState, status: wire.Status) -> Row:
 def gate_rows(status: wire.Status | None) -> list[Row]:
     """A row per gate counter: online (● or ✗), in, out, net, persons a minute, last seen.
 
-    A manual tally (a deputy's ``+``/``-``) is in italics; an offline counter is red.
+    A manual tally (a deputy's ``+``/``-``) is in italics, dim with "not used" until a
+    deputy taps it (an unused tally is not a gate down); an offline counter is red.
     """
     if status is None:
         return []

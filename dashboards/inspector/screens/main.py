@@ -136,6 +136,11 @@ class MainScreen(Screen[None]):
         yield NoticeBar(self.notice, id="notice-bar")
         yield Footer()
 
+    def show_notice(self, lines: Sequence[str]) -> None:
+        """New lines for the notice at the foot, kept if the screen is composed again."""
+        self.notice = tuple(lines)
+        self.query_one("#notice-bar", NoticeBar).show(self.notice)
+
     def on_mount(self) -> None:
         self._composed()
 
@@ -171,7 +176,7 @@ class MainScreen(Screen[None]):
         gates = status.gates if status is not None else {}
         lots = status.lots if status is not None else {}
         pending = len(status.pending) if status is not None else 0
-        down = sum(1 for g in gates.values() if not g.online)
+        down = sum(1 for g in gates.values() if g.down())
         set_border_title(self.query_one("#gates-table"), f"Gates ({len(gates)}, {down} down)")
         set_border_title(self.query_one("#lots-table"), f"Lots ({len(lots)})")
         active = sum(1 for a in self.alerts.values() if a.state == "active")

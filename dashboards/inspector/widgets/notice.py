@@ -40,6 +40,12 @@ class NoticeBar(Widget):
         self.lines = tuple(lines)
         self.display = bool(self.lines)
 
+    def show(self, lines: Sequence[str]) -> None:
+        """Show ``lines`` instead (the demo adds one when its simulated day is over)."""
+        self.lines = tuple(lines)
+        self.display = bool(self.lines)
+        self.refresh(layout=True)
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(fitting_lines(self.lines, width))
 

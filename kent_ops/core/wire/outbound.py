@@ -144,6 +144,14 @@ class GateState(_Out, frozen=True, kw_only=True):
     manual: bool = False
     restarts: int = 0
 
+    def unused_tally(self) -> bool:
+        """A deputy's manual tally nobody has used yet: not reporting, and no fault."""
+        return self.manual and self.last_seen is None and self.in_ == 0 and self.out == 0
+
+    def down(self) -> bool:
+        """Offline, and not an unused tally: a gate whose count may be behind."""
+        return not self.online and not self.unused_tally()
+
 
 class LotState(_Out, frozen=True, kw_only=True):
     capacity: int = 0
