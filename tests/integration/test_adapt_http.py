@@ -380,3 +380,48 @@ def test_the_http_intake_survives_a_restart_of_the_adapter(rig: Rig) -> None:
     assert rig.post("south", milesight(70, 5)).status == 200
     status = rig.status(lambda s: s["attendance"]["entries"] == 70)
     assert status["attendance"]["current"] == 65
+
+
+def _adapt(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kent_ops", "adapt", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_the_intakes_settings_are_checked_each_refusal_one_sentence_exit_2(
+    tmp_path: Path,
+) -> None:
+    permit, tokens = _permit(tmp_path), _tokens(tmp_path)
+    certs = make_certs(tmp_path / "certs", ["localhost"])
+    base = ["--permit", str(permit), "--broker", "mqtt://127.0.0.1:1",
+            "--state-dir", str(tmp_path / "state")]  # fmt: skip
+    listen = ["--http-listen", "127.0.0.1:8443", "--tokens", str(tokens)]
+    cases = [
+        ([], "north, south, lot-a, lot-b post over HTTP: give --http-listen"),
+        (["--http-listen", "0.0.0.0:8443", "--tokens", str(tokens)], "must not cross a network"),
+        (["--http-listen", "127.0.0.1:99999", "--tokens", str(tokens)], "the port 1 to 65535"),
+        (["--http-listen", "8443", "--tokens", str(tokens)], "must be HOST:PORT"),
+        ([*listen, "--tls-cert", str(certs["server_crt"])], "--tls-cert and --tls-key go"),
+        (
+            [*listen, "--tls-cert", str(certs["server_crt"]), "--tls-key", str(certs["ca_key"])],
+            "cannot use",
+        ),
+        (["--http-listen", "127.0.0.1:8443", "--tokens", str(tmp_path / "none")], "no such file"),
+    ]
+    for extra, words in cases:
+        done = _adapt(*base, *extra)
+        assert (done.returncode, done.stderr.count("\n")) == (2, 1), (extra, done.stderr)
+        assert words in done.stderr, (extra, done.stderr)
+        assert "Traceback" not in done.stderr
+    tokens.chmod(0o644)
+    done = _adapt(*base, *listen)
+    assert done.returncode == 2
+    assert "may be read by others" in done.stderr
+    tokens.chmod(0o600)
+    tokens.write_text(f'north = "{TOKENS["north"]}"\n')
+    done = _adapt(*base, *listen)
+    assert done.returncode == 2
+    assert "no token for south, lot-a, lot-b" in done.stderr
