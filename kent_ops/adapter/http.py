@@ -3,8 +3,11 @@
 A device posts its JSON to ``POST /devices/{sensor}`` with ``Authorization: Bearer
 TOKEN``, its own token from the tokens file (``sensor = "token"``, a file only its owner
 may read; never on a command line). The answer comes once the translation is on the
-event's broker: 200, or 503 when it could not be (the device posts again). A wrong token
-is 401 and the body is not read; a sensor with no ``http = true`` source is 404.
+event's broker: 200, or 503 when it could not be (the device posts again). A body the
+adapter cannot read is recorded all the same (its raw record, rejected, with the reason)
+and answered 422 with that reason, so whoever set the device up sees why its figures do
+not move, and knows that posting it again will not help. A wrong token is 401 and the
+body is not read; a sensor with no ``http = true`` source is 404.
 """
 
 from __future__ import annotations
@@ -112,6 +115,11 @@ class HttpIntake:
         item = Inbound(spec, f"POST {request.path}", payload, datetime.now(UTC))
         self.adapter.submit(item)
         done = await asyncio.get_running_loop().run_in_executor(None, item.done.wait, ANSWER_WAIT_S)
+        if done and item.ok and item.unreadable is not None:
+            return web.Response(
+                status=422,
+                text=f"{sensor}'s message was recorded but cannot be read: {item.unreadable}\n",
+            )
         if done and item.ok:
             return web.Response(status=200, text="recorded\n")
         return web.Response(status=503, text="not recorded yet; post again\n")

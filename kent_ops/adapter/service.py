@@ -34,7 +34,7 @@ from kent_ops.core.devices.source import SourceSpec
 from kent_ops.core.devices.translate import Translation, translate
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics, encode_payload, format_ts
-from kent_ops.core.wire.adapter import encode_raw
+from kent_ops.core.wire.adapter import encode_raw, unreadable
 
 __all__ = ["Adapter", "Inbound"]
 
@@ -55,6 +55,9 @@ class Inbound:
     """Acknowledge the message to the device's broker (manual PUBACK)."""
     done: threading.Event = field(default_factory=threading.Event)
     ok: bool = False
+    """Its translation and raw record are on the event's broker (or it was a repeat)."""
+    unreadable: str | None = None
+    """Why it could not be read, once recorded: an HTTP device is told (not a repeat)."""
 
 
 def _refusal(whose: str, address: BrokerAddress) -> Callable[[mqtt.ReasonCode], None]:
@@ -231,7 +234,8 @@ class Adapter:
             item.ack()
         if result.translated is not None:
             self.translated += 1
-        elif result.reason is not None and not result.reason.startswith("redelivery"):
+        elif unreadable(result.reason):
+            item.unreadable = result.reason
             self.unreadable += 1
             log.warning(
                 "%s: message on %s not translated: %s", spec.sensor, item.topic, result.reason

@@ -77,8 +77,10 @@ def _http(args: argparse.Namespace, permit: Permit, adapter: Adapter) -> HttpInt
             "--tls-key and --tokens"
         )
     host, _, port_text = args.http_listen.rpartition(":")
-    if not host or not port_text.isdigit():
-        raise UsageError(f"--http-listen {args.http_listen!r} must be HOST:PORT")
+    if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise UsageError(
+            f"--http-listen {args.http_listen!r} must be HOST:PORT, the port 1 to 65535"
+        )
     tls = None
     if args.tls_cert or args.tls_key:
         if not (args.tls_cert and args.tls_key):
