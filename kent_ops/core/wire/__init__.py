@@ -36,6 +36,7 @@ from kent_ops.core.wire.inbound import (
     Role,
     Span,
     decode,
+    decode_bridge_state,
     payload_problem,
     sensor_clock_span,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "Worst",
     "canonical_bytes",
     "decode",
+    "decode_bridge_state",
     "decode_json",
     "encode",
     "encode_payload",

@@ -63,6 +63,7 @@ __all__ = [
     "SENSOR_CLOCK_MARGIN",
     "Span",
     "decode",
+    "decode_bridge_state",
     "payload_problem",
     "sensor_clock_span",
 ]
@@ -277,6 +278,22 @@ def _availability(source: str, payload: bytes) -> Decoded | Rejection:
     if text == b"offline":
         return Decoded("availability", source, Availability(False))
     return Rejection("availability", "availability must be 'online' or 'offline'")
+
+
+def decode_bridge_state(payload: bytes | bytearray) -> bool | None:
+    """Whether a remote property's bridge to the command post is up, as its broker says.
+
+    Not an input of the aggregator: Mosquitto publishes it, retained, on the property's
+    own broker only (:meth:`Topics.bridge_state`), ``1`` while the command post is
+    reachable and ``0`` when not (docs/protocol.md, "Remote properties: bridges"). The
+    gate view there reads it; anything else is not Mosquitto's word, so None.
+    """
+    text = payload.strip()
+    if text == b"1":
+        return True
+    if text == b"0":
+        return False
+    return None
 
 
 def _topics_for(prefix: str) -> Topics:
