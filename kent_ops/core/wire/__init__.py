@@ -74,6 +74,7 @@ from kent_ops.core.wire.outbound import (
 from kent_ops.core.wire.signing import (
     canonical_bytes,
     encode_payload,
+    encode_reading,
     format_ts,
     generate_keys_file,
     keys_for_permit,
@@ -149,6 +150,7 @@ __all__ = [
     "decode_json",
     "encode",
     "encode_payload",
+    "encode_reading",
     "format_ts",
     "generate_keys_file",
     "keys_for_permit",
