@@ -19,16 +19,27 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
-from typing import Any, Unpack
+from functools import partial
+from typing import Literal, TypeGuard, Unpack
 
 from kent_ops.core.sensor_kinds import STATION
-from kent_ops.core.wire import ROLES
-from sensors.device import Device, EventOptions
+from kent_ops.core.sensor_payloads import Badge
+from kent_ops.core.wire import ROLES, Role
+from sensors.device import Device, EventOptions, Unstamped
 from sensors.device_cli import DeviceSpec
 
 __all__ = ["ACTIONS", "BadgeReader", "main", "parse_line"]
 
-ACTIONS = ("on", "off")
+Action = Literal["on", "off"]
+ACTIONS: tuple[Action, ...] = ("on", "off")
+
+
+def _is_role(role: str) -> TypeGuard[Role]:
+    return role in ROLES
+
+
+def _is_action(action: str) -> TypeGuard[Action]:
+    return action in ACTIONS
 
 
 class BadgeReader(Device):
@@ -37,7 +48,7 @@ class BadgeReader(Device):
     kind = STATION.name
 
     def __init__(self, event_id: str, sensor_id: str, **options: Unpack[EventOptions]) -> None:
-        self._backlog: list[tuple[dict[str, Any], datetime]] = []
+        self._backlog: list[tuple[Unstamped, datetime]] = []
         super().__init__(event_id, sensor_id, heartbeat_s=None, **options)
 
     @property
@@ -50,22 +61,22 @@ class BadgeReader(Device):
         badge = badge.strip()
         if not badge:
             raise ValueError("a badge id must not be empty")
-        if role not in ROLES:
+        if not _is_role(role):
             raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
-        if action not in ACTIONS:
+        if not _is_action(action):
             raise ValueError(f"action must be 'on' or 'off', not {action!r}")
-        fields = {"badge": badge, "role": role, "action": action}
+        reading = partial(Badge, badge=badge, role=role, action=action)
         with self._lock:
-            if not self._backlog and self._send(fields):
+            if not self._backlog and self._send(reading):
                 return True
-            self._backlog.append((fields, self.clock()))
+            self._backlog.append((reading, self.clock()))
             return False
 
     def _link_up(self) -> None:
         """Send the scans kept while the broker was away, oldest first, at their times."""
         while self._backlog:
-            fields, at = self._backlog[0]
-            if not self._send(fields, ts=at):
+            reading, at = self._backlog[0]
+            if not self._send(reading, ts=at):
                 return
             self._backlog.pop(0)
 

@@ -25,7 +25,8 @@ from typing import Any, ClassVar, TypedDict
 
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.delivery import Delivery
-from kent_ops.core.wire import Topics, encode_payload, format_ts
+from kent_ops.core.sensor_payloads import Reading
+from kent_ops.core.wire import Topics, encode_reading
 from sensors.links import OFFLINE, ONLINE, Link, MemoryLink, MqttLink, Sent
 
 __all__ = [  # the links too, where their users have always found them
@@ -37,6 +38,7 @@ __all__ = [  # the links too, where their users have always found them
     "MemoryLink",
     "MqttLink",
     "Sent",
+    "Unstamped",
     "utc_now",
 ]
 
@@ -67,6 +69,11 @@ class Options(EventOptions, total=False):
     """A device that heartbeats (a gate counter, a lot sensor) also takes its interval."""
 
     heartbeat_s: float | None
+
+
+Unstamped = Callable[[int, datetime], Reading]
+"""A reading waiting for its ``seq`` and ``ts``: it makes the wire's Struct of the
+device's kind (core/sensor_payloads.py) when :meth:`Device._send` stamps it."""
 
 
 class Device:
@@ -123,8 +130,8 @@ class Device:
         self.recover_state = recover_state
         self.recovered_from: Path | None = None
         """Where an unusable state file was moved aside, when ``recover_state`` did so."""
-        self.last_reading: dict[str, Any] | None = None
-        """The fields (without ``seq`` and ``ts``) of the last message handed to the link."""
+        self.last_reading: Reading | None = None
+        """The last reading handed to the link."""
         self._lock = threading.RLock()
         self._announced = threading.Event()  # on this connection, caught up: see _on_up
         self._closed = False
@@ -140,8 +147,8 @@ class Device:
         """The topic this device's readings go to: its kind's (core/sensor_kinds.py)."""
         return self.topics.reading(self.kind, self.sensor_id)
 
-    def _reading(self) -> dict[str, Any] | None:
-        """The current reading (without ``seq`` and ``ts``), or None if it has none."""
+    def _reading(self) -> Unstamped | None:
+        """The current reading, to be stamped when sent, or None if it has none."""
         return None
 
     def _state_fields(self) -> dict[str, Any]:
@@ -266,7 +273,7 @@ class Device:
             reading = self._reading()
             return reading is not None and self._send(reading)
 
-    def _send(self, fields: dict[str, Any], ts: datetime | None = None) -> bool:
+    def _send(self, reading: Unstamped, ts: datetime | None = None) -> bool:
         """Stamp the next ``seq`` and ``ts``, sign, send; False (nothing used) if offline.
 
         The new ``seq`` is saved before the message goes out, so a device that reboots
@@ -278,13 +285,12 @@ class Device:
                 return False
             now = self.clock()
             self.seq += 1
-            payload = encode_payload(
-                {"seq": self.seq, "ts": format_ts(ts or now, self.tz), **fields}, self.key
-            )
+            record = reading(self.seq, ts or now)
+            payload = encode_reading(record, self.key, self.tz)
             self._save_state()
             link.send(self.topic, payload, False)
             self._last_sent_at = now
-            self.last_reading = dict(fields)
+            self.last_reading = record
             return True
 
     # -- state across reboots ----------------------------------------------------------

@@ -19,10 +19,12 @@ From the command line, one input line per event on stdin (``in``, ``out``, ``in 
 from __future__ import annotations
 
 import sys
+from functools import partial
 from typing import Any, Unpack
 
 from kent_ops.core.sensor_kinds import GATE
-from sensors.device import Device, Options
+from kent_ops.core.sensor_payloads import GateCount
+from sensors.device import Device, Options, Unstamped
 from sensors.device_cli import DeviceSpec
 
 __all__ = ["GateCounter", "main", "parse_line"]
@@ -65,11 +67,11 @@ class GateCounter(Device):
             self._last_sent_at = None
             self._save_state()
 
-    def _reading(self) -> dict[str, Any]:
-        return {"in_total": self.in_total, "out_total": self.out_total}
+    def _reading(self) -> Unstamped:
+        return partial(GateCount, in_total=self.in_total, out_total=self.out_total)
 
     def _state_fields(self) -> dict[str, Any]:
-        return self._reading()
+        return {"in_total": self.in_total, "out_total": self.out_total}
 
     def _load_fields(self, data: dict[str, Any]) -> None:
         for name in ("in_total", "out_total"):

@@ -18,10 +18,12 @@ From the command line, one line per event on stdin: ``occupied 312``, ``+1``, ``
 from __future__ import annotations
 
 import sys
+from functools import partial
 from typing import Any, Unpack
 
 from kent_ops.core.sensor_kinds import LOT
-from sensors.device import Device, Options
+from kent_ops.core.sensor_payloads import LotOccupancy
+from sensors.device import Device, Options, Unstamped
 from sensors.device_cli import DeviceSpec
 
 __all__ = ["LotSensor", "main", "parse_line"]
@@ -57,11 +59,11 @@ class LotSensor(Device):
         """Cars drove out; a miscount never takes the lot below 0."""
         return self.set_occupied(max(0, self.occupied - cars))
 
-    def _reading(self) -> dict[str, Any]:
-        return {"occupied": self.occupied}
+    def _reading(self) -> Unstamped:
+        return partial(LotOccupancy, occupied=self.occupied)
 
     def _state_fields(self) -> dict[str, Any]:
-        return self._reading()
+        return {"occupied": self.occupied}
 
     def _load_fields(self, data: dict[str, Any]) -> None:
         value = data.get("occupied", 0)

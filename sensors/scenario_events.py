@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kent_ops.core.wire import encode_payload, format_ts
+import msgspec
+
+from kent_ops.core.sensor_payloads import GateCount
+from kent_ops.core.wire import encode_payload, encode_reading, format_ts
 from sensors.badge_reader import BadgeReader
 from sensors.floor import Floor, SimMessage
 from sensors.scenario_file import Fault
@@ -147,24 +150,27 @@ def _malformed(floor: Floor, gate: str, what: str) -> Action:
 def _malformed_message(floor: Floor, gate: str, what: str) -> tuple[str, bytes]:
     """A gate message broken the way ``what`` names (see ``MALFORMED_KINDS``)."""
     counter = floor.gate(gate)
-    ts = format_ts(floor.now, floor.permit.timezone)
-    good: dict[str, object] = {
-        "seq": counter.seq + 1,
-        "ts": ts,
-        "in_total": counter.in_total,
-        "out_total": counter.out_total,
-    }
+    tz = floor.permit.timezone
+    good = GateCount(
+        seq=counter.seq + 1,
+        ts=floor.now,
+        in_total=counter.in_total,
+        out_total=counter.out_total,
+    )
+    # the two shapes no GateCount can hold start from its own fields
+    fields: dict[str, object] = {**msgspec.structs.asdict(good), "ts": format_ts(floor.now, tz)}
     topic = floor.topics.gate_count(gate)
     if what == "bad-json":
-        return topic, encode_payload(good)[:-9]
+        return topic, encode_reading(good, tz=tz)[:-9]
     if what == "negative-count":
-        return topic, encode_payload({**good, "in_total": -5})
+        return topic, encode_reading(msgspec.structs.replace(good, in_total=-5), tz=tz)
     if what == "wrong-type":
-        return topic, encode_payload({**good, "in_total": str(counter.in_total)})
+        return topic, encode_payload({**fields, "in_total": str(counter.in_total)})
     if what == "oversize":
-        return topic, encode_payload({**good, "pad": "x" * (70 * 1024)})
+        return topic, encode_payload({**fields, "pad": "x" * (70 * 1024)})
     unknown = floor.topics.gate_count(_unknown_gate(floor))
-    return unknown, encode_payload({"seq": 1, "ts": ts, "in_total": 12, "out_total": 0})
+    stranger = GateCount(seq=1, ts=floor.now, in_total=12, out_total=0)
+    return unknown, encode_reading(stranger, tz=tz)
 
 
 def _unknown_gate(floor: Floor) -> str:

@@ -5,8 +5,8 @@ the command post over a Mosquitto bridge (docs/protocol.md, "Remote properties:
 bridges"). When the radio or LTE link drops, the local broker stays up, the last order
 stays retained, and only the bridge knows the command post is out of reach: Mosquitto
 publishes that, retained, on ``kent/{e}/bridge/{property}/state`` (``1`` up, ``0`` down)
-on the property's broker only. This module reads it so the view can say so, instead of
-a bare "no status for 40 s".
+on the property's broker only (read by :func:`kent_ops.core.wire.decode_bridge_state`).
+This module watches it so the view can say so, instead of a bare "no status for 40 s".
 
 The feed decodes only the aggregator's topics; the bridge's topic is routed to
 :func:`watch_bridge`'s callback by paho (``message_callback_add``), so the shared feed
@@ -24,7 +24,7 @@ from textual.message import Message
 
 from dashboards.common.feed import MqttFeed
 from dashboards.common.format import local_clock
-from kent_ops.core.wire import TopicRef, Topics
+from kent_ops.core.wire import TopicRef, Topics, decode_bridge_state
 
 __all__ = ["BridgeChanged", "bridge_problem", "watch_bridge"]
 
@@ -43,10 +43,10 @@ def _decode(topics: Topics, msg: mqtt.MQTTMessage) -> BridgeChanged | None:
     ref = topics.parse(msg.topic)
     if not isinstance(ref, TopicRef) or ref.kind != "bridge-state":
         return None
-    text = msg.payload.decode("utf-8", errors="replace").strip()
-    if text not in ("0", "1"):
-        return None  # Mosquitto writes 1 or 0; anything else is not its word
-    return BridgeChanged(ref.id, text == "1", bool(msg.retain))
+    up = decode_bridge_state(msg.payload)
+    if up is None:
+        return None
+    return BridgeChanged(ref.id, up, bool(msg.retain))
 
 
 def watch_bridge(feed: MqttFeed, post: Callable[[Message], object]) -> None:

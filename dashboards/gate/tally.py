@@ -25,6 +25,7 @@ from dashboards.common.feed import MqttFeed
 from kent_ops.broker.borrowed import BorrowedLink
 from kent_ops.broker.delivery import Delivery
 from kent_ops.core.gate_view import manual_gate
+from kent_ops.core.sensor_payloads import GateCount
 from sensors.device import Clock, utc_now
 from sensors.gate_counter import GateCounter
 
@@ -107,7 +108,9 @@ class ManualTally(GateCounter):
         """The totals as the gate view shows them."""
         with self._lock:
             counted = self.seq > 0 or self.in_total > 0 or self.out_total > 0
-            unsent = counted and self._reading() != self.last_reading
+            last = self.last_reading
+            sent = (last.in_total, last.out_total) if isinstance(last, GateCount) else None
+            unsent = counted and sent != (self.in_total, self.out_total)
             return TallyState(self.seq, self.in_total, self.out_total, unsent)
 
     def _link_up(self) -> None:

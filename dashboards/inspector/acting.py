@@ -9,7 +9,6 @@ to "recorded" (the aggregator's status or alert shows it: :mod:`.actions`). The 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Coroutine
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -21,16 +20,19 @@ from dashboards.common.feed_app import FeedApp
 from dashboards.common.format import clean, event_zone, local_clock
 from dashboards.inspector.actions import (
     CLERK_PERMIT,
+    ActionPayload,
+    ActionState,
     SentAction,
     ack_payload,
     action_topic,
     adjust_payload,
     describe,
+    encode_action,
     inspection_payload,
-    iso_utc,
     note_payload,
     permit_payload,
     recorded_entries,
+    restamped,
     update_recorded,
 )
 from dashboards.inspector.checklist_panels import applicable_items
@@ -141,7 +143,7 @@ class ActingApp(FeedApp):
                 return
             note = found
         payload = inspection_payload(item, result, self.clock(), note)
-        what = describe("inspection", payload) + (f"\n{text}  ({cite})" if text else "")
+        what = describe(payload) + (f"\n{text}  ({cite})" if text else "")
         await self._confirm_and_send("inspection", payload, what=what)
 
     async def _permit_flow(self, clerk: str) -> None:
@@ -180,30 +182,29 @@ class ActingApp(FeedApp):
         self.send_action(CLERK_PERMIT, payload, sent_at=now)
 
     async def _confirm_and_send(
-        self, kind: str, payload: dict[str, Any], *, what: str | None = None
+        self, kind: str, payload: ActionPayload, *, what: str | None = None
     ) -> None:
         topic = action_topic(self.topics, kind, self.inspector)
         confirmed = await self.push_screen_wait(
-            ConfirmScreen(what or describe(kind, payload), self.inspector, topic)
+            ConfirmScreen(what or describe(payload), self.inspector, topic)
         )
         if confirmed:
             now = self.clock()
-            self.send_action(kind, {**payload, "ts": iso_utc(now)}, sent_at=now)
+            self.send_action(kind, restamped(payload, now), sent_at=now)
 
     # publishing and following ---------------------------------------------------------
 
     def send_action(
-        self, kind: str, payload: dict[str, Any], *, sent_at: datetime | None = None
+        self, kind: str, payload: ActionPayload, *, sent_at: datetime | None = None
     ) -> SentAction:
         """Publish one action at QoS 1 and follow it until it is recorded."""
         who = self.clerk if kind == CLERK_PERMIT and self.clerk is not None else self.inspector
         topic = action_topic(self.topics, kind, who)
         number = len(self.actions) + 1
         baseline = recorded_entries(kind, payload, who, self.status, self.alerts)
-        state = "unsent"
+        state: ActionState = "unsent"
         if self.feed is not None:
-            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-            self._deliveries[number] = self.feed.publish(topic, body)
+            self._deliveries[number] = self.feed.publish(topic, encode_action(payload))
             state = "sent"
         action = SentAction(
             number=number,
@@ -212,7 +213,7 @@ class ActingApp(FeedApp):
             payload=payload,
             inspector=who,
             sent_at=sent_at or self.clock(),
-            state=state,  # type: ignore[arg-type]
+            state=state,
             baseline=baseline,
         )
         self.actions = (*self.actions, action)
@@ -226,9 +227,7 @@ class ActingApp(FeedApp):
 
     def _describe(self, action: SentAction) -> str:
         """What an action does, cut short for a notification, as plain text."""
-        return clean(
-            describe(action.kind, action.payload, event_zone(self.status)), limit=NOTICE_CHARS
-        )
+        return clean(describe(action.payload, event_zone(self.status)), limit=NOTICE_CHARS)
 
     def _check_delivered(self) -> None:
         changed = False

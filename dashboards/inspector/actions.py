@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
-from typing import Any, Literal
+from typing import Literal, TypeGuard, TypeVar
 
 import msgspec
 
@@ -27,26 +27,35 @@ __all__ = [
     "CLERK_PERMIT",
     "INSPECTION_RESULTS",
     "RECORDED_IN",
+    "ActionPayload",
     "ActionState",
     "SentAction",
     "ack_payload",
     "action_topic",
     "adjust_payload",
     "describe",
+    "encode_action",
     "inspection_payload",
     "iso_utc",
     "note_payload",
     "permit_payload",
     "recorded_entries",
+    "restamped",
     "update_recorded",
 ]
 
 CLERK_PERMIT = "clerk-permit"
 """The kind of the Clerk's action: the permit revoked or reinstated (permit:G)."""
 
+INSPECTION_RESULTS = wire.INSPECTION_RESULTS
+"""What an inspector may mark a checklist item: the wire's own list."""
+
 ActionState = Literal["sent", "delivered", "recorded", "unsent"]
 """sent: handed to the client; delivered: the broker has it (PUBACK); recorded: the
 aggregator's status or alert shows it; unsent: there is no broker (standalone)."""
+
+ActionPayload = wire.Ack | wire.Note | wire.Adjust | wire.Inspection | wire.ClerkPermit
+"""What an inspector or the Clerk sends: the very Struct the aggregator decodes."""
 
 
 def iso_utc(moment: datetime) -> str:
@@ -54,67 +63,87 @@ def iso_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
-def ack_payload(alert_id: str, comment: str, now: datetime) -> dict[str, Any]:
-    """``{"ts", "alert", "comment"}``: an acknowledgement (docs/protocol.md, "ack")."""
-    return {"ts": iso_utc(now), "alert": alert_id, "comment": comment}
+def _stamp(now: datetime) -> datetime:
+    """``now`` in UTC to the millisecond: the precision an inspector's payload carries."""
+    moment = now.astimezone(UTC)
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
-def note_payload(text: str, now: datetime, alert_id: str | None = None) -> dict[str, Any]:
-    """``{"ts", "text"}`` and ``"alert"`` when it is about one (docs/protocol.md, "note")."""
-    payload: dict[str, Any] = {"ts": iso_utc(now), "text": text}
-    if alert_id:
-        payload["alert"] = alert_id
-    return payload
+P = TypeVar("P", wire.Ack, wire.Note, wire.Adjust, wire.Inspection, wire.ClerkPermit)
 
 
-def adjust_payload(attendance: int, reason: str, now: datetime) -> dict[str, Any]:
-    """``{"ts", "attendance", "reason"}``: an adjustment (docs/protocol.md, "adjust");
-    the reason is required."""
-    if attendance < 0:
-        raise ValueError("attendance cannot be negative")
-    if not reason.strip():
-        raise ValueError("an adjustment needs a reason")
-    return {"ts": iso_utc(now), "attendance": attendance, "reason": reason}
+def _checked(record: P) -> P:
+    """The record, once the wire's own checks pass; else ValueError with the aggregator's
+    sentence, so nothing is sent that it would refuse."""
+    problem = wire.payload_problem(record)
+    if problem is not None:
+        raise ValueError(problem)
+    return record
 
 
-INSPECTION_RESULTS = ("ok", "deficient", "n/a")
-"""What an inspector may mark a checklist item (docs/protocol.md, "inspection")."""
+def ack_payload(alert_id: str, comment: str, now: datetime) -> wire.Ack:
+    """An acknowledgement (docs/protocol.md, "ack")."""
+    return _checked(wire.Ack(ts=_stamp(now), alert=alert_id, comment=comment))
 
 
-def inspection_payload(item: str, result: str, now: datetime, note: str = "") -> dict[str, Any]:
-    """``{"ts", "item", "result"}`` and ``"note"`` when there is one: a checklist marking
-    (permit:C, D and F; docs/protocol.md, "inspection").
+def note_payload(text: str, now: datetime, alert_id: str | None = None) -> wire.Note:
+    """A note, about one alert when ``alert_id`` is given (docs/protocol.md, "note")."""
+    return _checked(wire.Note(ts=_stamp(now), text=text, alert=alert_id or None))
+
+
+def adjust_payload(attendance: int, reason: str, now: datetime) -> wire.Adjust:
+    """An adjustment (docs/protocol.md, "adjust"); the reason is required and the
+    attendance a count the wire takes."""
+    return _checked(wire.Adjust(ts=_stamp(now), attendance=attendance, reason=reason))
+
+
+def inspection_payload(item: str, result: str, now: datetime, note: str = "") -> wire.Inspection:
+    """A checklist marking (permit:C, D and F; docs/protocol.md, "inspection").
 
     A ``deficient`` mark must say what was found: the aggregator refuses one without a
     note, so it is refused here first, before anything is sent.
     """
-    if result not in INSPECTION_RESULTS:
+    if not _is_result(result):
         raise ValueError(f"result must be one of {', '.join(INSPECTION_RESULTS)}, not {result!r}")
     if result == "deficient" and not note.strip():
         raise ValueError("a deficient mark needs a note saying what was found")
-    payload: dict[str, Any] = {"ts": iso_utc(now), "item": item, "result": result}
-    if note.strip():
-        payload["note"] = note.strip()
-    return payload
+    return _checked(wire.Inspection(ts=_stamp(now), item=item, result=result, note=note.strip()))
+
+
+def _is_result(result: str) -> TypeGuard[wire.InspectionResult]:
+    return result in INSPECTION_RESULTS
+
+
+def _is_permit_status(status: str) -> TypeGuard[wire.PermitStatus]:
+    return status in wire.PERMIT_STATUSES
 
 
 def permit_payload(
     status: str, effective_at: datetime, resolution: str, reason: str, now: datetime
-) -> dict[str, Any]:
-    """The Clerk's message (docs/protocol.md, "The Town Clerk"): the wire's ``ClerkPermit``,
-    fields in its order; ``status`` is ``revoked`` or ``issued`` (reinstated)."""
-    if status not in ("revoked", "issued"):
+) -> wire.ClerkPermit:
+    """The Clerk's message (docs/protocol.md, "The Town Clerk"); ``status`` is
+    ``revoked`` or ``issued`` (reinstated)."""
+    if not _is_permit_status(status):
         raise ValueError(f"status must be revoked or issued, not {status!r}")
-    if not resolution.strip():
-        raise ValueError("a change of the permit's status needs the Town Board's resolution")
-    record = wire.ClerkPermit(
-        ts=now.astimezone(UTC),
-        status=status,  # type: ignore[arg-type]
-        effective_at=effective_at.astimezone(UTC),
-        resolution=resolution.strip(),
-        reason=reason.strip(),
+    return _checked(
+        wire.ClerkPermit(
+            ts=now.astimezone(UTC),
+            status=status,
+            effective_at=effective_at.astimezone(UTC),
+            resolution=resolution.strip(),
+            reason=reason.strip(),
+        )
     )
-    return msgspec.to_builtins(record)
+
+
+def restamped(payload: ActionPayload, now: datetime) -> ActionPayload:
+    """The same action stamped ``now``: the moment it is confirmed, not when it was typed."""
+    return msgspec.structs.replace(payload, ts=_stamp(now))
+
+
+def encode_action(payload: ActionPayload) -> bytes:
+    """The bytes published: the Struct's JSON, fields in the wire's order."""
+    return wire.encode(payload)
 
 
 def action_topic(topics: wire.Topics, kind: str, who: str) -> str:
@@ -126,74 +155,63 @@ def action_topic(topics: wire.Topics, kind: str, who: str) -> str:
 
 
 Alerts = Mapping[str, wire.Alert]
-Entries = frozenset[tuple[Any, ...]]
-Finder = Callable[[Mapping[str, Any], str, wire.Status | None, Alerts], Entries]
+Entries = frozenset[tuple[object, ...]]
+Finder = Callable[[ActionPayload, str, wire.Status | None, Alerts], Entries]
 
 
-def _acks(
-    payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
-) -> Entries:
-    alert = alerts.get(str(payload.get("alert")))
-    if alert is None:
+def _acks(payload: ActionPayload, who: str, status: wire.Status | None, alerts: Alerts) -> Entries:
+    if not isinstance(payload, wire.Ack) or (alert := alerts.get(payload.alert)) is None:
         return frozenset()
     return frozenset(
         (a.by, a.at, a.comment)
         for a in alert.acknowledged
-        if a.by == who and a.comment == payload.get("comment")
+        if a.by == who and a.comment == payload.comment
     )
 
 
-def _notes(
-    payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
-) -> Entries:
-    if status is None:
+def _notes(payload: ActionPayload, who: str, status: wire.Status | None, alerts: Alerts) -> Entries:
+    if status is None or not isinstance(payload, wire.Note):
         return frozenset()
     return frozenset(
         (n.by, n.at, n.text)
         for n in status.notes
-        if n.by == who
-        and n.text == payload.get("text")
-        and (n.alert or None) == (payload.get("alert") or None)
+        if n.by == who and n.text == payload.text and (n.alert or None) == (payload.alert or None)
     )
 
 
 def _adjustments(
-    payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
+    payload: ActionPayload, who: str, status: wire.Status | None, alerts: Alerts
 ) -> Entries:
-    if status is None:
+    if status is None or not isinstance(payload, wire.Adjust):
         return frozenset()
     return frozenset(
         (a.by, a.at, a.attendance, a.reason)
         for a in status.adjustments
-        if a.by == who
-        and a.attendance == payload.get("attendance")
-        and a.reason == payload.get("reason")
+        if a.by == who and a.attendance == payload.attendance and a.reason == payload.reason
     )
 
 
 def _inspections(
-    payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
+    payload: ActionPayload, who: str, status: wire.Status | None, alerts: Alerts
 ) -> Entries:
-    entry = status.checklist.get(str(payload.get("item"))) if status is not None else None
+    if status is None or not isinstance(payload, wire.Inspection):
+        return frozenset()
+    entry = status.checklist.get(payload.item)
     if entry is None:
         return frozenset()
-    if (
-        entry.by == who
-        and entry.result == payload.get("result")
-        and entry.note == (payload.get("note") or "")
-    ):
-        return frozenset({(payload.get("item"), entry.by, entry.at)})
+    if entry.by == who and entry.result == payload.result and entry.note == payload.note:
+        return frozenset({(payload.item, entry.by, entry.at)})
     return frozenset()
 
 
 def _permit_changes(
-    payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
+    payload: ActionPayload, who: str, status: wire.Status | None, alerts: Alerts
 ) -> Entries:
     """The status's permit, when it stands as the Clerk asked (the status does not say who)."""
-    if status is None:
+    if status is None or not isinstance(payload, wire.ClerkPermit):
         return frozenset()
     permit = status.permit
-    if permit.status == payload.get("status") and permit.resolution == payload.get("resolution"):
+    if permit.status == payload.status and permit.resolution == payload.resolution:
         return frozenset({(permit.status, permit.since, permit.resolution)})
     return frozenset()
 
@@ -209,7 +227,7 @@ RECORDED_IN: dict[str, Finder] = {
 
 
 def recorded_entries(
-    kind: str, payload: Mapping[str, Any], who: str, status: wire.Status | None, alerts: Alerts
+    kind: str, payload: ActionPayload, who: str, status: wire.Status | None, alerts: Alerts
 ) -> Entries:
     """The entries in the status or alerts that look like this action (by, text, …)."""
     finder = RECORDED_IN.get(kind)
@@ -223,7 +241,7 @@ class SentAction:
     number: int
     kind: str
     topic: str
-    payload: dict[str, Any]
+    payload: ActionPayload
     inspector: str
     """Who signed it: the inspector's id, or the Clerk's for a change of the permit."""
     sent_at: datetime
@@ -245,36 +263,23 @@ def update_recorded(
     return action
 
 
-def describe(kind: str, payload: Mapping[str, Any], zone: tzinfo = UTC) -> str:
+def describe(payload: ActionPayload, zone: tzinfo = UTC) -> str:
     """One line saying what an action does, for the confirmation and the action log.
 
     Times (the Clerk's ``effective_at``) are shown in ``zone``, the event's.
     """
-    if kind == "ack":
-        return f"acknowledge {payload.get('alert')}: “{payload.get('comment')}”"
-    if kind == "note":
-        about = f" about {payload['alert']}" if payload.get("alert") else ""
-        return f"note{about}: “{payload.get('text')}”"
-    if kind == "adjust":
-        return f"set attendance to {payload.get('attendance'):,}: “{payload.get('reason')}”"
-    if kind == "inspection":
-        found = f": “{payload['note']}”" if payload.get("note") else ""
-        return f"mark {payload.get('item')} {payload.get('result')}{found}"
-    if kind == CLERK_PERMIT:
-        verb = "revoke" if payload.get("status") == "revoked" else "reinstate"
-        return (
-            f"{verb} the permit from {_local(payload.get('effective_at'), zone)} "
-            f"by resolution {payload.get('resolution')}"
-        )
-    return f"{kind}: {dict(payload)}"
-
-
-def _local(value: object, zone: tzinfo) -> str:
-    """An ISO time from a payload as ``14:30:00`` in the event's zone."""
-    try:
-        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return str(value)
-    if moment.tzinfo is None:
-        return str(value)
-    return moment.astimezone(zone).strftime("%H:%M:%S")
+    match payload:
+        case wire.Ack(alert=alert, comment=comment):
+            return f"acknowledge {alert}: “{comment}”"
+        case wire.Note(text=text, alert=alert):
+            about = f" about {alert}" if alert else ""
+            return f"note{about}: “{text}”"
+        case wire.Adjust(attendance=attendance, reason=reason):
+            return f"set attendance to {attendance:,}: “{reason}”"
+        case wire.Inspection(item=item, result=result, note=note):
+            found = f": “{note}”" if note else ""
+            return f"mark {item} {result}{found}"
+        case wire.ClerkPermit(status=status, effective_at=effective_at, resolution=resolution):
+            verb = "revoke" if status == "revoked" else "reinstate"
+            when = effective_at.astimezone(zone).strftime("%H:%M:%S")
+            return f"{verb} the permit from {when} by resolution {resolution}"

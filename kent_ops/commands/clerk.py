@@ -27,17 +27,23 @@ __all__ = ["cli_clerk", "clerk_payload"]
 
 
 def clerk_payload(
-    status: str, effective_at: datetime, resolution: str, reason: str, now: datetime
+    status: wire.PermitStatus, effective_at: datetime, resolution: str, reason: str, now: datetime
 ) -> bytes:
-    """The Clerk's message, its fields in the documented order."""
-    fields = {
-        "ts": wire.format_ts(now, UTC),
-        "status": status,
-        "effective_at": wire.format_ts(effective_at, UTC),
-        "resolution": resolution,
-        "reason": reason,
-    }
-    return msgspec.json.encode(fields)
+    """The Clerk's message: the wire's ``ClerkPermit``, fields in the documented order."""
+    record = wire.ClerkPermit(
+        ts=_to_ms(now),
+        status=status,
+        effective_at=_to_ms(effective_at),
+        resolution=resolution,
+        reason=reason,
+    )
+    return wire.encode(record)
+
+
+def _to_ms(moment: datetime) -> datetime:
+    """``moment`` in UTC to the millisecond, as the Clerk's message has always carried it."""
+    moment = moment.astimezone(UTC)
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
 def _effective(text: str | None, now: datetime) -> datetime:
@@ -95,7 +101,7 @@ def cli_clerk(args: argparse.Namespace) -> int:
     address = broker_from_args(args)
     now = datetime.now(UTC)
     effective = _effective(args.effective_at, now)
-    status = "revoked" if args.clerk_command == "revoke" else "issued"
+    status: wire.PermitStatus = "revoked" if args.clerk_command == "revoke" else "issued"
     topics = wire.Topics(args.event)
     watch = _StatusWatch(topics, status)
     client = make_client(address, ca_file=getattr(args, "ca_file", None))

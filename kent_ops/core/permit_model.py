@@ -18,6 +18,7 @@ from kent_ops.core.devices.source import SourceSpec
 from kent_ops.core.errors import UsageError
 from kent_ops.core.ordinance import PERMIT_THRESHOLD
 from kent_ops.core.sensor_kinds import SENSOR_KINDS, SensorKind, kind_of
+from kent_ops.core.wire.topics import Topics
 
 __all__ = [
     "Agent",
@@ -221,7 +222,8 @@ class Permit:
 
     @property
     def topic_prefix(self) -> str:
-        return f"kent/{self.event_id}"
+        """``kent/{event_id}``: every topic of this event is under it (core/wire/topics.py)."""
+        return Topics(self.event_id).prefix
 
     @property
     def spaces_provided(self) -> int:

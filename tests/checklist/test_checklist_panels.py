@@ -6,6 +6,7 @@ dashboard against what the aggregator really publishes.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,7 @@ from rich.console import Console
 from dashboards.inspector.actions import (
     SentAction,
     describe,
+    encode_action,
     inspection_payload,
     recorded_entries,
     update_recorded,
@@ -104,7 +106,7 @@ def test_an_item_sent_but_not_yet_recorded_says_so(tmp_path: Path) -> None:
     status, _ = engine_status(permit, [])
     entries = {e.key: e for e in checklist_entries(status, {"C(8)": "ok"})}
     assert entries["C(8)"].who.plain == "… sent: ok"
-    sent = SentAction(1, "inspection", "t", {"item": "C(8)", "result": "ok"}, "i", NOW)
+    sent = SentAction(1, "inspection", "t", inspection_payload("C(8)", "ok", NOW), "i", NOW)
     assert waiting_items((sent,)) == {"C(8)": "ok"}
     assert waiting_items((sent, replace(sent, number=2, state="delivered"))) == {"C(8)": "ok"}
     assert waiting_items((sent, replace(sent, number=2, state="recorded"))) == {}
@@ -116,13 +118,14 @@ def test_no_status_yet_shows_no_items_and_says_why() -> None:
 
 
 def test_the_inspection_payload_is_spec_3s_and_a_deficient_one_needs_a_note() -> None:
-    assert inspection_payload("C(1)(h)", "ok", NOW) == {
-        "ts": "2027-07-04T14:05:00.000+00:00",
+    assert json.loads(encode_action(inspection_payload("C(1)(h)", "ok", NOW))) == {
+        "ts": "2027-07-04T14:05:00Z",
         "item": "C(1)(h)",
         "result": "ok",
     }
-    assert inspection_payload("C(1)(h)", "deficient", NOW, "  common cup ") == {
-        "ts": "2027-07-04T14:05:00.000+00:00",
+    marked = inspection_payload("C(1)(h)", "deficient", NOW, "  common cup ")
+    assert json.loads(encode_action(marked)) == {
+        "ts": "2027-07-04T14:05:00Z",
         "item": "C(1)(h)",
         "result": "deficient",
         "note": "common cup",
@@ -131,9 +134,9 @@ def test_the_inspection_payload_is_spec_3s_and_a_deficient_one_needs_a_note() ->
         inspection_payload("C(1)(h)", "deficient", NOW, "   ")
     with pytest.raises(ValueError, match="result must be"):
         inspection_payload("C(1)(h)", "fine", NOW)
-    assert describe("inspection", {"item": "C(3)", "result": "n/a"}) == "mark C(3) n/a"
+    assert describe(inspection_payload("C(3)", "n/a", NOW)) == "mark C(3) n/a"
     assert (
-        describe("inspection", {"item": "C(3)", "result": "deficient", "note": "leak"})
+        describe(inspection_payload("C(3)", "deficient", NOW, "leak"))
         == "mark C(3) deficient: “leak”"
     )
 
@@ -142,7 +145,7 @@ def test_a_marking_is_recorded_once_the_status_shows_it_by_this_inspector(
     tmp_path: Path,
 ) -> None:
     permit = load_permit(write_permit(tmp_path))
-    payload = {"ts": "…", "item": "C(1)(h)", "result": "deficient", "note": "cup"}
+    payload = inspection_payload("C(1)(h)", "deficient", NOW, "cup")
     before, _ = engine_status(permit, [("insp-1", "C(1)(h)", "ok", "", 5)])
     baseline = recorded_entries("inspection", payload, "insp-1", before, {})
     assert baseline == frozenset()

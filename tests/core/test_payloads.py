@@ -26,6 +26,7 @@ from kent_ops.core.wire import (
     Note,
     Rejection,
     decode,
+    decode_bridge_state,
 )
 
 SENSORS = permit_variant().sensors
@@ -126,6 +127,16 @@ def test_availability_is_plain_text(text: str, online: bool) -> None:
     result = run("sensor/lot-b/availability", text)
     assert isinstance(result, Decoded)
     assert result.record == Availability(online)
+
+
+@pytest.mark.parametrize(
+    ("payload", "up"),
+    [(b"1", True), (b"0", False), (b"1\n", True), (b" 0 ", False), (b"", None), (b"up", None)],
+)
+def test_a_bridge_state_is_mosquittos_1_or_0_and_nothing_else(
+    payload: bytes, up: bool | None
+) -> None:
+    assert decode_bridge_state(payload) is up
 
 
 # -- every rejection reason ---------------------------------------------------------------

@@ -10,6 +10,7 @@ and inside the dialog.
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -20,7 +21,7 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, Static
 
-from dashboards.inspector.actions import CLERK_PERMIT
+from dashboards.inspector.actions import CLERK_PERMIT, encode_action
 from dashboards.inspector.screens.forms import (
     AckForm,
     AdjustForm,
@@ -30,6 +31,7 @@ from dashboards.inspector.screens.forms import (
 )
 from dashboards.inspector.screens.main import MainScreen
 from dashboards.inspector.screens.permit_form import PermitForm, parse_effective
+from kent_ops.core import wire
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -154,9 +156,16 @@ async def test_the_clerks_form_shows_everything_and_names_the_resolution(
     assert action.kind == CLERK_PERMIT
     assert action.state == "unsent"  # standalone: no broker
     assert action.topic == "kent/kent-summer-fest-2027/clerk/town-clerk/permit"
-    assert list(action.payload) == ["ts", "status", "effective_at", "resolution", "reason"]
-    assert action.payload["status"] == "revoked"
-    assert action.payload["resolution"] == "TB-2027-41"
+    assert list(json.loads(encode_action(action.payload))) == [
+        "ts",
+        "status",
+        "effective_at",
+        "resolution",
+        "reason",
+    ]
+    assert isinstance(action.payload, wire.ClerkPermit)
+    assert action.payload.status == "revoked"
+    assert action.payload.resolution == "TB-2027-41"
 
 
 async def test_without_clerk_there_is_no_permit_key() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -11,10 +12,12 @@ from rich.console import Console
 
 from dashboards.common.bigtext import big_number
 from dashboards.inspector.actions import (
+    ActionPayload,
     SentAction,
     ack_payload,
     adjust_payload,
     describe,
+    encode_action,
     note_payload,
     recorded_entries,
     update_recorded,
@@ -307,30 +310,30 @@ def test_trend_takes_statuses() -> None:
 
 
 def test_payloads_are_exactly_spec_3() -> None:
-    now = datetime(2027, 7, 4, 18, 3, 5, 120000, tzinfo=UTC)
-    assert ack_payload("A-0007", "Called the organiser", now) == {
-        "ts": "2027-07-04T18:03:05.120+00:00",
+    now = datetime(2027, 7, 4, 18, 3, 5, 120456, tzinfo=UTC)  # sent to the millisecond
+    assert json.loads(encode_action(ack_payload("A-0007", "Called the organiser", now))) == {
+        "ts": "2027-07-04T18:03:05.120000Z",
         "alert": "A-0007",
         "comment": "Called the organiser",
     }
-    assert note_payload("No water", now) == {
-        "ts": "2027-07-04T18:03:05.120+00:00",
+    assert json.loads(encode_action(note_payload("No water", now))) == {
+        "ts": "2027-07-04T18:03:05.120000Z",
         "text": "No water",
     }
-    assert note_payload("No water", now, "A-0007")["alert"] == "A-0007"
-    assert adjust_payload(3050, "sweep count", now) == {
-        "ts": "2027-07-04T18:03:05.120+00:00",
+    assert note_payload("No water", now, "A-0007").alert == "A-0007"
+    assert json.loads(encode_action(adjust_payload(3050, "sweep count", now))) == {
+        "ts": "2027-07-04T18:03:05.120000Z",
         "attendance": 3050,
         "reason": "sweep count",
     }
-    with pytest.raises(ValueError, match="reason"):
+    with pytest.raises(ValueError, match="an adjustment needs a reason"):
         adjust_payload(3050, "  ", now)
     with pytest.raises(ValueError, match="negative"):
         adjust_payload(-1, "x", now)
 
 
 def _sent(
-    kind: str, payload: dict, status: wire.Status | None, alerts: dict[str, wire.Alert]
+    kind: str, payload: ActionPayload, status: wire.Status | None, alerts: dict[str, wire.Alert]
 ) -> SentAction:
     return SentAction(
         number=1,
@@ -382,8 +385,6 @@ def test_an_adjustment_is_recorded_from_the_status() -> None:
 
 
 def test_describe_says_what_will_be_sent() -> None:
-    assert describe("ack", {"alert": "A-1", "comment": "c"}) == "acknowledge A-1: “c”"
-    assert describe("note", {"text": "t", "alert": "A-1"}) == "note about A-1: “t”"
-    assert describe("adjust", {"attendance": 3050, "reason": "r"}) == (
-        "set attendance to 3,050: “r”"
-    )
+    assert describe(ack_payload("A-1", "c", samples.NOW)) == "acknowledge A-1: “c”"
+    assert describe(note_payload("t", samples.NOW, "A-1")) == "note about A-1: “t”"
+    assert describe(adjust_payload(3050, "r", samples.NOW)) == ("set attendance to 3,050: “r”")

@@ -36,13 +36,13 @@ def waiting_items(actions: tuple[SentAction, ...]) -> dict[str, str]:
     """Items whose latest marking by this inspector is not recorded yet, with its result."""
     waiting: dict[str, str] = {}
     for action in actions:
-        if action.kind != "inspection":
+        mark = action.payload
+        if not isinstance(mark, wire.Inspection):
             continue
-        item = str(action.payload.get("item"))
         if action.state in ("sent", "delivered"):
-            waiting[item] = str(action.payload.get("result"))
+            waiting[mark.item] = mark.result
         else:
-            waiting.pop(item, None)
+            waiting.pop(mark.item, None)
     return waiting
 
 

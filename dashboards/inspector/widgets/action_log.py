@@ -34,7 +34,7 @@ def action_line(action: SentAction | None, zone: tzinfo, hint: str = NO_ACTIONS)
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(words, style=style)
     text.append(f"  {local_clock(action.sent_at, zone)} ", style="dim")
-    text.append(describe(action.kind, action.payload))
+    text.append(describe(action.payload))
     return text
 
 

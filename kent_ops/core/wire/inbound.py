@@ -38,6 +38,7 @@ from kent_ops.core.wire.topics import ROOT, TopicProblem, Topics
 
 __all__ = [
     "INBOUND_KINDS",
+    "INSPECTION_RESULTS",
     "MAX_COUNT",
     "MAX_PAYLOAD_BYTES",
     "MAX_TEXT",
@@ -53,12 +54,17 @@ __all__ = [
     "LotOccupancy",
     "Note",
     "NotifierSent",
+    "PERMIT_STATUSES",
+    "InspectionResult",
+    "PermitStatus",
     "Record",
     "Rejection",
     "Role",
     "SENSOR_CLOCK_MARGIN",
     "Span",
     "decode",
+    "decode_bridge_state",
+    "payload_problem",
     "sensor_clock_span",
 ]
 
@@ -75,9 +81,16 @@ move the engine's time (and the report's timeline) years away from the event."""
 Span = tuple[datetime, datetime]
 """The first and last ``ts`` a message may carry (inclusive)."""
 
+InspectionResult = Literal["ok", "deficient", "n/a"]
+INSPECTION_RESULTS: tuple[InspectionResult, ...] = ("ok", "deficient", "n/a")
+"""What an inspector may mark a checklist item (docs/protocol.md, "inspection")."""
+PermitStatus = Literal["revoked", "issued"]
+PERMIT_STATUSES: tuple[PermitStatus, ...] = ("revoked", "issued")
+"""What the Town Clerk may set the permit to: revoked, or issued again (permit:G)."""
 
-class Note(msgspec.Struct, frozen=True):
-    """An inspector's note, optionally about one alert."""
+
+class Note(msgspec.Struct, frozen=True, omit_defaults=True):
+    """An inspector's note, optionally about one alert (left out when it is about none)."""
 
     ts: datetime
     text: str
@@ -92,12 +105,13 @@ class Ack(msgspec.Struct, frozen=True):
     comment: str = ""
 
 
-class Inspection(msgspec.Struct, frozen=True):
-    """One item of the facilities checklist, marked by an inspector (permit:C, D, F)."""
+class Inspection(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One item of the facilities checklist, marked by an inspector (permit:C, D, F);
+    an empty note is left out."""
 
     ts: datetime
     item: str
-    result: Literal["ok", "deficient", "n/a"]
+    result: InspectionResult
     note: str = ""
 
 
@@ -116,7 +130,7 @@ class ClerkPermit(msgspec.Struct, frozen=True):
     """
 
     ts: datetime
-    status: Literal["revoked", "issued"]
+    status: PermitStatus
     effective_at: datetime
     resolution: str
     reason: str = ""
@@ -266,6 +280,22 @@ def _availability(source: str, payload: bytes) -> Decoded | Rejection:
     return Rejection("availability", "availability must be 'online' or 'offline'")
 
 
+def decode_bridge_state(payload: bytes | bytearray) -> bool | None:
+    """Whether a remote property's bridge to the command post is up, as its broker says.
+
+    Not an input of the aggregator: Mosquitto publishes it, retained, on the property's
+    own broker only (:meth:`Topics.bridge_state`), ``1`` while the command post is
+    reachable and ``0`` when not (docs/protocol.md, "Remote properties: bridges"). The
+    gate view there reads it; anything else is not Mosquitto's word, so None.
+    """
+    text = payload.strip()
+    if text == b"1":
+        return True
+    if text == b"0":
+        return False
+    return None
+
+
 def _topics_for(prefix: str) -> Topics:
     topics = _TOPICS.get(prefix)
     if topics is None:
@@ -322,14 +352,18 @@ def _decode_json(
         return Rejection(kind, f"not valid JSON: {exc}")
     except Exception as exc:  # noqa: BLE001 - the decoder must never raise into the loop
         return Rejection(kind, f"undecodable payload: {exc}")
-    problem = _check(record) or _check_time(record, span)
+    problem = payload_problem(record) or _check_time(record, span)
     if problem is not None:
         return Rejection(kind, problem)
     return Decoded(kind, source, record)
 
 
-def _check(record: Payload) -> str | None:
-    """The checks msgspec's types do not express: offsets, signs, ranges, required text."""
+def payload_problem(record: Payload) -> str | None:
+    """The checks msgspec's types do not express: offsets, signs, ranges, required text.
+
+    The aggregator refuses a payload for the sentence returned; a publisher (the
+    inspector's dashboard, the Clerk's command) asks first, so it never sends one.
+    """
     ts = getattr(record, "ts", None)
     if isinstance(ts, datetime) and ts.tzinfo is None:
         return "bad timestamp: ts has no offset (use e.g. 2027-07-04T14:03:05-04:00 or Z)"

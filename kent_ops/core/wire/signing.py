@@ -35,9 +35,14 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from kent_ops.core.sensor_payloads import Reading
+
 __all__ = [
     "canonical_bytes",
     "encode_payload",
+    "encode_reading",
     "format_ts",
     "generate_keys_file",
     "keys_for_permit",
@@ -105,6 +110,19 @@ def encode_payload(fields: Mapping[str, Any], key: bytes | None = None) -> bytes
     if key is None:
         return unsigned
     return unsigned[:-1] + b',"sig":"' + sign_bytes(unsigned, key).encode("ascii") + b'"}'
+
+
+def encode_reading(record: Reading, key: bytes | None = None, tz: tzinfo | None = None) -> bytes:
+    """A sensor's reading as it goes out: ``seq``, ``ts`` (:func:`format_ts`, in ``tz``),
+    the kind's fields in its Struct's order, then ``sig`` when there is a key.
+
+    The fields are the Struct's, so a device can only send what the decoder reads; the
+    bytes are the canonical form a device maker reproduces (docs/protocol.md, "Signed
+    payloads").
+    """
+    fields = msgspec.structs.asdict(record)
+    fields["ts"] = format_ts(record.ts, tz)
+    return encode_payload(fields, key)
 
 
 def load_keys(path: str | Path) -> dict[str, bytes]:
