@@ -53,12 +53,14 @@ def permit_text(
     overnight: bool = False,
     food_served: bool = True,
     window_now: bool = False,
+    windows: list[tuple[str, str]] | None = None,
     signing: str | None = None,
 ) -> str:
     """The example permit's text with the changes a test needs.
 
     ``window_now`` moves the permitted window around the wall clock, for tests whose
-    aggregator runs on it; ``gates`` replaces the example's gates.
+    aggregator runs on it; ``windows`` replaces the first window with these (start,
+    end) pairs; ``gates`` replaces the example's gates.
     """
     text = (ROOT / "examples" / "permit.toml").read_text().split("[alerting]")[0]
     if gates is not None:
@@ -74,6 +76,9 @@ def permit_text(
             text,
             count=1,
         )
+    if windows is not None:
+        block = "".join(f"[[windows]]\nstart = {s}\nend = {e}\n\n" for s, e in windows)
+        text = re.sub(r"\[\[windows\]\].*?end = [^\n]+\n", block, text, count=1, flags=re.S)
     text = re.sub(r"security_guards = \d+", f"security_guards = {security_guards}", text)
     if overnight:
         text = text.replace("overnight = false", "overnight = true").replace(
@@ -92,6 +97,17 @@ def permit_text(
     if signing is not None:
         text += f'\n[signing]\nkeys_file = "{signing}"\n'
     return text
+
+
+def write_permit(tmp_path: Path, *, name: str = "permit.toml", **changes: Any) -> Path:
+    """Write :func:`permit_text` with ``changes`` to ``tmp_path / name``; its path.
+
+    The one way tests write a permit: a suite with its own usual changes binds them
+    once (``functools.partial``) and a test overrides any of them by keyword.
+    """
+    path = tmp_path / name
+    path.write_text(permit_text(**changes))
+    return path
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:

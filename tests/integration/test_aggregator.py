@@ -18,12 +18,14 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from live_support import FAST, T0, P, Publisher, Watcher, permit_text, ts
+from live_support import FAST, T0, P, Publisher, Watcher, ts
+from live_support import write_permit as write_any_permit
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -37,28 +39,8 @@ from kent_ops.service.aggregator import Aggregator
 
 pytestmark = pytest.mark.integration
 
-
-def write_permit(
-    tmp_path: Path,
-    *,
-    pending_s: float = 2,
-    clear_s: float = 3,
-    stale_after_s: float = 3600,
-    hold_at: int = 1500,
-    resume_below: int = 1450,
-) -> Path:
-    """The example permit with quick alerting, a small security roster and a low hold."""
-    path = tmp_path / "permit.toml"
-    path.write_text(
-        permit_text(
-            pending_s=pending_s,
-            clear_s=clear_s,
-            stale_after_s=stale_after_s,
-            hold_at=hold_at,
-            resume_below=resume_below,
-        )
-    )
-    return path
+write_permit = partial(write_any_permit, hold_at=1500, resume_below=1450)
+"""The example permit with quick alerting, a small security roster and a low hold."""
 
 
 @pytest.fixture

@@ -26,12 +26,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from live_support import EVENT, T0, P, Publisher, Watcher, permit_text, ts, wait_until
+from live_support import EVENT, T0, P, Publisher, Watcher, ts, wait_until
+from live_support import write_permit as write_any_permit
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -60,31 +62,10 @@ FAST = Timing(
 
 # -- helpers ----------------------------------------------------------------------------------
 
-
-def write_permit(
-    tmp_path: Path,
-    *,
-    gates: tuple[str, ...] = ("north", "south", "north-manual"),
-    pending_s: float = 1,
-    clear_s: float = 2,
-    stale_after_s: float = 3600,
-    window_now: bool = False,
-    signing: str | None = None,
-    name: str = "permit.toml",
-) -> Path:
-    """The example permit with other gates, quick alerting and, optionally, signing."""
-    path = tmp_path / name
-    path.write_text(
-        permit_text(
-            gates=gates,
-            pending_s=pending_s,
-            clear_s=clear_s,
-            stale_after_s=stale_after_s,
-            window_now=window_now,
-            signing=signing,
-        )
-    )
-    return path
+write_permit = partial(
+    write_any_permit, gates=("north", "south", "north-manual"), pending_s=1, clear_s=2
+)
+"""The example permit with other gates, quick alerting and, optionally, signing."""
 
 
 @pytest.fixture

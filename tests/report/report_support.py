@@ -14,9 +14,12 @@ import hashlib
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from html import unescape
 from pathlib import Path
 from typing import Any
+
+from live_support import write_permit as write_any_permit
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine
@@ -28,41 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EVENT = "kent-summer-fest-2027"
 P = f"kent/{EVENT}"
 
-
-def write_permit(
-    tmp_path: Path,
-    *,
-    pending_s: float = 10,
-    clear_s: float = 30,
-    stale_after_s: float = 3600,
-    windows: list[tuple[str, str]] | None = None,
-    overnight: bool = False,
-    name: str = "permit.toml",
-) -> Path:
-    """The example permit with quick alerting, 2 security guards and chosen windows."""
-    text = (ROOT / "examples" / "permit.toml").read_text()
-    text = text.split("[alerting]")[0]
-    text = re.sub(r"security_guards = \d+", "security_guards = 0", text)
-    if windows is not None:
-        block = "".join(f"[[windows]]\nstart = {s}\nend = {e}\n\n" for s, e in windows)
-        text = re.sub(
-            r"\[\[windows\]\].*?end = [^\n]+\n",
-            block,
-            text,
-            count=1,
-            flags=re.S,
-        )
-    if overnight:
-        text = text.replace("overnight = false", "overnight = true").replace(
-            "housing_declared = false", "housing_declared = true"
-        )
-    text += (
-        "[alerting]\n"
-        f"pending_s = {pending_s}\nclear_s = {clear_s}\nstale_after_s = {stale_after_s}\n"
-    )
-    path = tmp_path / name
-    path.write_text(text)
-    return path
+write_permit = partial(write_any_permit, pending_s=10, clear_s=30, security_guards=0)
+"""The example permit with slower alerting, no security roster and chosen windows."""
 
 
 def sha256_file(path: Path) -> str:

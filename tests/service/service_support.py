@@ -17,10 +17,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from live_support import P, permit_text
+from live_support import P
 
 from kent_ops.core.engine import Clock
-from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 from kent_ops.evidence.log import EvidenceLog
 from kent_ops.evidence.system import Started
@@ -81,12 +81,6 @@ class FakeLink:
     def last(self, topic_end: str) -> dict[str, Any]:
         """The last payload published to a topic ending so."""
         return json.loads(next(p for t, p in reversed(self.published) if t.endswith(topic_end)))
-
-
-def write_permit(tmp_path: Path, **changes: Any) -> Permit:
-    path = tmp_path / "permit.toml"
-    path.write_text(permit_text(**changes))
-    return load_permit(path)
 
 
 def open_worker(

@@ -14,10 +14,12 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from service_support import T0, HandClock, message, open_worker, write_permit
+from live_support import write_permit
+from service_support import T0, HandClock, message, open_worker
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
+from kent_ops.core.permit import load_permit
 from kent_ops.evidence.log import read_records, verify
 from kent_ops.evidence.records import EXCERPT_KEPT, Excerpt
 from kent_ops.evidence.replay import replay
@@ -158,7 +160,7 @@ def test_a_closing_stop_clears_every_alert_and_a_restart_adopts_those_left_activ
     assert isinstance(lost, FloodCountLost)
     assert (lost.source, lost.alert) == ("sensor-north", alert.id)
     assert after_a_crash.active() == [alert]
-    status = after_a_crash.decorate(Engine(write_permit(tmp_path)).status())
+    status = after_a_crash.decorate(Engine(load_permit(write_permit(tmp_path))).status())
     assert status.active_alerts == [alert.id]
     after_a_crash.begin()
     after_a_crash.end_period(T0, closing=True)
@@ -171,7 +173,7 @@ def test_a_closing_stop_clears_every_alert_and_a_restart_adopts_those_left_activ
 def test_an_oversized_payload_is_kept_as_its_size_hash_and_first_bytes(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
     now = HandClock()
-    worker, link = open_worker(path, write_permit(tmp_path), "sensor", now)
+    worker, link = open_worker(path, load_permit(write_permit(tmp_path)), "sensor", now)
     big = json.dumps({**count(1, 5), "pad": "p" * 1_000_000}).encode()
     worker.handle([(f"{P}/{GATE}", big, now.at(1), 1, 5)])
     assert link.acked == [(1, 5)]
@@ -188,7 +190,9 @@ def test_an_oversized_payload_is_kept_as_its_size_hash_and_first_bytes(tmp_path:
     assert worker.engine.status().rejected == 1
     worker.shutdown()
     assert verify(path).ok
-    result = replay(write_permit(tmp_path), path)  # the replay takes it as it was taken
+    result = replay(
+        load_permit(write_permit(tmp_path)), path
+    )  # the replay takes it as it was taken
     assert (result.messages, result.disagreements, result.engine.rejected) == (1, 0, 1)
 
 
@@ -198,7 +202,7 @@ def test_past_its_budget_a_sensor_s_rejected_messages_are_counted_not_stored(
     path = tmp_path / "e.sqlite"
     now = HandClock()
     timing = Timing(flood_budget_bytes=4000, flood_period_s=3600)
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     worker, link = open_worker(path, permit, "sensor", now, timing)
     junk = [(f"{P}/{GATE}", b"not json %d" % i, now.at(1), 1, 100 + i) for i in range(100)]
     good = message(GATE, count(1, 300), now.at(2), mid=500)
@@ -240,7 +244,7 @@ def test_the_s_numbers_go_on_after_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
     now = HandClock()
     timing = Timing(flood_budget_bytes=100, engine_snapshot_s=3600)
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     worker, link = open_worker(path, permit, "sensor", now, timing)
     worker.handle([(f"{P}/{GATE}", b"junk", now.at(1), 1, 1)])
     assert link.last("alerts/S-0001")["state"] == "active"
@@ -268,7 +272,7 @@ def test_a_message_the_engine_raises_on_is_recorded_as_rejected_and_acknowledged
 ) -> None:
     path = tmp_path / "e.sqlite"
     now = HandClock()
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     worker, link = open_worker(path, permit, "sensor", now)
     worker.engine = RaisesOn(permit, "sensor")
     batch = [
@@ -300,7 +304,7 @@ def test_what_was_counted_is_written_down_before_an_engine_snapshot_counts_it(
     path = tmp_path / "e.sqlite"
     now = HandClock()
     timing = Timing(flood_budget_bytes=100, engine_snapshot_s=1e-9, flood_period_s=3600)
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     worker, _ = open_worker(path, permit, "sensor", now, timing)
     worker.handle([(f"{P}/{GATE}", b"junk %d" % i, now.at(1), 1, i) for i in range(1, 30)])
     live = worker.engine.status().rejected
