@@ -7,11 +7,13 @@ keeps the order), and permit files written to ``tmp_path`` from the example.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -110,26 +112,58 @@ def write_permit(tmp_path: Path, *, name: str = "permit.toml", **changes: Any) -
     return path
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Poll ``predicate`` until it returns something true; fail naming ``what``."""
+def wait_until(
+    predicate: Callable[[], Any],
+    timeout: float,
+    what: str | Callable[[], str],
+    *,
+    every: float = 0.05,
+    cond: threading.Condition | None = None,
+) -> Any:
+    """Poll ``predicate`` until it returns something true, and return that; fail naming ``what``.
+
+    The one way the tests wait: bounded, and loud on timeout (``what`` may be a function,
+    to say what was seen instead). With ``cond`` the check runs holding that condition and
+    waits on it, so a subscriber's callback that notifies it wakes the check at once.
+    """
     deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
+    with cond if cond is not None else contextlib.nullcontext():
+        while True:
+            value = predicate()
+            if value:
+                return value
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                said = what() if callable(what) else what
+                raise AssertionError(f"timed out after {timeout:g} s waiting for {said}")
+            if cond is not None:
+                cond.wait(min(remaining, every))
+            else:
+                time.sleep(min(remaining, every))
 
 
-async def until(pilot: Pilot[Any], check: Callable[[], bool], within: float = 10.0) -> None:
-    """Let a Textual app run until ``check()`` holds; fail after ``within`` seconds."""
+async def wait_until_async(
+    predicate: Callable[[], Any],
+    within: float,
+    what: str,
+    *,
+    every: float = 0.05,
+    pause: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+) -> Any:
+    """:func:`wait_until` for a test on an event loop: it pauses instead of blocking."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if check():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out after {within:g} s waiting for the app")
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within:g} s waiting for {what}")
+        await pause(every)
+    return value
+
+
+async def until(
+    pilot: Pilot[Any], check: Callable[[], bool], within: float = 10.0, what: str = "the app"
+) -> None:
+    """Let a Textual app run until ``check()`` holds; fail after ``within`` seconds."""
+    await wait_until_async(check, within, what, pause=pilot.pause)
 
 
 class Watcher:
@@ -166,16 +200,19 @@ class Watcher:
         self, topic: str, predicate: Callable[[bytes], bool] = bool, timeout: float = 15.0
     ) -> bytes:
         """The latest payload on ``topic`` once it satisfies ``predicate`` (bounded wait)."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                value = self.latest.get(topic)
-                if value is not None and predicate(value):
-                    return value
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(f"{topic}: wanted value not seen; last {value!r}")
-                self._cond.wait(remaining)
+
+        def seen() -> tuple[bytes] | None:  # a 1-tuple, so an empty payload counts as seen
+            value = self.latest.get(topic)
+            return (value,) if value is not None and predicate(value) else None
+
+        (payload,) = wait_until(
+            seen,
+            timeout,
+            lambda: f"the wanted value on {topic}; last {self.latest.get(topic)!r}",
+            every=1.0,
+            cond=self._cond,
+        )
+        return payload  # type: ignore[no-any-return]
 
     def status(
         self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 15.0

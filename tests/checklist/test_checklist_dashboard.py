@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from checklist_support import engine_status, running_aggregator, write_permit
 from live_support import EVENT, T0, P, Watcher
+from live_support import until as app_until
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Footer, Static
@@ -46,12 +46,7 @@ def shown(widget: Static) -> str:
 
 async def until(pilot: Pilot[Any], check: Callable[[], bool], within: float = 15.0) -> None:
     """Let the app run until ``check()`` holds; fail after ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if check():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("timed out waiting for the dashboard")
+    await app_until(pilot, check, within, "the dashboard")
 
 
 async def type_text(pilot: Pilot[Any], text: str) -> None:

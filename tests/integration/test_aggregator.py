@@ -15,7 +15,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import partial
@@ -24,7 +23,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from live_support import FAST, T0, P, Publisher, Watcher, ts
+from live_support import FAST, T0, P, Publisher, Watcher, ts, wait_until
 from live_support import write_permit as write_any_permit
 
 from kent_ops.broker.client import parse_broker_url
@@ -478,15 +477,16 @@ def test_a_broker_restart_is_survived_and_logged(
     try:
         pub.gate("north", 2, 2, 250, 0)
         watcher.client.reconnect()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+
+        def both_logged() -> tuple[list[str], list[Any]] | None:
             events = [
                 json.loads(r.payload)["event"] for r in read_records(evidence) if r.kind == "system"
             ]
             counts = [r for r in message_rows(evidence) if r[0].endswith("north/count")]
-            if len(counts) == 2 and "broker-disconnected" in events:
-                break
-            time.sleep(0.05)
+            done = len(counts) == 2 and "broker-disconnected" in events
+            return (events, counts) if done else None
+
+        events, counts = wait_until(both_logged, 20, "both readings and the disconnection logged")
         assert events.count("broker-connected") == 2
         assert "broker-disconnected" in events
         assert len(counts) == 2

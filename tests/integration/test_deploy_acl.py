@@ -5,12 +5,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
+from live_support import wait_until
 from paho.mqtt.enums import CallbackAPIVersion
 
 from dashboards.common.feed import LinkUpdate, MqttFeed
@@ -102,9 +102,7 @@ def _denied(broker: MosquittoBroker, user: str, topic: str, body: bytes) -> None
 
 
 def _wait_for(got: list[tuple[str, bytes]], n: int) -> None:
-    deadline = time.monotonic() + 10
-    while len(got) < n and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: len(got) >= n, 10, lambda: f"{n} message(s); got {got!r}", every=0.02)
 
 
 def _collect(client: mqtt.Client, topic: str) -> list[tuple[str, bytes]]:
@@ -258,9 +256,7 @@ def test_a_refused_account_is_named_by_the_dashboards_feed(
     )
     feed.start()
     try:
-        deadline = time.monotonic() + 10
-        while len(updates) < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: len(updates) >= 2, 10, "the refusal and the disconnection", every=0.02)
     finally:
         feed.stop()
     # The refusal, then paho's disconnection: both still say who was refused.

@@ -7,12 +7,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
+from live_support import wait_until
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -60,12 +60,14 @@ class Listener:
     def wait_for(
         self, done: Callable[[list[Received]], bool], timeout: float = 15.0
     ) -> list[Received]:
-        deadline = time.monotonic() + timeout
+        wait_until(
+            lambda: done(self.messages),
+            timeout,
+            lambda: f"the messages wanted; heard {len(self.messages)}",
+            every=1.0,
+            cond=self._cond,
+        )
         with self._cond:
-            while not done(self.messages):
-                left = deadline - time.monotonic()
-                assert left > 0, f"timed out; heard {len(self.messages)} messages"
-                self._cond.wait(left)
             return list(self.messages)
 
     def readings(self, topic: str) -> list[dict]:
@@ -93,13 +95,6 @@ def has_reading(topic: str, **fields: int) -> Callable[[list[Received]], bool]:
         )
 
     return done
-
-
-def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 @pytest.mark.timeout(30)

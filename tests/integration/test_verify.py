@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from live_support import wait_until
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -79,12 +80,11 @@ def test_verify_passes_a_live_log_and_names_a_flipped_byte(
         with agg:
             assert agg.connected.wait(10)
             _publish(broker, messages)
-            for _ in range(200):
-                if any(b'"entries":200' in s for s in seen):
-                    break
-                agg.wait(0.05)
-            else:
-                raise AssertionError("the aggregator did not take the messages")
+            wait_until(
+                lambda: any(b'"entries":200' in s for s in seen),
+                10,
+                "the aggregator to take the messages",
+            )
     finally:
         watcher.disconnect()
         watcher.loop_stop()

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
+from live_support import wait_until
 from report_support import EVENT, P, utc, write_permit
 
 from kent_ops.broker.client import make_client, parse_broker_url
@@ -147,12 +147,14 @@ def test_report_findings_equal_the_alerts_a_real_aggregator_published(
         for at in (120, 130, 140):
             sender.gate("north", at, 4300, 1000)
         # Every alert has ended and cleared by 140; wait until the subscriber has them all.
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            got = subscriber.snapshot()
-            if len(got) >= 5 and all(a.state == "cleared" for a in got.values()):
-                break
-            time.sleep(0.05)
+        wait_until(
+            lambda: (
+                len(got := subscriber.snapshot()) >= 5
+                and all(a.state == "cleared" for a in got.values())
+            ),
+            20,
+            "every alert cleared at the subscriber",
+        )
     finally:
         agg.stop()
         assert agg.wait(20), "the aggregator did not stop"
