@@ -24,11 +24,15 @@ from textual.pilot import Pilot
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.wire import ROOT as TOPIC_ROOT
+from kent_ops.core.wire import TopicRef, Topics
 from kent_ops.service.aggregator import Timing
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENT = "kent-summer-fest-2027"
-P = f"kent/{EVENT}"
+TOPICS = Topics(EVENT)
+"""The example event's topics (docs/protocol.md); tests build every topic with it."""
+P = TOPICS.prefix
 T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)  # 10:00 in Kent, when the window opens
 
 FAST = Timing(heartbeat_s=1.0, snapshot_s=1.0, checkpoint_s=2.0, tick_s=0.2)
@@ -112,6 +116,11 @@ def write_permit(tmp_path: Path, *, name: str = "permit.toml", **changes: Any) -
     return path
 
 
+def full_topic(topic: str) -> str:
+    """``topic`` if it is a whole topic (built with :data:`TOPICS`), else under the prefix."""
+    return topic if topic.startswith(f"{TOPIC_ROOT}/") else f"{P}/{topic}"
+
+
 def wait_until(
     predicate: Callable[[], Any],
     timeout: float,
@@ -180,7 +189,7 @@ class Watcher:
         subscribed = threading.Event()
         self.client = make_client(parse_broker_url(broker.url))
         self.client.on_message = self._on_message
-        self.client.on_connect = lambda c, *a: c.subscribe(f"{P}/#", qos=1)
+        self.client.on_connect = lambda c, *a: c.subscribe(TOPICS.everything, qos=1)
         self.client.on_subscribe = lambda *a: subscribed.set()
         self.client.connect(broker.host, broker.port)
         self.client.loop_start()
@@ -190,9 +199,9 @@ class Watcher:
     def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         with self._cond:
             self.latest[msg.topic] = msg.payload
-            if msg.topic == f"{P}/status":
+            if msg.topic == TOPICS.status:
                 self.statuses.append(json.loads(msg.payload))
-            elif msg.topic == f"{P}/aggregator/availability":
+            elif msg.topic == TOPICS.aggregator_availability:
                 self.availability.append(msg.payload)
             self._cond.notify_all()
 
@@ -217,22 +226,22 @@ class Watcher:
     def status(
         self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 15.0
     ) -> dict[str, Any]:
-        raw = self.wait_for(f"{P}/status", lambda b: predicate(json.loads(b)), timeout)
+        raw = self.wait_for(TOPICS.status, lambda b: predicate(json.loads(b)), timeout)
         return json.loads(raw)
 
     def alert(
         self, alert_id: str, predicate: Callable[[dict[str, Any]], bool] = bool
     ) -> dict[str, Any]:
-        raw = self.wait_for(f"{P}/alerts/{alert_id}", lambda b: predicate(json.loads(b)))
+        raw = self.wait_for(TOPICS.alert(alert_id), lambda b: predicate(json.loads(b)))
         return json.loads(raw)
 
     def alerts(self) -> dict[str, dict[str, Any]]:
         """Every alert seen so far, in its latest state, by id."""
         with self._cond:
             return {
-                topic.rsplit("/", 1)[1]: json.loads(raw)
+                ref.id: json.loads(raw)
                 for topic, raw in self.latest.items()
-                if topic.startswith(f"{P}/alerts/") and raw
+                if isinstance(ref := TOPICS.parse(topic), TopicRef) and ref.kind == "alert" and raw
             }
 
     def forget(self, topic: str) -> None:
@@ -273,7 +282,7 @@ class Publisher:
             data = payload.encode()
         else:
             data = payload
-        full = topic if topic.startswith("kent/") else f"{P}/{topic}"
+        full = full_topic(topic)
         info = self.client.publish(full, data, qos=1)
         self.sent.append((full, data))
         self.infos.append(info)

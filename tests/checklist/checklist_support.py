@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from live_support import FAST, T0, P, Watcher, ts
+from live_support import FAST, T0, TOPICS, Watcher, ts
 from live_support import write_permit as write_any_permit
 
 from kent_ops.broker.client import parse_broker_url
@@ -39,7 +39,7 @@ def engine_status(
     for who, item, result, note, seconds in marks:
         body = {"ts": ts(seconds), "item": item, "result": result, "note": note}
         at = T0 + timedelta(seconds=seconds)
-        r = engine.feed(f"{P}/inspector/{who}/inspection", json.dumps(body).encode(), at)
+        r = engine.feed(TOPICS.inspector(who, "inspection"), json.dumps(body).encode(), at)
         assert r.accepted, r.reason
     engine.collect_changes()
     return engine.status(), list(engine.alerts.values())
@@ -54,11 +54,11 @@ def running_aggregator(
     clock: Literal["wall", "sensor"] = "sensor",
 ) -> Iterator[Aggregator]:
     """A real aggregator, serving once it says it is online; stopped cleanly after."""
-    watcher.forget(f"{P}/aggregator/availability")
+    watcher.forget(TOPICS.aggregator_availability)
     agg = Aggregator(permit, evidence, parse_broker_url(broker.url), clock=clock, timing=FAST)
     agg.start()
     try:
-        watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online")
+        watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online")
         yield agg
     finally:
         agg.stop()

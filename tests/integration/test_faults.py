@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from live_support import EVENT, T0, P, Publisher, Watcher, ts, wait_until
+from live_support import EVENT, T0, TOPICS, P, Publisher, Watcher, ts, wait_until
 from live_support import write_permit as write_any_permit
 
 from kent_ops.broker.client import parse_broker_url
@@ -452,7 +452,9 @@ def test_a_skewed_sensor_clock_is_a_finding_and_its_messages_are_timed_on_receip
             assert all(link.wait_online(10) for link in links)
             assert north.count(entered=40, exited=2)
             assert south.count(entered=25)
-            alert = json.loads(watcher.wait_for(f"{P}/alerts/A-0001", lambda b: b"clock-skew" in b))
+            alert = json.loads(
+                watcher.wait_for(TOPICS.alert("A-0001"), lambda b: b"clock-skew" in b)
+            )
             s = watcher.status(lambda s: s["attendance"]["entries"] == 65)
         finally:
             for device in (north, south):
@@ -872,10 +874,10 @@ def test_a_restart_publishes_what_a_crashed_run_committed_but_never_published(
         log.append("command", datetime.now(UTC),
                    payload=json_bytes({"gate": "south", "command": {"admit": False}}))  # fmt: skip
         log.commit()
-    assert json.loads(watcher.latest[f"{P}/alerts/A-0001"]) == raised
+    assert json.loads(watcher.latest[TOPICS.alert("A-0001")]) == raised
     with serving(Aggregator(permit, evidence, address, "sensor", timing=FAST), watcher):
         watcher.alert("A-0001", lambda a: a == later)
-        watcher.wait_for(f"{P}/gate/south/command", lambda b: json.loads(b) == {"admit": False})
+        watcher.wait_for(TOPICS.gate_command("south"), lambda b: json.loads(b) == {"admit": False})
     assert verify(evidence).ok
 
 
@@ -992,7 +994,7 @@ def test_a_burst_of_ten_times_the_normal_rate_for_60_s_loses_nothing(
         publisher.send(f"gate/{gate}/count", count)
 
     try:
-        watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online", 30)
+        watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online", 30)
         baseline = vm_kib(proc.pid, "VmHWM")
         sent = 0
         next_sample = time.monotonic()

@@ -17,6 +17,7 @@ from live_support import wait_until
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.core.permit import Permit
+from kent_ops.core.wire import Topics
 from sensors.gate_counter import GateCounter
 from sensors.scenario import generate
 from sensors.simulator import run_simulation
@@ -24,9 +25,9 @@ from sensors.simulator import run_simulation
 pytestmark = pytest.mark.integration
 
 EVENT = "kent-summer-fest-2027"
-PREFIX = f"kent/{EVENT}"
-NORTH = f"{PREFIX}/gate/north/count"
-NORTH_AVAIL = f"{PREFIX}/sensor/north/availability"
+TOPICS = Topics(EVENT)
+NORTH = TOPICS.gate_count("north")
+NORTH_AVAIL = TOPICS.availability("north")
 
 Received = tuple[str, bytes, bool]
 
@@ -50,7 +51,7 @@ class Listener:
         assert self._subscribed.wait(10), "the listener never subscribed"
 
     def _on_connect(self, client: mqtt.Client, *args: object) -> None:
-        client.subscribe(f"{PREFIX}/#", qos=1)
+        client.subscribe(TOPICS.everything, qos=1)
 
     def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         with self._cond:
@@ -194,9 +195,9 @@ def test_lot_sensor_and_badge_reader_commands_publish_their_readings(
         "RN-0042 nurse on\n",
     )  # fmt: skip
     assert (lot.returncode, badge.returncode) == (0, 0), lot.stderr + badge.stderr
-    listener.wait_for(has_reading(f"{PREFIX}/parking/lot-a/occupancy", occupied=313))
+    listener.wait_for(has_reading(TOPICS.lot_occupancy("lot-a"), occupied=313))
     listener.wait_for(lambda ms: any(t.endswith("/staff/first-aid/badge") for t, _, _ in ms))
-    [scan] = listener.readings(f"{PREFIX}/staff/first-aid/badge")
+    [scan] = listener.readings(TOPICS.staff_badge("first-aid"))
     assert {k: scan[k] for k in ("seq", "badge", "role", "action")} == {
         "seq": 1, "badge": "RN-0042", "role": "nurse", "action": "on"
     }  # fmt: skip

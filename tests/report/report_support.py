@@ -19,17 +19,20 @@ from html import unescape
 from pathlib import Path
 from typing import Any
 
+from live_support import full_topic
 from live_support import write_permit as write_any_permit
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.wire import Topics
 from kent_ops.evidence.cite import with_hash
 from kent_ops.evidence.log import EvidenceLog, format_time
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENT = "kent-summer-fest-2027"
-P = f"kent/{EVENT}"
+TOPICS = Topics(EVENT)
+P = TOPICS.prefix
 
 write_permit = partial(write_any_permit, pending_s=10, clear_s=30, security_guards=0)
 """The example permit with slower alerting, no security roster and chosen windows."""
@@ -62,11 +65,12 @@ class ScriptedLog:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         received = self.at(seconds)
         rid = self.log.head[0] + 1
-        r = self.engine.feed(f"{P}/{topic}", data, received, rid)
+        topic = full_topic(topic)
+        r = self.engine.feed(topic, data, received, rid)
         self.log.append(
             "message",
             received,
-            topic=f"{P}/{topic}",
+            topic=topic,
             payload=data,
             accepted=r.accepted,
             reason=r.reason,

@@ -15,8 +15,8 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
-from live_support import wait_until
-from report_support import EVENT, P, utc, write_permit
+from live_support import full_topic, wait_until
+from report_support import EVENT, TOPICS, utc, write_permit
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -42,7 +42,7 @@ class AlertSubscriber:
         self._lock = threading.Lock()
         self.client = make_client(parse_broker_url(broker.url))
         self.client.on_connect = lambda c, *a: c.subscribe(
-            [(f"{P}/alerts/+", 1), (f"{P}/aggregator/availability", 1)]
+            [(TOPICS.alerts_wildcard, 1), (TOPICS.aggregator_availability, 1)]
         )
         self.client.on_message = self._on_message
         self.client.connect(broker.host, broker.port)
@@ -78,11 +78,12 @@ class Sender:
 
     def send(self, topic: str, body: dict[str, Any], at: float) -> None:
         body = {**body, "ts": (T0 + timedelta(seconds=at)).isoformat()}
+        topic = full_topic(topic)
         if "seq" in body and body["seq"] is None:
-            key = topic.split("/")[1]
+            key = TOPICS.parse(topic).id
             self.seqs[key] = self.seqs.get(key, 0) + 1
             body["seq"] = self.seqs[key]
-        info = self.client.publish(f"{P}/{topic}", json.dumps(body).encode(), qos=1)
+        info = self.client.publish(topic, json.dumps(body).encode(), qos=1)
         info.wait_for_publish(timeout=10)
 
     def gate(self, gate: str, at: float, in_total: int, out_total: int = 0) -> None:

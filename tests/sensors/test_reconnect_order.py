@@ -19,6 +19,7 @@ from live_support import wait_until
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.delivery import Delivery
 from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.wire import Topics
 from sensors.badge_reader import BadgeReader
 from sensors.device import MqttLink
 
@@ -100,12 +101,12 @@ def test_a_message_sent_while_the_link_is_down_is_followed_to_its_acknowledgemen
     """
     broker = MosquittoBroker(tmp_path / "broker").start()
     try:
-        topic = f"kent/{EVENT}/sensor/north/gate"
+        topic = f"{Topics(EVENT).prefix}/sensor/north/gate"  # any topic will do
         heard = Heard(broker, topic)
         link = MqttLink(
             parse_broker_url(broker.url),
             client_id="north",
-            will_topic=f"kent/{EVENT}/sensor/north/availability",
+            will_topic=Topics(EVENT).availability("north"),
         )
         link.start()
         assert link.wait_online(10)

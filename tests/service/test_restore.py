@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from live_support import write_permit
+from live_support import TOPICS, write_permit
 from service_support import HandClock, message, open_worker
 
 from kent_ops.core.engine import Engine
@@ -29,7 +29,7 @@ from kent_ops.service.restore import rebuild
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.worker import Worker
 
-GATE = "gate/north/count"
+GATE = TOPICS.gate_count("north")
 LOT = "parking/lot-a/occupancy"
 ALWAYS = Timing(engine_snapshot_s=1e-9, snapshot_s=3, checkpoint_s=7)
 """An engine snapshot at every timer pass."""

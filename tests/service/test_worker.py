@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from live_support import write_permit
+from live_support import TOPICS, write_permit
 from service_support import HandClock, message, open_worker
 
 from kent_ops.core.permit import load_permit
@@ -18,7 +18,7 @@ from kent_ops.evidence.replay import replay
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.worker import rebuild
 
-GATE = "gate/north/count"
+GATE = TOPICS.gate_count("north")
 
 
 def count(seq: int, seconds: float, in_total: int, out_total: int = 0) -> dict[str, object]:
