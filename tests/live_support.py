@@ -7,11 +7,13 @@ keeps the order), and permit files written to ``tmp_path`` from the example.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,11 +24,15 @@ from textual.pilot import Pilot
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.wire import ROOT as TOPIC_ROOT
+from kent_ops.core.wire import TopicRef, Topics
 from kent_ops.service.aggregator import Timing
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENT = "kent-summer-fest-2027"
-P = f"kent/{EVENT}"
+TOPICS = Topics(EVENT)
+"""The example event's topics (docs/protocol.md); tests build every topic with it."""
+P = TOPICS.prefix
 T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)  # 10:00 in Kent, when the window opens
 
 FAST = Timing(heartbeat_s=1.0, snapshot_s=1.0, checkpoint_s=2.0, tick_s=0.2)
@@ -53,12 +59,14 @@ def permit_text(
     overnight: bool = False,
     food_served: bool = True,
     window_now: bool = False,
+    windows: list[tuple[str, str]] | None = None,
     signing: str | None = None,
 ) -> str:
     """The example permit's text with the changes a test needs.
 
     ``window_now`` moves the permitted window around the wall clock, for tests whose
-    aggregator runs on it; ``gates`` replaces the example's gates.
+    aggregator runs on it; ``windows`` replaces the first window with these (start,
+    end) pairs; ``gates`` replaces the example's gates.
     """
     text = (ROOT / "examples" / "permit.toml").read_text().split("[alerting]")[0]
     if gates is not None:
@@ -74,6 +82,9 @@ def permit_text(
             text,
             count=1,
         )
+    if windows is not None:
+        block = "".join(f"[[windows]]\nstart = {s}\nend = {e}\n\n" for s, e in windows)
+        text = re.sub(r"\[\[windows\]\].*?end = [^\n]+\n", block, text, count=1, flags=re.S)
     text = re.sub(r"security_guards = \d+", f"security_guards = {security_guards}", text)
     if overnight:
         text = text.replace("overnight = false", "overnight = true").replace(
@@ -94,26 +105,74 @@ def permit_text(
     return text
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Poll ``predicate`` until it returns something true; fail naming ``what``."""
+def write_permit(tmp_path: Path, *, name: str = "permit.toml", **changes: Any) -> Path:
+    """Write :func:`permit_text` with ``changes`` to ``tmp_path / name``; its path.
+
+    The one way tests write a permit: a suite with its own usual changes binds them
+    once (``functools.partial``) and a test overrides any of them by keyword.
+    """
+    path = tmp_path / name
+    path.write_text(permit_text(**changes))
+    return path
+
+
+def full_topic(topic: str) -> str:
+    """``topic`` if it is a whole topic (built with :data:`TOPICS`), else under the prefix."""
+    return topic if topic.startswith(f"{TOPIC_ROOT}/") else f"{P}/{topic}"
+
+
+def wait_until(
+    predicate: Callable[[], Any],
+    timeout: float,
+    what: str | Callable[[], str],
+    *,
+    every: float = 0.05,
+    cond: threading.Condition | None = None,
+) -> Any:
+    """Poll ``predicate`` until it returns something true, and return that; fail naming ``what``.
+
+    The one way the tests wait: bounded, and loud on timeout (``what`` may be a function,
+    to say what was seen instead). With ``cond`` the check runs holding that condition and
+    waits on it, so a subscriber's callback that notifies it wakes the check at once.
+    """
     deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
+    with cond if cond is not None else contextlib.nullcontext():
+        while True:
+            value = predicate()
+            if value:
+                return value
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                said = what() if callable(what) else what
+                raise AssertionError(f"timed out after {timeout:g} s waiting for {said}")
+            if cond is not None:
+                cond.wait(min(remaining, every))
+            else:
+                time.sleep(min(remaining, every))
 
 
-async def until(pilot: Pilot[Any], check: Callable[[], bool], within: float = 10.0) -> None:
-    """Let a Textual app run until ``check()`` holds; fail after ``within`` seconds."""
+async def wait_until_async(
+    predicate: Callable[[], Any],
+    within: float,
+    what: str,
+    *,
+    every: float = 0.05,
+    pause: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+) -> Any:
+    """:func:`wait_until` for a test on an event loop: it pauses instead of blocking."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if check():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out after {within:g} s waiting for the app")
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within:g} s waiting for {what}")
+        await pause(every)
+    return value
+
+
+async def until(
+    pilot: Pilot[Any], check: Callable[[], bool], within: float = 10.0, what: str = "the app"
+) -> None:
+    """Let a Textual app run until ``check()`` holds; fail after ``within`` seconds."""
+    await wait_until_async(check, within, what, pause=pilot.pause)
 
 
 class Watcher:
@@ -130,7 +189,7 @@ class Watcher:
         subscribed = threading.Event()
         self.client = make_client(parse_broker_url(broker.url))
         self.client.on_message = self._on_message
-        self.client.on_connect = lambda c, *a: c.subscribe(f"{P}/#", qos=1)
+        self.client.on_connect = lambda c, *a: c.subscribe(TOPICS.everything, qos=1)
         self.client.on_subscribe = lambda *a: subscribed.set()
         self.client.connect(broker.host, broker.port)
         self.client.loop_start()
@@ -140,9 +199,9 @@ class Watcher:
     def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         with self._cond:
             self.latest[msg.topic] = msg.payload
-            if msg.topic == f"{P}/status":
+            if msg.topic == TOPICS.status:
                 self.statuses.append(json.loads(msg.payload))
-            elif msg.topic == f"{P}/aggregator/availability":
+            elif msg.topic == TOPICS.aggregator_availability:
                 self.availability.append(msg.payload)
             self._cond.notify_all()
 
@@ -150,36 +209,39 @@ class Watcher:
         self, topic: str, predicate: Callable[[bytes], bool] = bool, timeout: float = 15.0
     ) -> bytes:
         """The latest payload on ``topic`` once it satisfies ``predicate`` (bounded wait)."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                value = self.latest.get(topic)
-                if value is not None and predicate(value):
-                    return value
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(f"{topic}: wanted value not seen; last {value!r}")
-                self._cond.wait(remaining)
+
+        def seen() -> tuple[bytes] | None:  # a 1-tuple, so an empty payload counts as seen
+            value = self.latest.get(topic)
+            return (value,) if value is not None and predicate(value) else None
+
+        (payload,) = wait_until(
+            seen,
+            timeout,
+            lambda: f"the wanted value on {topic}; last {self.latest.get(topic)!r}",
+            every=1.0,
+            cond=self._cond,
+        )
+        return payload  # type: ignore[no-any-return]
 
     def status(
         self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 15.0
     ) -> dict[str, Any]:
-        raw = self.wait_for(f"{P}/status", lambda b: predicate(json.loads(b)), timeout)
+        raw = self.wait_for(TOPICS.status, lambda b: predicate(json.loads(b)), timeout)
         return json.loads(raw)
 
     def alert(
         self, alert_id: str, predicate: Callable[[dict[str, Any]], bool] = bool
     ) -> dict[str, Any]:
-        raw = self.wait_for(f"{P}/alerts/{alert_id}", lambda b: predicate(json.loads(b)))
+        raw = self.wait_for(TOPICS.alert(alert_id), lambda b: predicate(json.loads(b)))
         return json.loads(raw)
 
     def alerts(self) -> dict[str, dict[str, Any]]:
         """Every alert seen so far, in its latest state, by id."""
         with self._cond:
             return {
-                topic.rsplit("/", 1)[1]: json.loads(raw)
+                ref.id: json.loads(raw)
                 for topic, raw in self.latest.items()
-                if topic.startswith(f"{P}/alerts/") and raw
+                if isinstance(ref := TOPICS.parse(topic), TopicRef) and ref.kind == "alert" and raw
             }
 
     def forget(self, topic: str) -> None:
@@ -220,7 +282,7 @@ class Publisher:
             data = payload.encode()
         else:
             data = payload
-        full = topic if topic.startswith("kent/") else f"{P}/{topic}"
+        full = full_topic(topic)
         info = self.client.publish(full, data, qos=1)
         self.sent.append((full, data))
         self.infos.append(info)

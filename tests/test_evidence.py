@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kent_ops.commands.cli import main
+from kent_ops.core.wire import Topics
 from kent_ops.evidence.log import (
     GENESIS_HASH,
     ChainBroken,
@@ -26,7 +27,8 @@ from kent_ops.evidence.log import (
 EVENT = "kent-summer-fest-2027"
 PERMIT_SHA = "ab" * 32
 T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)
-TOPIC = f"kent/{EVENT}/gate/north/count"
+TOPIC = Topics(EVENT).gate_count("north")
+UNICODE_TOPIC = f"{Topics('x').prefix}/ünïcode"  # not one of ours: stored as received
 
 
 def _open(path: Path, event: str = EVENT, sha: str = PERMIT_SHA) -> EvidenceLog:
@@ -154,7 +156,7 @@ def test_records_round_trip_exactly(tmp_path: Path) -> None:
     local = datetime(2027, 7, 4, 10, 3, 5, 120000, tzinfo=offset)
     with _open(path) as log:
         log.append("message", local, topic=TOPIC, payload=every_byte, accepted=False, reason="r")
-        log.append("message", T0, topic="kent/x/ünïcode", payload=b"", accepted=True)
+        log.append("message", T0, topic=UNICODE_TOPIC, payload=b"", accepted=True)
         log.append("system", T0, payload=b'{"event":"started"}')
         log.commit()
     recs = list(read_records(path))[1:]
@@ -162,7 +164,7 @@ def test_records_round_trip_exactly(tmp_path: Path) -> None:
     assert recs[0].received_at == local
     assert recs[0].received_at.utcoffset() == timedelta(0)
     assert (recs[0].accepted, recs[0].reason, recs[0].topic) == (False, "r", TOPIC)
-    assert (recs[1].payload, recs[1].accepted, recs[1].topic) == (b"", True, "kent/x/ünïcode")
+    assert (recs[1].payload, recs[1].accepted, recs[1].topic) == (b"", True, UNICODE_TOPIC)
     assert (recs[2].accepted, recs[2].topic, recs[2].reason) == (None, None, None)
 
 

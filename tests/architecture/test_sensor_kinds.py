@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any, get_args
 
 import pytest
-from core.core_support import PREFIX, local, permit_data, permit_text, permit_variant
+from core.core_support import EVENT, local, permit_data, permit_text, permit_variant
 
 from kent_ops.broker.acl import People, acl_text
 from kent_ops.core import permit_schema, snapshot
@@ -68,7 +68,7 @@ RENTED: dict[str, tuple[dict[str, str], dict[str, int]]] = {
 """A ``json`` source for each kind a rented device may stand for, and what it reads."""
 
 T0 = local(12)
-TOPICS = Topics(PREFIX.removeprefix("kent/"))
+TOPICS = Topics(EVENT)
 
 
 @functools.cache

@@ -11,10 +11,12 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from live_support import FAST, T0, P, Watcher, permit_text, ts
+from live_support import FAST, T0, TOPICS, Watcher, ts
+from live_support import write_permit as write_any_permit
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -25,27 +27,8 @@ from kent_ops.service.aggregator import Aggregator
 
 WINDOW_END = datetime(2027, 7, 5, 3, 30, tzinfo=UTC)  # 23:30 in Kent
 
-
-def write_permit(
-    tmp_path: Path,
-    *,
-    overnight: bool = False,
-    food_served: bool = True,
-    pending_s: float = 2,
-    clear_s: float = 3,
-) -> Path:
-    """The example permit with quick alerting, no security roster, and chosen facilities."""
-    path = tmp_path / "permit.toml"
-    path.write_text(
-        permit_text(
-            overnight=overnight,
-            food_served=food_served,
-            pending_s=pending_s,
-            clear_s=clear_s,
-            security_guards=0,
-        )
-    )
-    return path
+write_permit = partial(write_any_permit, security_guards=0)
+"""The example permit with quick alerting, no security roster, and chosen facilities."""
 
 
 def engine_status(
@@ -56,7 +39,7 @@ def engine_status(
     for who, item, result, note, seconds in marks:
         body = {"ts": ts(seconds), "item": item, "result": result, "note": note}
         at = T0 + timedelta(seconds=seconds)
-        r = engine.feed(f"{P}/inspector/{who}/inspection", json.dumps(body).encode(), at)
+        r = engine.feed(TOPICS.inspector(who, "inspection"), json.dumps(body).encode(), at)
         assert r.accepted, r.reason
     engine.collect_changes()
     return engine.status(), list(engine.alerts.values())
@@ -71,11 +54,11 @@ def running_aggregator(
     clock: Literal["wall", "sensor"] = "sensor",
 ) -> Iterator[Aggregator]:
     """A real aggregator, serving once it says it is online; stopped cleanly after."""
-    watcher.forget(f"{P}/aggregator/availability")
+    watcher.forget(TOPICS.aggregator_availability)
     agg = Aggregator(permit, evidence, parse_broker_url(broker.url), clock=clock, timing=FAST)
     agg.start()
     try:
-        watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online")
+        watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online")
         yield agg
     finally:
         agg.stop()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,8 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import pytest
 from checklist_support import engine_status, running_aggregator, write_permit
-from live_support import EVENT, T0, P, Watcher
+from live_support import EVENT, T0, TOPICS, Watcher
+from live_support import until as app_until
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Footer, Static
@@ -46,12 +46,7 @@ def shown(widget: Static) -> str:
 
 async def until(pilot: Pilot[Any], check: Callable[[], bool], within: float = 15.0) -> None:
     """Let the app run until ``check()`` holds; fail after ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if check():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("timed out waiting for the dashboard")
+    await app_until(pilot, check, within, "the dashboard")
 
 
 async def type_text(pilot: Pilot[Any], text: str) -> None:
@@ -172,7 +167,7 @@ class InspectorTopics:
         self.client.on_subscribe = lambda *a: subscribed.set()
         self.client.connect(broker.host, broker.port)
         self.client.loop_start()
-        self.client.subscribe(f"{P}/inspector/+/+", qos=1)
+        self.client.subscribe(TOPICS.inspector("+", "+"), qos=1)
         if not subscribed.wait(10):
             raise TimeoutError("could not subscribe")
 
@@ -270,7 +265,7 @@ async def test_marking_deficient_from_the_dashboard_raises_the_alert_on_screen(
     finally:
         sent.close()
     payloads = [(t, p, q) for t, p, q in sent.got() if t.endswith("/inspection")]
-    assert [(t, q) for t, _, q in payloads] == [(f"{P}/inspector/insp-1/inspection", 1)] * 2
+    assert [(t, q) for t, _, q in payloads] == [(TOPICS.inspector("insp-1", "inspection"), 1)] * 2
     deficient, ok = (p for _, p, _ in payloads)
     assert set(deficient) == {"ts", "item", "result", "note"}
     assert (deficient["item"], deficient["result"], deficient["note"]) == (

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from checklist_support import WINDOW_END, running_aggregator, write_permit
-from live_support import T0, P, Publisher, Watcher
+from live_support import T0, TOPICS, Publisher, Watcher
 
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.core.permit import Permit, load_permit
@@ -157,7 +157,7 @@ def test_a_restarted_aggregator_rebuilds_the_checklist_and_the_open_deficiency(
     (alert_id,) = first["active_alerts"]
     alert_before = watcher.alert(alert_id)
 
-    watcher.forget(f"{P}/status")
+    watcher.forget(TOPICS.status)
     with running_aggregator(permit, evidence, broker, watcher) as agg:
         rebuilt = watcher.status(lambda s: "C(8)" in s["checklist"])
         assert rebuilt["checklist"] == first["checklist"]

@@ -24,7 +24,8 @@ from kent_ops.core.wire import Topics
 EXAMPLE_PATH = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"
 EXAMPLE_TEXT = EXAMPLE_PATH.read_text(encoding="utf-8")
 NY = ZoneInfo("America/New_York")
-PREFIX = "kent/kent-summer-fest-2027"
+EVENT = "kent-summer-fest-2027"
+PREFIX = Topics(EVENT).prefix
 WINDOW_START = datetime(2027, 7, 4, 10, 0, tzinfo=NY)
 WINDOW_END = datetime(2027, 7, 4, 23, 30, tzinfo=NY)
 US = timedelta(microseconds=1)

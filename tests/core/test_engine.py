@@ -14,6 +14,7 @@ import pytest
 from core_support import PREFIX, QUICK, Driver, local, permit_variant, utc, when
 
 from kent_ops.core.engine import Engine
+from kent_ops.core.wire import Topics
 
 SPEC_STATUS_KEYS = {
     "ts",
@@ -469,7 +470,7 @@ def test_alert_times_are_utc_iso(baseline: Driver) -> None:
 def test_topics_are_under_the_event_prefix() -> None:
     d = Driver(permit_variant(QUICK))
     result = d.engine.feed(
-        "kent/another-event/gate/north/count",
+        Topics("another-event").gate_count("north"),
         json.dumps({"seq": 1, "ts": local(12).isoformat(), "in_total": 5, "out_total": 0}).encode(),
         local(12),
     )

@@ -25,6 +25,7 @@ from kent_ops.core.wire import (
     LotOccupancy,
     Note,
     Rejection,
+    Topics,
     decode,
     decode_bridge_state,
 )
@@ -293,7 +294,7 @@ def test_inspector_and_badge_payloads_are_checked(
 @pytest.mark.parametrize(
     "topic",
     [
-        "kent/other-event/gate/north/count",
+        Topics("other-event").gate_count("north"),
         f"{PREFIX}/gate/north/count/extra",
         f"{PREFIX}/gate/north/total",
         f"{PREFIX}/status",

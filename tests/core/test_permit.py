@@ -20,6 +20,7 @@ from core_support import (
 )
 
 from kent_ops.core.permit import PermitError, load_permit, local_midnight_after, parse_permit
+from kent_ops.core.wire import Topics
 
 
 def problems_of(changes: dict[str, Any]) -> list[str]:
@@ -54,7 +55,7 @@ def test_the_example_permit_is_valid() -> None:
     assert (permit.alerting.hold_at, permit.alerting.resume_below) == (4000, 3960)
     assert permit.windows[0].start == WINDOW_START
     assert permit.windows[0].end == WINDOW_END
-    assert permit.topic_prefix == "kent/kent-summer-fest-2027"
+    assert permit.topic_prefix == Topics("kent-summer-fest-2027").prefix
     assert permit.application_filed_on == date(2027, 4, 1)
     assert permit.source_path == EXAMPLE_PATH
 

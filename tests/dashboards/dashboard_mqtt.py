@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 import paho.mqtt.client as mqtt
+from live_support import wait_until
 from paho.mqtt.enums import CallbackAPIVersion
 
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -73,12 +73,7 @@ class Collector:
             return [p for t, p, _ in self.messages if t == topic]
 
     def wait_for(self, check: Callable[[], bool], timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if check():
-                return
-            time.sleep(0.02)
-        raise AssertionError(f"timed out; received {self.messages}")
+        wait_until(check, timeout, lambda: f"the check; received {self.messages}", every=0.02)
 
     def close(self) -> None:
         self.client.disconnect()

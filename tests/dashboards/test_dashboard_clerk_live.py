@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from dashboard_mqtt import Collector
 from form_support import keys
-from live_support import EVENT, FAST, P, Watcher, permit_text, until
+from live_support import EVENT, FAST, TOPICS, Watcher, permit_text, until
 from rich.console import Console
 from textual.widgets import Static
 
@@ -56,7 +56,7 @@ def aggregator(broker: MosquittoBroker, watcher: Watcher, tmp_path: Path) -> Ite
     )
     agg.start()
     try:
-        watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online")
+        watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online")
         yield agg
     finally:
         agg.stop()

@@ -168,7 +168,7 @@ def _json(data: object) -> bytes:
 
 
 def test_classify_decodes_a_status_into_the_typed_record() -> None:
-    got = classify(TOPICS, "kent/fest/status", _json(samples.status_data()), T0)
+    got = classify(TOPICS, TOPICS.status, _json(samples.status_data()), T0)
     assert isinstance(got, StatusUpdate)
     assert got.received_at == T0
     assert got.status == samples.status()
@@ -179,23 +179,23 @@ def test_classify_decodes_a_status_into_the_typed_record() -> None:
 
 
 def test_classify_decodes_alerts_and_a_cleared_one() -> None:
-    got = classify(TOPICS, "kent/fest/alerts/A-0004", _json(samples.alert_data()), T0)
+    got = classify(TOPICS, TOPICS.alert("A-0004"), _json(samples.alert_data()), T0)
     assert got == AlertUpdate("A-0004", samples.alert())
     assert isinstance(got.alert, wire.Alert)
     assert got.alert.worst.observed == {"nurses_on_duty": 5, "attendance": 3300}
-    assert classify(TOPICS, "kent/fest/alerts/A-0001", b"", T0) == AlertUpdate("A-0001", None)
+    assert classify(TOPICS, TOPICS.alert("A-0001"), b"", T0) == AlertUpdate("A-0001", None)
 
 
 def test_classify_decodes_gate_commands_and_a_cleared_one() -> None:
-    got = classify(TOPICS, "kent/fest/gate/north/command", _json(samples.command_data(False)), T0)
+    got = classify(TOPICS, TOPICS.gate_command("north"), _json(samples.command_data(False)), T0)
     assert got == CommandUpdate("north", samples.command(False))
     assert isinstance(got.command, wire.GateCommand)
     assert got.command.hold_at == 4000
-    assert classify(TOPICS, "kent/fest/gate/north/command", b"", T0) == CommandUpdate("north", None)
+    assert classify(TOPICS, TOPICS.gate_command("north"), b"", T0) == CommandUpdate("north", None)
 
 
 def test_classify_reads_the_aggregators_availability() -> None:
-    topic = "kent/fest/aggregator/availability"
+    topic = TOPICS.aggregator_availability
     assert classify(TOPICS, topic, b"online", T0) == AvailabilityUpdate(True)
     assert classify(TOPICS, topic, b"offline", T0) == AvailabilityUpdate(False)
 
@@ -203,11 +203,11 @@ def test_classify_reads_the_aggregators_availability() -> None:
 @pytest.mark.parametrize(
     "topic",
     [
-        "kent/other/status",  # another event
-        "kent/fest/gate/north/count",  # ours, but a sensor's: the dashboards do not show it
-        "kent/fest/inspector/insp-2/note",
-        "kent/fest/evidence/checkpoint",
-        "kent/fest/no/such/topic",
+        Topics("other").status,  # another event
+        TOPICS.gate_count("north"),  # ours, but a sensor's: the dashboards do not show it
+        TOPICS.inspector("insp-2", "note"),
+        TOPICS.checkpoint,
+        f"{TOPICS.prefix}/no/such/topic",
         "elsewhere/fest/status",
     ],
 )
@@ -218,28 +218,28 @@ def test_classify_ignores_topics_the_dashboards_do_not_show(topic: str) -> None:
 @pytest.mark.parametrize(
     ("topic", "payload", "why"),
     [
-        ("kent/fest/status", b"not json", "not a valid status"),
-        ("kent/fest/status", b"[1, 2]", "not a valid status"),
-        ("kent/fest/status", b'{"no": "ts"}', "not a valid status"),
-        ("kent/fest/status", _json(samples.status_data(ts=None)), "status has no ts"),
-        ("kent/fest/status", _json(samples.status_data(ts="2027-07-04T18:03:05")), "offset"),
+        (TOPICS.status, b"not json", "not a valid status"),
+        (TOPICS.status, b"[1, 2]", "not a valid status"),
+        (TOPICS.status, b'{"no": "ts"}', "not a valid status"),
+        (TOPICS.status, _json(samples.status_data(ts=None)), "status has no ts"),
+        (TOPICS.status, _json(samples.status_data(ts="2027-07-04T18:03:05")), "offset"),
         (
-            "kent/fest/status",
+            TOPICS.status,
             _json(samples.status_data(attendance={"current": "many"})),
             "attendance.current",
         ),
         (
-            "kent/fest/status",
+            TOPICS.status,
             _json(samples.status_data(gates={"north": {"last_seen": "2027-07-04T18:03:05"}})),
             "gates.north.last_seen has no UTC offset",
         ),
-        ("kent/fest/alerts/A-0004", b'{"rule": "nurse-ratio"}', "not a valid alert"),
+        (TOPICS.alert("A-0004"), b'{"rule": "nurse-ratio"}', "not a valid alert"),
         (
-            "kent/fest/alerts/A-0004",
+            TOPICS.alert("A-0004"),
             _json(samples.alert_data(acknowledged=[{"by": "x", "at": "2027-07-04T18:03:05"}])),
             "acknowledged[0].at",
         ),
-        ("kent/fest/gate/north/command", b'{"admit": "yes"}', "admit"),
+        (TOPICS.gate_command("north"), b'{"admit": "yes"}', "admit"),
     ],
 )
 def test_classify_rejects_bad_payloads_with_a_reason(topic: str, payload: bytes, why: str) -> None:
@@ -251,13 +251,13 @@ def test_the_feed_counts_a_bad_payload_and_carries_on() -> None:
     """A bad retained message is logged and counted, never raised into paho's loop."""
     got: list[FeedEvent] = []
     feed = MqttFeed(parse_broker_url("mqtt://127.0.0.1:1"), TOPICS, [], got.append)
-    assert feed.receive("kent/fest/status", b"{broken") is None
-    assert feed.receive("kent/fest/gate/north/command", b'{"admit": 1}') is None
+    assert feed.receive(TOPICS.status, b"{broken") is None
+    assert feed.receive(TOPICS.gate_command("north"), b'{"admit": 1}') is None
     assert feed.rejected == 2
     assert got == []
-    assert feed.receive("kent/other/status", b"{broken") is None  # not ours: not counted
+    assert feed.receive(Topics("other").status, b"{broken") is None  # not ours: not counted
     assert feed.rejected == 2
-    good = feed.receive("kent/fest/status", _json(samples.status_data()))
+    good = feed.receive(TOPICS.status, _json(samples.status_data()))
     assert isinstance(good, StatusUpdate)
     assert got == [good]
 

@@ -32,6 +32,7 @@ from dashboards.inspector.screens.forms import (
 from dashboards.inspector.screens.main import MainScreen
 from dashboards.inspector.screens.permit_form import PermitForm, parse_effective
 from kent_ops.core import wire
+from kent_ops.core.wire import Topics
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -155,7 +156,7 @@ async def test_the_clerks_form_shows_everything_and_names_the_resolution(
     (action,) = app.actions
     assert action.kind == CLERK_PERMIT
     assert action.state == "unsent"  # standalone: no broker
-    assert action.topic == "kent/kent-summer-fest-2027/clerk/town-clerk/permit"
+    assert action.topic == Topics("kent-summer-fest-2027").clerk_permit("town-clerk")
     assert list(json.loads(encode_action(action.payload))) == [
         "ts",
         "status",

@@ -62,7 +62,7 @@ def retained(broker: MosquittoBroker) -> MosquittoBroker:
 
 @pytest.fixture
 def inspector_topics(broker: MosquittoBroker) -> Iterator[Collector]:
-    collector = Collector(broker, f"kent/{samples.EVENT}/inspector/+/+")
+    collector = Collector(broker, Topics(samples.EVENT).inspector("+", "+"))
     yield collector
     collector.close()
 

@@ -42,6 +42,7 @@ from dashboards.inspector.panels import (
 from dashboards.inspector.widgets.notice import fitting_lines
 from dashboards.inspector.widgets.tables import PropertiesTable
 from kent_ops.commands.cli import main
+from kent_ops.core.wire import Topics
 
 NY = ZoneInfo("America/New_York")
 
@@ -166,7 +167,7 @@ def test_the_clerks_change_is_recorded_when_the_status_shows_it() -> None:
     action = SentAction(
         number=1,
         kind=CLERK_PERMIT,
-        topic="kent/kent-summer-fest-2027/clerk/town-clerk/permit",
+        topic=Topics("kent-summer-fest-2027").clerk_permit("town-clerk"),
         payload=payload,
         inspector="town-clerk",
         sent_at=revoked.now,

@@ -11,6 +11,7 @@ import pytest
 from live_support import permit_text
 
 from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.wire import Topics
 from kent_ops.evidence.chain import ChainWalk
 from kent_ops.evidence.log import (
     ChainBroken,
@@ -28,7 +29,7 @@ from kent_ops.evidence.replay import replay
 EVENT = "kent-summer-fest-2027"
 SHA = "ab" * 32
 T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)
-TOPIC = f"kent/{EVENT}/gate/north/count"
+TOPIC = Topics(EVENT).gate_count("north")
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kent_ops.core.wire import Topics
 from kent_ops.evidence.chain import ChainWalk
 from kent_ops.evidence.log import (
     ChainBroken,
@@ -29,7 +30,7 @@ from kent_ops.evidence.records import GENESIS_HASH, connect_ro, record_hash
 EVENT = "kent-summer-fest-2027"
 SHA = "ab" * 32
 T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)
-TOPIC = f"kent/{EVENT}/gate/north/count"
+TOPIC = Topics(EVENT).gate_count("north")
 
 
 def fill(path: Path, n: int) -> None:

@@ -17,14 +17,15 @@ from pathlib import Path
 
 import pytest
 
+from kent_ops.core.wire import Topics
 from kent_ops.evidence.log import ChainBroken, EvidenceLog, format_time, read_records, verify
 from kent_ops.evidence.records import GENESIS_HASH, record_hash
 
 EVENT = "kent-summer-fest-2027"
 SHA = "ab" * 32
 T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)
-NORTH = f"kent/{EVENT}/gate/north/count"
-SOUTH = f"kent/{EVENT}/gate/south/count"
+NORTH = Topics(EVENT).gate_count("north")
+SOUTH = Topics(EVENT).gate_count("south")
 
 PREV = "9f" * 32
 MESSAGE = (
@@ -103,7 +104,7 @@ def test_accepted_hashes_the_same_as_a_bool_or_as_the_stored_integer() -> None:
         (1, 18),
         (2, "status"),
         (3, "2027-07-04T14:00:05.250001+00:00"),
-        (4, f"kent/{EVENT}/gate/south/count"),
+        (4, SOUTH),
         (4, None),
         (5, MESSAGE[5].replace(b"120", b"121")),
         (6, False),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from kent_ops.core.wire import Topics
 from kent_ops.evidence.system import (
     SYSTEM_RECORDS,
     BrokerConnected,
@@ -158,13 +159,13 @@ PINNED: list[tuple[SystemRecord, str]] = [
             largest=70_000,
             sha256=SHA,
             reasons={"not valid JSON": 6, "(others)": 1},
-            topics={"kent/e/gate/north/count": 6},
+            topics={Topics("e").gate_count("north"): 6},
             alert=None,
         ),
         '{"alert":null,"bytes":70035,"event":"flood-summary","first_at":"' + AT + '",'
         '"largest":70000,"last_at":"' + AT + '","messages":6,'
         '"reasons":{"(others)":1,"not valid JSON":6},"sha256":"' + SHA + '",'
-        '"source":"sensor-north","topics":{"kent/e/gate/north/count":6}}',
+        '"source":"sensor-north","topics":{"' + Topics("e").gate_count("north") + '":6}}',
     ),
     (
         FloodCountLost(source="sensor-north", alert="S-0002", why="it stopped abruptly"),

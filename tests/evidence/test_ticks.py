@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_support import P, permit_text
+from live_support import TOPICS, permit_text
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine
@@ -63,8 +63,8 @@ def live_day(path: Path, permit: Permit) -> Engine:
         body = {"seq": seq, "ts": at(seconds).isoformat(), "in_total": in_total,
                 "out_total": out_total}  # fmt: skip
         data = json.dumps(body).encode()
-        r = engine.feed(f"{P}/gate/north/count", data, at(seconds), log.head[0] + 1)
-        log.append("message", at(seconds), topic=f"{P}/gate/north/count", payload=data,
+        r = engine.feed(TOPICS.gate_count("north"), data, at(seconds), log.head[0] + 1)
+        log.append("message", at(seconds), topic=TOPICS.gate_count("north"), payload=data,
                    accepted=r.accepted, reason=r.reason)  # fmt: skip
 
     log.append_json("system", at(0), {"event": "started", "clock": "wall"})

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, load_permit
-from kent_ops.core.wire import decode
+from kent_ops.core.wire import Topics, decode
 
 PERMIT: Permit = load_permit(Path(__file__).parents[2] / "examples" / "permit.toml")
-PREFIX = f"kent/{PERMIT.event_id}"
+PREFIX = Topics(PERMIT.event_id).prefix
 T0 = datetime(2027, 7, 4, 15, 0, tzinfo=UTC)
 
 json_leaf = st.one_of(

@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, PermitError, load_permit
 from kent_ops.core.timeutil import EARLIEST, LATEST, from_us, to_us
-from kent_ops.core.wire import Decoded, Rejection, decode
+from kent_ops.core.wire import Decoded, Rejection, Topics, decode
 
 ROOT = Path(__file__).parents[2]
 PERMIT: Permit = load_permit(ROOT / "examples" / "permit.toml")
-PREFIX = f"kent/{PERMIT.event_id}"
+PREFIX = Topics(PERMIT.event_id).prefix
 T0 = datetime(2027, 7, 4, 15, 0, tzinfo=UTC)
 
 offsets = st.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1).map(

@@ -19,7 +19,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import paho.mqtt.client as mqtt
+from live_support import wait_until
 
 from kent_ops.broker.acl import People, acl_text, property_acl_text, property_users, users_for
 from kent_ops.broker.bridge import BridgeSettings, bridge_config, central_ca_path
@@ -126,17 +126,23 @@ class LinkProcess:
                  "--cafile", str(self.cafile)],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
+        process = self.process
+
+        def listening() -> bool:
+            if process.poll() is not None:
                 raise AssertionError(f"kent-ops-link exited: {self.log.read_text()}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return self
+                    return True
             except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise AssertionError("kent-ops-link did not listen within 10 s")
+                return False
+
+        try:
+            wait_until(listening, 10, "kent-ops-link to listen")
+        except AssertionError:
+            self.stop()
+            raise
+        return self
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL if it has not gone within 5 s."""
@@ -259,14 +265,13 @@ class Journal:
 
     def all_acknowledged(self, timeout: float = 30.0) -> bool:
         """Wait (bounded) until the broker acknowledged every message sent."""
-        deadline = time.monotonic() + timeout
         with self.lock:
             deliveries = [s.delivery for s in self.sent]
-        while time.monotonic() < deadline:
-            if all(d.done for d in deliveries):
-                return True
-            time.sleep(0.05)
-        return False
+        try:
+            wait_until(lambda: all(d.done for d in deliveries), timeout, "every acknowledgement")
+        except AssertionError:
+            return False
+        return True
 
 
 class RecordingLink(MqttLink):
@@ -347,16 +352,7 @@ class Subscriber:
 
     def wait_for(self, check: Callable[[], Any], timeout: float, what: str) -> Any:
         """Wait (bounded) until ``check()`` is true, re-checking on every message."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                value = check()
-                if value:
-                    return value
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-                self._cond.wait(min(remaining, 0.5))
+        return wait_until(check, timeout, what, every=0.5, cond=self._cond)
 
     def wait_latest(self, topic: str, payload: bytes, timeout: float = 30.0) -> None:
         self.wait_for(lambda: self.latest(topic) == payload, timeout, f"{topic} = {payload!r}")

@@ -13,7 +13,8 @@ import asyncio
 import contextlib
 import struct
 import threading
-import time
+
+from live_support import wait_until
 
 from kent_ops.broker.mosquitto import free_port
 
@@ -71,12 +72,11 @@ class FlappingRelay:
         self._loop.call_soon_threadsafe(go)
 
     def wait_dropped(self, count: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.dropped >= count:
-                return True
-            time.sleep(0.1)
-        return False
+        try:
+            wait_until(lambda: self.dropped >= count, timeout, f"{count} drops", every=0.1)
+        except AssertionError:
+            return False
+        return True
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.accepted += 1

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_support import T0, P, Watcher, permit_text, wait_until
+from live_support import T0, TOPICS, Watcher, permit_text, wait_until
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -221,7 +221,7 @@ def test_uplinks_become_attendance_and_parking_with_the_raw_bytes_kept(rig: Rig)
     )
     assert status["attendance"]["current"] == 680
     assert status["rejected"] == 0
-    translated = rig.watcher.wait_for(f"{P}/gate/north/count")
+    translated = rig.watcher.wait_for(TOPICS.gate_count("north"))
     assert json.loads(translated)["in_total"] == 700
     wait_until(lambda: len(rig.raw_records()) == 4, 15, "four raw records in the log")
     raws = rig.raw_records()

@@ -15,15 +15,16 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from live_support import FAST, T0, P, Publisher, Watcher, permit_text, ts
+from live_support import FAST, T0, TOPICS, P, Publisher, Watcher, ts, wait_until
+from live_support import write_permit as write_any_permit
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -37,28 +38,8 @@ from kent_ops.service.aggregator import Aggregator
 
 pytestmark = pytest.mark.integration
 
-
-def write_permit(
-    tmp_path: Path,
-    *,
-    pending_s: float = 2,
-    clear_s: float = 3,
-    stale_after_s: float = 3600,
-    hold_at: int = 1500,
-    resume_below: int = 1450,
-) -> Path:
-    """The example permit with quick alerting, a small security roster and a low hold."""
-    path = tmp_path / "permit.toml"
-    path.write_text(
-        permit_text(
-            pending_s=pending_s,
-            clear_s=clear_s,
-            stale_after_s=stale_after_s,
-            hold_at=hold_at,
-            resume_below=resume_below,
-        )
-    )
-    return path
+write_permit = partial(write_any_permit, hold_at=1500, resume_below=1450)
+"""The example permit with quick alerting, a small security roster and a low hold."""
 
 
 @pytest.fixture
@@ -77,7 +58,7 @@ def aggregator(
 ) -> Iterator[Aggregator]:
     agg = Aggregator(permit, evidence, parse_broker_url(broker.url), clock="sensor", timing=FAST)
     agg.start()
-    watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online")
+    watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online")
     yield agg
     agg.stop()
     assert agg.wait(20), "the aggregator did not stop"
@@ -130,7 +111,7 @@ def test_a_scripted_day_figure_by_figure(
     pub.gate("south", 2, 10, 560, 20)  # 1,400 present
     pub.gate("north", 3, 20, 1000, 150)
     pub.gate("south", 3, 20, 700, 50)  # 1,500 present: deputies hold
-    cmd = json.loads(watcher.wait_for(f"{P}/gate/south/command", lambda b: b"false" in b))
+    cmd = json.loads(watcher.wait_for(TOPICS.gate_command("south"), lambda b: b"false" in b))
     assert cmd["admit"] is False
     assert cmd["attendance"] == 1500
     assert cmd["hold_at"] == 1500
@@ -156,7 +137,9 @@ def test_a_scripted_day_figure_by_figure(
     assert s["lots"]["lot-a"]["occupied"] == 330
     assert s["rejected"] == 0
     assert s["sensors"]["north"]["online"] is True
-    assert json.loads(watcher.wait_for(f"{P}/gate/north/command", lambda b: b"true" in b))["admit"]
+    assert json.loads(watcher.wait_for(TOPICS.gate_command("north"), lambda b: b"true" in b))[
+        "admit"
+    ]
     # Nurses: 1,360 persons need 3, two are on duty: pending, not yet raised.
     assert [p["rule"] for p in s["pending"]] == ["nurse-ratio"]
     assert s["active_alerts"] == []
@@ -282,18 +265,14 @@ def test_status_snapshots_checkpoints_and_a_clean_stop_are_logged(
 ) -> None:
     agg = Aggregator(permit, evidence, parse_broker_url(broker.url), clock="sensor", timing=FAST)
     agg.start()
-    watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online")
-    first = json.loads(watcher.wait_for(f"{P}/evidence/checkpoint"))
-    second = json.loads(
-        watcher.wait_for(f"{P}/evidence/checkpoint", lambda b: json.loads(b) != first)
-    )
+    watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online")
+    first = json.loads(watcher.wait_for(TOPICS.checkpoint))
+    second = json.loads(watcher.wait_for(TOPICS.checkpoint, lambda b: json.loads(b) != first))
     assert second["record"] > first["record"]
     agg.stop()
     assert agg.wait(20)
-    watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"offline")
-    final = json.loads(
-        watcher.wait_for(f"{P}/evidence/checkpoint", lambda b: json.loads(b) != second)
-    )
+    watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"offline")
+    final = json.loads(watcher.wait_for(TOPICS.checkpoint, lambda b: json.loads(b) != second))
     result = verify(evidence)
     assert result.ok
     assert (final["record"], final["hash"]) == (result.count, result.head_hash)
@@ -344,7 +323,7 @@ def test_a_full_disk_holds_messages_unacknowledged_until_it_frees(
     outage = [json.loads(r.payload) for r in records if r.kind == "system"]
     assert any(e["event"] == "storage-error" and "full" in e["error"] for e in outage)
     topics = [r.topic for r in records if r.kind == "message"]
-    assert topics[-3:] == [f"{P}/inspector/insp-1/note"] * 2 + [f"{P}/gate/north/count"]
+    assert topics[-3:] == [TOPICS.inspector("insp-1", "note")] * 2 + [TOPICS.gate_count("north")]
     assert verify(evidence).ok
 
 
@@ -389,7 +368,7 @@ def test_sigkill_mid_stream_then_restart_loses_nothing(
     cut = len(stream) // 2  # the kill comes after the first half is published, before the rest
     proc = _run_process(permit_path, evidence, broker, log)
     try:
-        watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online", timeout=20)
+        watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online", timeout=20)
         for topic, payload in stream[:cut]:
             publisher.send(topic, payload, wait=False)
         # Kill it while it is taking the first half: some batches committed, the rest
@@ -397,7 +376,7 @@ def test_sigkill_mid_stream_then_restart_loses_nothing(
         watcher.status(lambda s: s["attendance"]["entries"] > 1500, timeout=20)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-        watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"offline")
+        watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"offline")
         before_restart = {(r.topic, r.payload) for r in read_records(evidence)
                           if r.kind == "message"}  # fmt: skip
         second_half = {(f"{P}/{t}", json.dumps(p).encode()) for t, p in stream[cut:]}
@@ -472,7 +451,7 @@ def test_a_restart_replays_the_log_and_alert_ids_continue(
         assert [r.payload for r in read_records(evidence) if r.kind == "alert"] == logged_before
         assert second.connected.wait(10)
         publisher.send("parking/lot-a/occupancy", {"seq": 1, "ts": now, "occupied": 590})
-        new = json.loads(watcher.wait_for(f"{P}/alerts/A-{len(replayed) + 1:04d}"))
+        new = json.loads(watcher.wait_for(TOPICS.alert(f"A-{len(replayed) + 1:04d}")))
         assert new["rule"] == "lot-full"
         assert new["subject"] == "lot-a"
     finally:
@@ -496,15 +475,16 @@ def test_a_broker_restart_is_survived_and_logged(
     try:
         pub.gate("north", 2, 2, 250, 0)
         watcher.client.reconnect()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+
+        def both_logged() -> tuple[list[str], list[Any]] | None:
             events = [
                 json.loads(r.payload)["event"] for r in read_records(evidence) if r.kind == "system"
             ]
             counts = [r for r in message_rows(evidence) if r[0].endswith("north/count")]
-            if len(counts) == 2 and "broker-disconnected" in events:
-                break
-            time.sleep(0.05)
+            done = len(counts) == 2 and "broker-disconnected" in events
+            return (events, counts) if done else None
+
+        events, counts = wait_until(both_logged, 20, "both readings and the disconnection logged")
         assert events.count("broker-connected") == 2
         assert "broker-disconnected" in events
         assert len(counts) == 2

@@ -35,6 +35,7 @@ from bridge_support import (
     two_property_permit,
 )
 from flapping_support import FlappingRelay
+from live_support import wait_until
 
 from kent_ops.broker.bridge import central_ca_path
 from kent_ops.broker.mosquitto import free_port
@@ -117,10 +118,7 @@ def keeps_taking(local: Subscriber, journal: Journal, what: str) -> None:
     local.wait_for(lambda: len(local.received()) > before, 10, what)
     with journal.lock:
         earlier = [s.delivery for s in journal.sent[:-20]]
-    deadline = time.monotonic() + 10
-    while not all(d.done for d in earlier):
-        assert time.monotonic() < deadline, f"{what}: a reading was never acknowledged"
-        time.sleep(0.05)
+    wait_until(lambda: all(d.done for d in earlier), 10, f"{what}: every reading acknowledged")
 
 
 def stops_on_sigterm(site: Site) -> int:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from live_support import EVENT, P, Publisher, Watcher, permit_text, wait_until
+from live_support import EVENT, TOPICS, Publisher, Watcher, permit_text, wait_until
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -68,7 +68,7 @@ def test_a_revocation_is_recorded_and_holds_every_gate_at_500(
     status = watcher.status(lambda s: s["permit"]["status"] == "revoked")
     assert status["permit"]["resolution"] == "TB-2027-41"
     assert status["admit"] is False
-    command = json.loads(watcher.wait_for(f"{P}/gate/north/command", lambda b: b"false" in b))
+    command = json.loads(watcher.wait_for(TOPICS.gate_command("north"), lambda b: b"false" in b))
     assert "the permit was revoked at " in command["reason"]
     assert command["reason"].endswith(": admit no one (permit:A)")
     # 600 present when it took effect, nobody admitted: the crowd's hour to disperse.
@@ -81,7 +81,7 @@ def test_a_revocation_is_recorded_and_holds_every_gate_at_500(
     logged = [
         r for r in read_records(evidence) if r.kind == "message" and "/clerk/" in (r.topic or "")
     ]
-    assert [(r.topic, r.accepted) for r in logged] == [(f"{P}/clerk/clerk-1/permit", True)]
+    assert [(r.topic, r.accepted) for r in logged] == [(TOPICS.clerk_permit("clerk-1"), True)]
 
 
 def test_a_backdated_revocation_is_refused_by_the_command_and_by_the_aggregator(

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from live_support import FAST, P, Publisher, Watcher, permit_text, wait_until
+from live_support import FAST, TOPICS, Publisher, Watcher, permit_text, wait_until
 from security_support import system_events
 
 from kent_ops.broker.client import parse_broker_url
@@ -98,7 +98,7 @@ def test_a_clock_set_back_freezes_no_rule(
         timeout=20,
     )
     assert abs((status_time(status) - datetime.now(UTC)).total_seconds()) < 60
-    jump = json.loads(watcher.wait_for(f"{P}/alerts/S-0001"))
+    jump = json.loads(watcher.wait_for(TOPICS.alert("S-0001")))
     assert jump["rule"] == "clock-jump"
     assert jump["state"] == "active"
     assert round(jump["observed"]["jump_s"]) == -600
@@ -116,7 +116,7 @@ def test_a_clock_set_forward_and_corrected_leaves_the_engine_on_time(
     watcher.status(lambda s: s["attendance"]["current"] == 100)
     wall.offset = timedelta(hours=1)
     wait_until(
-        lambda: f"{P}/alerts/S-0001" in watcher.latest or ahead(watcher) > 1800,
+        lambda: TOPICS.alert("S-0001") in watcher.latest or ahead(watcher) > 1800,
         15,
         "the service to notice the jump (or follow it)",
     )
@@ -125,7 +125,7 @@ def test_a_clock_set_forward_and_corrected_leaves_the_engine_on_time(
     watcher.status(lambda s: s["attendance"]["current"] == 150)
     assert ahead(watcher) < 60, f"the engine is {ahead(watcher):.0f} s ahead"
     ended = json.loads(
-        watcher.wait_for(f"{P}/alerts/S-0001", lambda b: json.loads(b)["ended_at"], timeout=15)
+        watcher.wait_for(TOPICS.alert("S-0001"), lambda b: json.loads(b)["ended_at"], timeout=15)
     )
     assert ended["rule"] == "clock-jump"
     assert ended["observed"]["agrees"] is True

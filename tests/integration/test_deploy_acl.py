@@ -5,12 +5,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
+from live_support import wait_until
 from paho.mqtt.enums import CallbackAPIVersion
 
 from dashboards.common.feed import LinkUpdate, MqttFeed
@@ -102,9 +102,7 @@ def _denied(broker: MosquittoBroker, user: str, topic: str, body: bytes) -> None
 
 
 def _wait_for(got: list[tuple[str, bytes]], n: int) -> None:
-    deadline = time.monotonic() + 10
-    while len(got) < n and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: len(got) >= n, 10, lambda: f"{n} message(s); got {got!r}", every=0.02)
 
 
 def _collect(client: mqtt.Client, topic: str) -> list[tuple[str, bytes]]:
@@ -129,56 +127,56 @@ def test_anonymous_and_wrong_password_clients_are_refused(secure_broker: Mosquit
 def test_a_sensor_publishes_its_own_counts_but_not_another_gates(
     secure_broker: MosquittoBroker, example_permit: Permit
 ) -> None:
-    e = f"kent/{example_permit.event_id}"
+    t = Topics(example_permit.event_id)
     aggregator, rc = _connect(secure_broker, "kent-ops-aggregator")
     assert rc == 0
-    got = _collect(aggregator, f"{e}/gate/+/count")
+    got = _collect(aggregator, t.gate_count("+"))
     body = b'{"seq":1,"ts":"2027-07-04T14:00:00Z","in_total":5,"out_total":0}'
-    _denied(secure_broker, "sensor-north", f"{e}/gate/south/count", body)
+    _denied(secure_broker, "sensor-north", t.gate_count("south"), body)
     north, rc = _connect(secure_broker, "sensor-north")
     assert rc == 0
-    north.publish(f"{e}/gate/north/count", body, qos=1).wait_for_publish(5)
+    north.publish(t.gate_count("north"), body, qos=1).wait_for_publish(5)
     _wait_for(got, 1)  # a wrongly delivered south message would have come first
     _stop(north)
     _stop(aggregator)
-    assert [t for t, _ in got] == [f"{e}/gate/north/count"]
+    assert [t for t, _ in got] == [t.gate_count("north")]
     log = (secure_broker.workdir / "mosquitto.log").read_text()
     assert "Denied PUBLISH from" in log
-    assert f"'{e}/gate/south/count'" in log
+    assert f"'{t.gate_count('south')}'" in log
 
 
 def test_an_inspector_writes_only_its_own_topics_and_dashboards_only_read(
     secure_broker: MosquittoBroker, example_permit: Permit
 ) -> None:
-    e = f"kent/{example_permit.event_id}"
+    t = Topics(example_permit.event_id)
     aggregator, _ = _connect(secure_broker, "kent-ops-aggregator")
-    got = _collect(aggregator, f"{e}/inspector/+/+")
+    got = _collect(aggregator, t.inspector("+", "+"))
     note = b'{"ts":"2027-07-04T14:00:00Z","text":"water ok"}'
     # Denied publishes first, each on its own connection (a broker may drop a client
     # that publishes where it may not), then the allowed one.
     for user, topic in (
-        ("inspector-insp-1", f"{e}/inspector/insp-2/note"),
-        ("dashboard", f"{e}/inspector/insp-1/note"),
+        ("inspector-insp-1", t.inspector("insp-2", "note")),
+        ("dashboard", t.inspector("insp-1", "note")),
     ):
         _denied(secure_broker, user, topic, note)
     insp, rc = _connect(secure_broker, "inspector-insp-1")
     assert rc == 0
-    insp.publish(f"{e}/inspector/insp-1/note", note, qos=1).wait_for_publish(5)
+    insp.publish(t.inspector("insp-1", "note"), note, qos=1).wait_for_publish(5)
     _wait_for(got, 1)
     for c in (insp, aggregator):
         _stop(c)
-    assert [t for t, _ in got] == [f"{e}/inspector/insp-1/note"]
+    assert [t for t, _ in got] == [t.inspector("insp-1", "note")]
     log = (secure_broker.workdir / "mosquitto.log").read_text()
-    assert log.count(f"'{e}/inspector/insp-2/note'") >= 1
+    assert log.count(f"'{t.inspector('insp-2', 'note')}'") >= 1
     assert log.count("Denied PUBLISH from") >= 2
 
 
 def test_a_clerk_and_a_notifier_write_only_their_own_topic(
     secure_broker: MosquittoBroker, example_permit: Permit
 ) -> None:
-    e = f"kent/{example_permit.event_id}"
+    t = Topics(example_permit.event_id)
     aggregator, _ = _connect(secure_broker, "kent-ops-aggregator")
-    got = _collect(aggregator, f"{e}/#")
+    got = _collect(aggregator, t.everything)
     revoke = (
         b'{"ts":"2027-07-04T14:00:00Z","status":"revoked",'
         b'"effective_at":"2027-07-04T14:00:00Z","resolution":"TB-2027-41"}'
@@ -186,16 +184,16 @@ def test_a_clerk_and_a_notifier_write_only_their_own_topic(
     sent = b'{"ts":"2027-07-04T14:00:00Z","alert":"A-0001","state":"active","to":"insp-1",'
     sent += b'"channel":"mailto","ok":true,"error":null}'
     for user, topic, body in (
-        ("clerk-clerk-1", f"{e}/clerk/clerk-2/permit", revoke),
-        ("clerk-clerk-1", f"{e}/inspector/clerk-1/note", b'{"ts":"2027-07-04T14:00:00Z"}'),
-        ("inspector-insp-1", f"{e}/clerk/insp-1/permit", revoke),
-        ("notifier-notify-1", f"{e}/clerk/notify-1/permit", revoke),
-        ("notifier-notify-1", f"{e}/status", b"{}"),
+        ("clerk-clerk-1", t.clerk_permit("clerk-2"), revoke),
+        ("clerk-clerk-1", t.inspector("clerk-1", "note"), b'{"ts":"2027-07-04T14:00:00Z"}'),
+        ("inspector-insp-1", t.clerk_permit("insp-1"), revoke),
+        ("notifier-notify-1", t.clerk_permit("notify-1"), revoke),
+        ("notifier-notify-1", t.status, b"{}"),
     ):
         _denied(secure_broker, user, topic, body)
     for user, topic, body in (
-        ("clerk-clerk-1", f"{e}/clerk/clerk-1/permit", revoke),
-        ("notifier-notify-1", f"{e}/notifier/notify-1/sent", sent),
+        ("clerk-clerk-1", t.clerk_permit("clerk-1"), revoke),
+        ("notifier-notify-1", t.notifier_sent("notify-1"), sent),
     ):
         client, rc = _connect(secure_broker, user)
         assert rc == 0
@@ -203,7 +201,7 @@ def test_a_clerk_and_a_notifier_write_only_their_own_topic(
         _stop(client)
     _wait_for(got, 2)
     _stop(aggregator)
-    assert [t for t, _ in got] == [f"{e}/clerk/clerk-1/permit", f"{e}/notifier/notify-1/sent"]
+    assert [t for t, _ in got] == [t.clerk_permit("clerk-1"), t.notifier_sent("notify-1")]
 
 
 def test_clients_without_the_ca_cannot_talk_tls(secure_broker: MosquittoBroker) -> None:
@@ -217,28 +215,28 @@ def test_clients_without_the_ca_cannot_talk_tls(secure_broker: MosquittoBroker) 
 def test_every_gates_deputy_reads_its_order_and_only_a_gate_with_a_tally_counts(
     secure_broker: MosquittoBroker, example_permit: Permit
 ) -> None:
-    e = f"kent/{example_permit.event_id}"
+    t = Topics(example_permit.event_id)
     aggregator, _ = _connect(secure_broker, "kent-ops-aggregator")
     order = b'{"admit":false,"attendance":600,"hold_at":550,"resume_below":500,"reason":"r"}'
-    aggregator.publish(f"{e}/gate/south/command", order, qos=1, retain=True).wait_for_publish(5)
-    got = _collect(aggregator, f"{e}/gate/+/count")
+    aggregator.publish(t.gate_command("south"), order, qos=1, retain=True).wait_for_publish(5)
+    got = _collect(aggregator, t.gate_count("+"))
     # The south gate has no manual tally in the example permit: its deputy may read, not count.
     south, rc = _connect(secure_broker, "deputy-south")
     assert rc == 0
-    heard = _collect(south, f"{e}/gate/south/command")
+    heard = _collect(south, t.gate_command("south"))
     _wait_for(heard, 1)
-    assert heard == [(f"{e}/gate/south/command", order)]
+    assert heard == [(t.gate_command("south"), order)]
     _stop(south)
     body = b'{"seq":1,"ts":"2027-07-04T14:00:00Z","in_total":1,"out_total":0}'
-    _denied(secure_broker, "deputy-south", f"{e}/gate/south-manual/count", body)
-    _denied(secure_broker, "deputy-south", f"{e}/gate/north-manual/count", body)
+    _denied(secure_broker, "deputy-south", t.gate_count("south-manual"), body)
+    _denied(secure_broker, "deputy-south", t.gate_count("north-manual"), body)
     north, rc = _connect(secure_broker, "deputy-north")
     assert rc == 0
-    north.publish(f"{e}/gate/north-manual/count", body, qos=1).wait_for_publish(5)
+    north.publish(t.gate_count("north-manual"), body, qos=1).wait_for_publish(5)
     _wait_for(got, 1)
     _stop(north)
     _stop(aggregator)
-    assert [t for t, _ in got] == [f"{e}/gate/north-manual/count"]
+    assert [t for t, _ in got] == [t.gate_count("north-manual")]
     assert "deputy-north-manual" not in users_for(example_permit, PEOPLE)
 
 
@@ -258,9 +256,7 @@ def test_a_refused_account_is_named_by_the_dashboards_feed(
     )
     feed.start()
     try:
-        deadline = time.monotonic() + 10
-        while len(updates) < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: len(updates) >= 2, 10, "the refusal and the disconnection", every=0.02)
     finally:
         feed.stop()
     # The refusal, then paho's disconnection: both still say who was refused.

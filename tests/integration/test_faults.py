@@ -26,12 +26,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from live_support import EVENT, T0, P, Publisher, Watcher, permit_text, ts, wait_until
+from live_support import EVENT, T0, TOPICS, P, Publisher, Watcher, ts, wait_until
+from live_support import write_permit as write_any_permit
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -60,31 +62,10 @@ FAST = Timing(
 
 # -- helpers ----------------------------------------------------------------------------------
 
-
-def write_permit(
-    tmp_path: Path,
-    *,
-    gates: tuple[str, ...] = ("north", "south", "north-manual"),
-    pending_s: float = 1,
-    clear_s: float = 2,
-    stale_after_s: float = 3600,
-    window_now: bool = False,
-    signing: str | None = None,
-    name: str = "permit.toml",
-) -> Path:
-    """The example permit with other gates, quick alerting and, optionally, signing."""
-    path = tmp_path / name
-    path.write_text(
-        permit_text(
-            gates=gates,
-            pending_s=pending_s,
-            clear_s=clear_s,
-            stale_after_s=stale_after_s,
-            window_now=window_now,
-            signing=signing,
-        )
-    )
-    return path
+write_permit = partial(
+    write_any_permit, gates=("north", "south", "north-manual"), pending_s=1, clear_s=2
+)
+"""The example permit with other gates, quick alerting and, optionally, signing."""
 
 
 @pytest.fixture
@@ -471,7 +452,9 @@ def test_a_skewed_sensor_clock_is_a_finding_and_its_messages_are_timed_on_receip
             assert all(link.wait_online(10) for link in links)
             assert north.count(entered=40, exited=2)
             assert south.count(entered=25)
-            alert = json.loads(watcher.wait_for(f"{P}/alerts/A-0001", lambda b: b"clock-skew" in b))
+            alert = json.loads(
+                watcher.wait_for(TOPICS.alert("A-0001"), lambda b: b"clock-skew" in b)
+            )
             s = watcher.status(lambda s: s["attendance"]["entries"] == 65)
         finally:
             for device in (north, south):
@@ -891,10 +874,10 @@ def test_a_restart_publishes_what_a_crashed_run_committed_but_never_published(
         log.append("command", datetime.now(UTC),
                    payload=json_bytes({"gate": "south", "command": {"admit": False}}))  # fmt: skip
         log.commit()
-    assert json.loads(watcher.latest[f"{P}/alerts/A-0001"]) == raised
+    assert json.loads(watcher.latest[TOPICS.alert("A-0001")]) == raised
     with serving(Aggregator(permit, evidence, address, "sensor", timing=FAST), watcher):
         watcher.alert("A-0001", lambda a: a == later)
-        watcher.wait_for(f"{P}/gate/south/command", lambda b: json.loads(b) == {"admit": False})
+        watcher.wait_for(TOPICS.gate_command("south"), lambda b: json.loads(b) == {"admit": False})
     assert verify(evidence).ok
 
 
@@ -1011,7 +994,7 @@ def test_a_burst_of_ten_times_the_normal_rate_for_60_s_loses_nothing(
         publisher.send(f"gate/{gate}/count", count)
 
     try:
-        watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online", 30)
+        watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online", 30)
         baseline = vm_kib(proc.pid, "VmHWM")
         sent = 0
         next_sample = time.monotonic()

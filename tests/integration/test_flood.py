@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live_support import FAST, ROOT, P, Publisher, Watcher, permit_text, ts
+from live_support import FAST, ROOT, TOPICS, Publisher, Watcher, permit_text, ts
 
 from kent_ops.broker.bridge import BridgeSettings, bridge_config
 from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
@@ -163,7 +163,7 @@ def test_the_broker_drops_a_client_that_publishes_100_mb(
         flooder.connect(broker.host, broker.port)
         flooder.loop_start()
         try:
-            info = flooder.publish(f"{P}/gate/north/count", bytes(100_000_000), qos=1)
+            info = flooder.publish(TOPICS.gate_count("north"), bytes(100_000_000), qos=1)
             assert gone.wait(30), "the broker kept the client that sent 100 MB"
             assert not info.is_published()
         finally:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_support import FAST, ROOT, T0, P, Publisher, Watcher, permit_text, ts
+from live_support import FAST, ROOT, T0, TOPICS, P, Publisher, Watcher, permit_text, ts
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -117,7 +117,7 @@ def test_on_the_sensor_clock_an_instant_out_of_range_is_refused_and_the_service_
 
     # A restart on the same log: nothing is redelivered, and the next reading counts.
     second = Aggregator(permit, evidence, address, "sensor", timing=FAST)
-    watcher.forget(f"{P}/status")
+    watcher.forget(TOPICS.status)
     with serving(second):
         publisher.send("gate/north/count", gate(5, ts(5), 300))
         watcher.status(lambda s: s["attendance"]["entries"] == 300)
@@ -179,13 +179,13 @@ def test_the_report_holds_a_log_that_accepted_such_a_revocation(tmp_path: Path) 
     log = EvidenceLog.open(evidence, event_id=permit.event_id, permit_sha256=permit_sha256(permit))
     log.append_json("system", T0, {"event": "started", "clock": "wall", "replayed": 0})
     body = {"seq": 1, "ts": ts(1), "in_total": 40, "out_total": 0}
-    log.append("message", T0 + timedelta(seconds=1), topic=f"{P}/gate/north/count",
+    log.append("message", T0 + timedelta(seconds=1), topic=TOPICS.gate_count("north"),
                payload=json.dumps(body).encode(), accepted=True)  # fmt: skip
     clerk = {"ts": ts(2), "status": "revoked", "effective_at": FAR, "resolution": "TB-9999"}
-    log.append("message", T0 + timedelta(seconds=2), topic=f"{P}/clerk/town/permit",
+    log.append("message", T0 + timedelta(seconds=2), topic=TOPICS.clerk_permit("town"),
                payload=json.dumps(clerk).encode(), accepted=True)  # fmt: skip
     late = {"seq": 2, "ts": FAR, "in_total": 45, "out_total": 0}
-    log.append("message", T0 + timedelta(seconds=3), topic=f"{P}/gate/north/count",
+    log.append("message", T0 + timedelta(seconds=3), topic=TOPICS.gate_count("north"),
                payload=json.dumps(late).encode(), accepted=True)  # fmt: skip
     log.append_json("tick", T0 + timedelta(seconds=9), {"engine_time": ts(9)})
     log.append_json("system", T0 + timedelta(seconds=9), {"event": "stopped"})

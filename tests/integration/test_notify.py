@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
-from live_support import FAST, T0, P, Publisher, Watcher, permit_text, wait_until
+from live_support import FAST, T0, TOPICS, Publisher, Watcher, permit_text, wait_until
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
@@ -120,7 +120,7 @@ class SentRecords:
         self._cond = threading.Condition()
         subscribed = threading.Event()
         self.client = make_client(parse_broker_url(broker.url))
-        self.client.on_connect = lambda c, *a: c.subscribe(f"{P}/notifier/+/sent", qos=1)
+        self.client.on_connect = lambda c, *a: c.subscribe(TOPICS.notifier_sent("+"), qos=1)
         self.client.on_subscribe = lambda *a: subscribed.set()
         self.client.on_message = self._on_message
         self.client.connect(broker.host, broker.port)
@@ -310,7 +310,7 @@ def test_a_breach_raised_and_ended_sends_one_mail_each_and_the_log_proves_it(
     assert "Held from 2027-07-04 10:00:10 EDT to 10:00:20" in text_of(ended)
 
     evidence = tmp_path / "evidence.sqlite"
-    sent_topic = f"{P}/notifier/notify-1/sent"
+    sent_topic = TOPICS.notifier_sent("notify-1")
 
     def logged() -> list[dict[str, Any]]:
         rows = [r for r in read_records(evidence) if r.kind == "message" and r.topic == sent_topic]
@@ -387,7 +387,7 @@ def test_a_mail_server_down_for_30_s_gets_the_mail_after_with_every_attempt_reco
     permit = quiet_permit(tmp_path)
     server = MailServer(free_port())  # not started: the mail server is down
     notify = start_notify(permit, write_config(tmp_path, server.url))
-    publisher.client.publish(f"{P}/alerts/A-0007", alert_payload("active"), qos=1, retain=True)
+    publisher.client.publish(TOPICS.alert("A-0007"), alert_payload("active"), qos=1, retain=True)
 
     first = sent.wait(lambda rs: len(rs) >= 1)[0]
     down_since = time.monotonic()
@@ -424,14 +424,14 @@ def test_a_restart_resends_nothing_and_still_sends_the_end(
     permit = quiet_permit(tmp_path)
     config = write_config(tmp_path, mail_server.url)
     first = start_notify(permit, config)
-    publisher.client.publish(f"{P}/alerts/A-0007", alert_payload("active"), qos=1, retain=True)
+    publisher.client.publish(TOPICS.alert("A-0007"), alert_payload("active"), qos=1, retain=True)
     mail_server.wait_for(1)
     sent.wait(lambda rs: len(rs) == 1)
     assert first.stop() == 0
 
     second = start_notify(permit, config)  # the retained alert is delivered to it again
     publisher.client.publish(
-        f"{P}/alerts/A-0007", alert_payload("cleared", ended=40), qos=1, retain=True
+        TOPICS.alert("A-0007"), alert_payload("cleared", ended=40), qos=1, retain=True
     )
     mails = mail_server.wait_for(2)
     records = sent.wait(lambda rs: len(rs) >= 2)
@@ -462,7 +462,7 @@ def test_severities_choose_who_is_told(
     )  # fmt: skip
     offline = wire.Alert(id="A-0010", rule="sensor-offline", severity="data", since=T0)
     for alert in (offline, warning):
-        publisher.client.publish(f"{P}/alerts/{alert.id}", wire.encode(alert), qos=1, retain=True)
+        publisher.client.publish(TOPICS.alert(alert.id), wire.encode(alert), qos=1, retain=True)
     records = sent.wait(lambda rs: len(rs) >= 1)
     (mail,) = mail_server.wait_for(1)
     assert notify.stop() == 0
@@ -483,7 +483,7 @@ def test_a_notice_still_being_retried_when_notify_is_killed_is_sent_after_the_re
     server = MailServer(free_port())  # down at first
     config = write_config(tmp_path, server.url)
     first = start_notify(permit, config)
-    publisher.client.publish(f"{P}/alerts/A-0007", alert_payload("active"), qos=1, retain=True)
+    publisher.client.publish(TOPICS.alert("A-0007"), alert_payload("active"), qos=1, retain=True)
     sent.wait(lambda rs: len(rs) >= 1)
     first.proc.kill()  # no clean stop: the ledger on disk is all the next run has
     assert first.stop() == -signal.SIGKILL

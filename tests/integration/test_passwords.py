@@ -6,12 +6,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live_support import permit_text
+from live_support import permit_text, wait_until
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.credentials import ENV_PASSWORD, ENV_URL
@@ -57,15 +56,17 @@ def _run(tmp_path: Path, argv: list[str], env: dict[str, str]) -> subprocess.Pop
 def _wait_for_line(
     path: Path, text: str, proc: subprocess.Popen[bytes], timeout: float = 20
 ) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def logged() -> str | None:
         log = path.read_text()
         if text in log:
             return log
         if proc.poll() is not None:
             raise AssertionError(f"the aggregator exited ({proc.returncode}): {log}")
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} not logged within {timeout} s: {path.read_text()}")
+        return None
+
+    return wait_until(  # type: ignore[no-any-return]
+        logged, timeout, lambda: f"{text!r} in the log: {path.read_text()}", every=0.1
+    )
 
 
 @pytest.mark.parametrize("how", ["environment", "password-file"])

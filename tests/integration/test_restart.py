@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from live_support import EVENT, P, Publisher, Watcher, permit_text, ts, wait_until
+from live_support import EVENT, TOPICS, Publisher, Watcher, permit_text, ts, wait_until
 
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.evidence.log import EvidenceLog, read_records, verify
@@ -87,7 +87,7 @@ def service(
 def first_run(service: Service, watcher: Watcher, publisher: Publisher) -> dict[str, Any]:
     """A run that counts, raises alerts and stops cleanly; the last status it published."""
     proc = service.start()
-    watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online", 30)
+    watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online", 30)
     publisher.send("staff/first-aid/badge", {"seq": 1, "ts": ts(0), "badge": "DR-1",
                                             "role": "doctor", "action": "on"})  # fmt: skip
     for seq in range(1, 21):

@@ -24,14 +24,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live_support import P, Publisher, Watcher, permit_text, wait_until
+from live_support import TOPICS, Publisher, Watcher, permit_text, wait_until
 from security_support import account, logged_alerts, retained, system_events
 
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.evidence.log import read_records, verify
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
-CHECKPOINT = f"{P}/evidence/checkpoint"
+CHECKPOINT = TOPICS.checkpoint
 
 
 class Runs:
@@ -60,9 +60,9 @@ class Runs:
 
     def serve(self, watcher: Watcher, publisher: Publisher, first: int, last: int) -> None:
         """A run that takes readings ``first``..``last`` of gate north and stops cleanly."""
-        watcher.forget(f"{P}/aggregator/availability")
+        watcher.forget(TOPICS.aggregator_availability)
         proc = self.start()
-        watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online", 30)
+        watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online", 30)
         for seq in range(first, last + 1):
             publisher.gate("north", seq, seq, 10 * seq, 0)
         watcher.status(lambda s: s["gates"]["north"]["in"] == 10 * last, timeout=30)
@@ -120,9 +120,9 @@ def test_accept_rollback_goes_on_loudly_and_never_lowers_the_checkpoint(
     runs: Runs, watcher: Watcher, publisher: Publisher
 ) -> None:
     kept, point = cut_back(runs, watcher, publisher)
-    watcher.forget(f"{P}/aggregator/availability")
+    watcher.forget(TOPICS.aggregator_availability)
     proc = runs.start("--accept-rollback")
-    watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online", 30)
+    watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online", 30)
     alerts = wait_until(lambda: logged_alerts(runs.evidence, "evidence-rollback"), 20, "alert")
     publisher.gate("north", 41, 41, 410, 0)
     watcher.status(lambda s: s["gates"]["north"]["in"] == 410, timeout=30)
@@ -137,7 +137,7 @@ def test_accept_rollback_goes_on_loudly_and_never_lowers_the_checkpoint(
         "accepted": True,
     }
     assert alert["required"] == {"record": point["record"], "hash": point["hash"]}
-    published = json.loads(watcher.wait_for(f"{P}/alerts/{alert['id']}"))
+    published = json.loads(watcher.wait_for(TOPICS.alert(alert["id"])))
     assert published["rule"] == "evidence-rollback"
     accepted = [e for e in system_events(runs.evidence) if e["event"] == "rollback-accepted"]
     assert accepted[0]["claim"]["record"] == point["record"]
@@ -171,9 +171,9 @@ def test_a_lost_wal_after_a_crash_is_refused_by_the_head_file(
     runs: Runs, watcher: Watcher, publisher: Publisher, broker: MosquittoBroker
 ) -> None:
     runs.serve(watcher, publisher, 1, 5)  # a clean stop: the records are in the main file
-    watcher.forget(f"{P}/aggregator/availability")
+    watcher.forget(TOPICS.aggregator_availability)
     proc = runs.start()
-    watcher.wait_for(f"{P}/aggregator/availability", lambda b: b == b"online", 30)
+    watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online", 30)
     for seq in range(6, 60):
         publisher.gate("north", seq, seq, 10 * seq, 0)
     watcher.status(lambda s: s["gates"]["north"]["in"] == 590, timeout=30)

@@ -7,16 +7,17 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
+from live_support import wait_until
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.core.permit import Permit
+from kent_ops.core.wire import Topics
 from sensors.gate_counter import GateCounter
 from sensors.scenario import generate
 from sensors.simulator import run_simulation
@@ -24,9 +25,9 @@ from sensors.simulator import run_simulation
 pytestmark = pytest.mark.integration
 
 EVENT = "kent-summer-fest-2027"
-PREFIX = f"kent/{EVENT}"
-NORTH = f"{PREFIX}/gate/north/count"
-NORTH_AVAIL = f"{PREFIX}/sensor/north/availability"
+TOPICS = Topics(EVENT)
+NORTH = TOPICS.gate_count("north")
+NORTH_AVAIL = TOPICS.availability("north")
 
 Received = tuple[str, bytes, bool]
 
@@ -50,7 +51,7 @@ class Listener:
         assert self._subscribed.wait(10), "the listener never subscribed"
 
     def _on_connect(self, client: mqtt.Client, *args: object) -> None:
-        client.subscribe(f"{PREFIX}/#", qos=1)
+        client.subscribe(TOPICS.everything, qos=1)
 
     def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         with self._cond:
@@ -60,12 +61,14 @@ class Listener:
     def wait_for(
         self, done: Callable[[list[Received]], bool], timeout: float = 15.0
     ) -> list[Received]:
-        deadline = time.monotonic() + timeout
+        wait_until(
+            lambda: done(self.messages),
+            timeout,
+            lambda: f"the messages wanted; heard {len(self.messages)}",
+            every=1.0,
+            cond=self._cond,
+        )
         with self._cond:
-            while not done(self.messages):
-                left = deadline - time.monotonic()
-                assert left > 0, f"timed out; heard {len(self.messages)} messages"
-                self._cond.wait(left)
             return list(self.messages)
 
     def readings(self, topic: str) -> list[dict]:
@@ -93,13 +96,6 @@ def has_reading(topic: str, **fields: int) -> Callable[[list[Received]], bool]:
         )
 
     return done
-
-
-def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 @pytest.mark.timeout(30)
@@ -199,9 +195,9 @@ def test_lot_sensor_and_badge_reader_commands_publish_their_readings(
         "RN-0042 nurse on\n",
     )  # fmt: skip
     assert (lot.returncode, badge.returncode) == (0, 0), lot.stderr + badge.stderr
-    listener.wait_for(has_reading(f"{PREFIX}/parking/lot-a/occupancy", occupied=313))
+    listener.wait_for(has_reading(TOPICS.lot_occupancy("lot-a"), occupied=313))
     listener.wait_for(lambda ms: any(t.endswith("/staff/first-aid/badge") for t, _, _ in ms))
-    [scan] = listener.readings(f"{PREFIX}/staff/first-aid/badge")
+    [scan] = listener.readings(TOPICS.staff_badge("first-aid"))
     assert {k: scan[k] for k in ("seq", "badge", "role", "action")} == {
         "seq": 1, "badge": "RN-0042", "role": "nurse", "action": "on"
     }  # fmt: skip

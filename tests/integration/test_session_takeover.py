@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live_support import FAST, P, Watcher, permit_text, ts, wait_until
+from live_support import FAST, TOPICS, Watcher, permit_text, ts, wait_until
 from security_support import (
     OLD_ID,
     account,
@@ -76,7 +76,7 @@ def send_readings(address: BrokerAddress, count: int, every_s: float = 0.0) -> N
     try:
         for seq in range(1, count + 1):
             body = {"seq": seq, "ts": ts(seq), "in_total": 10 * seq, "out_total": 0}
-            info = client.publish(f"{P}/gate/south/count", json.dumps(body), qos=1)
+            info = client.publish(TOPICS.gate_count("south"), json.dumps(body), qos=1)
             info.wait_for_publish(timeout=10)
             assert info.is_published(), "the broker did not acknowledge a reading"
             time.sleep(every_s)
@@ -108,7 +108,7 @@ def test_no_one_else_can_take_or_wipe_the_queue_while_it_is_down(
     send_readings(account(target, gate), 50)  # queued for the aggregator, acknowledged
     # The attacker takes the session with the old id (and acknowledges what it gets),
     # then wipes it with a clean session.
-    hang_up(connect(account(target, attacker), OLD_ID, clean=False, subscribe=f"{P}/#"))
+    hang_up(connect(account(target, attacker), OLD_ID, clean=False, subscribe=TOPICS.everything))
     hang_up(connect(account(target, attacker), OLD_ID, clean=True))
     agg = run_once(permit, evidence, account(target, aggregator))
     try:
@@ -152,7 +152,7 @@ def test_a_session_found_new_is_recorded_and_alerted_with_what_it_lost(
     agg = run_once(permit, evidence, address)
     try:
         raw = watcher.wait_for(
-            f"{P}/alerts/S-0001", lambda b: json.loads(b)["rule"] == "broker-session"
+            TOPICS.alert("S-0001"), lambda b: json.loads(b)["rule"] == "broker-session"
         )
     finally:
         stop(agg)
@@ -181,7 +181,7 @@ def test_a_connection_taken_again_and_again_is_recorded_and_alerted(
             wait_until(lambda n=before: connections(evidence) > n, 15, "the aggregator back")
             assert agg.connected.wait(15)
         raw = watcher.wait_for(
-            f"{P}/alerts/S-0001", lambda b: json.loads(b)["rule"] == "broker-session"
+            TOPICS.alert("S-0001"), lambda b: json.loads(b)["rule"] == "broker-session"
         )
     finally:
         stop(agg)

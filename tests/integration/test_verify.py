@@ -10,17 +10,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from live_support import wait_until
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.core.permit import load_permit
+from kent_ops.core.wire import Topics
 from kent_ops.evidence.log import EvidenceLog
 from kent_ops.service.aggregator import Aggregator, Timing
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-P = "kent/kent-summer-fest-2027"
+TOPICS = Topics("kent-summer-fest-2027")
+P = TOPICS.prefix
 
 
 def _verify(path: Path) -> subprocess.CompletedProcess[str]:
@@ -56,13 +59,13 @@ def test_verify_passes_a_live_log_and_names_a_flipped_byte(
     )
     seen: list[bytes] = []
     watcher = make_client(parse_broker_url(broker.url))
-    watcher.on_connect = lambda c, *a: c.subscribe(f"{P}/status", qos=1)
+    watcher.on_connect = lambda c, *a: c.subscribe(TOPICS.status, qos=1)
     watcher.on_message = lambda c, u, m: seen.append(m.payload)
     watcher.connect(broker.host, broker.port)
     watcher.loop_start()
     messages = [
         (
-            f"{P}/gate/north/count",
+            TOPICS.gate_count("north"),
             json.dumps(
                 {
                     "seq": i,
@@ -79,12 +82,11 @@ def test_verify_passes_a_live_log_and_names_a_flipped_byte(
         with agg:
             assert agg.connected.wait(10)
             _publish(broker, messages)
-            for _ in range(200):
-                if any(b'"entries":200' in s for s in seen):
-                    break
-                agg.wait(0.05)
-            else:
-                raise AssertionError("the aggregator did not take the messages")
+            wait_until(
+                lambda: any(b'"entries":200' in s for s in seen),
+                10,
+                "the aggregator to take the messages",
+            )
     finally:
         watcher.disconnect()
         watcher.loop_stop()
@@ -124,7 +126,7 @@ def test_run_refuses_a_tampered_log_naming_the_record(tmp_path: Path) -> None:
     with EvidenceLog.open(evidence, event_id="kent-summer-fest-2027", permit_sha256="x") as log:
         for i in range(5):
             log.append(
-                "message", datetime.now(UTC), topic=f"{P}/gate/north/count", payload=b"%d" % i
+                "message", datetime.now(UTC), topic=TOPICS.gate_count("north"), payload=b"%d" % i
             )
         log.commit()
     conn = sqlite3.connect(evidence)

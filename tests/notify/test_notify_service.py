@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_support import P, Publisher, permit_text, wait_until
+from live_support import TOPICS, Publisher, permit_text, wait_until
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
@@ -36,7 +36,7 @@ def collect_sent(broker: MosquittoBroker) -> tuple[Any, list[dict[str, Any]]]:
     got: list[dict[str, Any]] = []
     ready = threading.Event()
     client = make_client(parse_broker_url(broker.url))
-    client.on_connect = lambda c, *a: c.subscribe(f"{P}/notifier/+/sent", qos=1)
+    client.on_connect = lambda c, *a: c.subscribe(TOPICS.notifier_sent("+"), qos=1)
     client.on_subscribe = lambda *a: ready.set()
     client.on_message = lambda c, u, msg: got.append(json.loads(msg.payload))
     client.connect(broker.host, broker.port)
@@ -67,7 +67,7 @@ def test_a_channel_that_never_answers_is_given_up_after_give_up_after_s(
     try:
         with caplog.at_level(logging.DEBUG), notifier:
             assert notifier.subscribed.wait(10)
-            publisher.client.publish(f"{P}/alerts/A-0007", wire.encode(alert), qos=1, retain=True)
+            publisher.client.publish(TOPICS.alert("A-0007"), wire.encode(alert), qos=1, retain=True)
             wait_until(lambda: ledger.status(key) == "gave-up", 30, "the notice to be given up")
             wait_until(lambda: len(sent) >= 2, 10, "the failed attempts' sent records")
     finally:

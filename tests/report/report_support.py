@@ -14,55 +14,28 @@ import hashlib
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from html import unescape
 from pathlib import Path
 from typing import Any
 
+from live_support import full_topic
+from live_support import write_permit as write_any_permit
+
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.wire import Topics
 from kent_ops.evidence.cite import with_hash
 from kent_ops.evidence.log import EvidenceLog, format_time
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENT = "kent-summer-fest-2027"
-P = f"kent/{EVENT}"
+TOPICS = Topics(EVENT)
+P = TOPICS.prefix
 
-
-def write_permit(
-    tmp_path: Path,
-    *,
-    pending_s: float = 10,
-    clear_s: float = 30,
-    stale_after_s: float = 3600,
-    windows: list[tuple[str, str]] | None = None,
-    overnight: bool = False,
-    name: str = "permit.toml",
-) -> Path:
-    """The example permit with quick alerting, 2 security guards and chosen windows."""
-    text = (ROOT / "examples" / "permit.toml").read_text()
-    text = text.split("[alerting]")[0]
-    text = re.sub(r"security_guards = \d+", "security_guards = 0", text)
-    if windows is not None:
-        block = "".join(f"[[windows]]\nstart = {s}\nend = {e}\n\n" for s, e in windows)
-        text = re.sub(
-            r"\[\[windows\]\].*?end = [^\n]+\n",
-            block,
-            text,
-            count=1,
-            flags=re.S,
-        )
-    if overnight:
-        text = text.replace("overnight = false", "overnight = true").replace(
-            "housing_declared = false", "housing_declared = true"
-        )
-    text += (
-        "[alerting]\n"
-        f"pending_s = {pending_s}\nclear_s = {clear_s}\nstale_after_s = {stale_after_s}\n"
-    )
-    path = tmp_path / name
-    path.write_text(text)
-    return path
+write_permit = partial(write_any_permit, pending_s=10, clear_s=30, security_guards=0)
+"""The example permit with slower alerting, no security roster and chosen windows."""
 
 
 def sha256_file(path: Path) -> str:
@@ -92,11 +65,12 @@ class ScriptedLog:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         received = self.at(seconds)
         rid = self.log.head[0] + 1
-        r = self.engine.feed(f"{P}/{topic}", data, received, rid)
+        topic = full_topic(topic)
+        r = self.engine.feed(topic, data, received, rid)
         self.log.append(
             "message",
             received,
-            topic=f"{P}/{topic}",
+            topic=topic,
             payload=data,
             accepted=r.accepted,
             reason=r.reason,

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
-from report_support import EVENT, P, utc, write_permit
+from live_support import full_topic, wait_until
+from report_support import EVENT, TOPICS, utc, write_permit
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -42,7 +42,7 @@ class AlertSubscriber:
         self._lock = threading.Lock()
         self.client = make_client(parse_broker_url(broker.url))
         self.client.on_connect = lambda c, *a: c.subscribe(
-            [(f"{P}/alerts/+", 1), (f"{P}/aggregator/availability", 1)]
+            [(TOPICS.alerts_wildcard, 1), (TOPICS.aggregator_availability, 1)]
         )
         self.client.on_message = self._on_message
         self.client.connect(broker.host, broker.port)
@@ -78,11 +78,12 @@ class Sender:
 
     def send(self, topic: str, body: dict[str, Any], at: float) -> None:
         body = {**body, "ts": (T0 + timedelta(seconds=at)).isoformat()}
+        topic = full_topic(topic)
         if "seq" in body and body["seq"] is None:
-            key = topic.split("/")[1]
+            key = TOPICS.parse(topic).id
             self.seqs[key] = self.seqs.get(key, 0) + 1
             body["seq"] = self.seqs[key]
-        info = self.client.publish(f"{P}/{topic}", json.dumps(body).encode(), qos=1)
+        info = self.client.publish(topic, json.dumps(body).encode(), qos=1)
         info.wait_for_publish(timeout=10)
 
     def gate(self, gate: str, at: float, in_total: int, out_total: int = 0) -> None:
@@ -147,12 +148,14 @@ def test_report_findings_equal_the_alerts_a_real_aggregator_published(
         for at in (120, 130, 140):
             sender.gate("north", at, 4300, 1000)
         # Every alert has ended and cleared by 140; wait until the subscriber has them all.
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            got = subscriber.snapshot()
-            if len(got) >= 5 and all(a.state == "cleared" for a in got.values()):
-                break
-            time.sleep(0.05)
+        wait_until(
+            lambda: (
+                len(got := subscriber.snapshot()) >= 5
+                and all(a.state == "cleared" for a in got.values())
+            ),
+            20,
+            "every alert cleared at the subscriber",
+        )
     finally:
         agg.stop()
         assert agg.wait(20), "the aggregator did not stop"

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from live_support import wait_until
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.delivery import Delivery
 from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core.wire import Topics
 from sensors.badge_reader import BadgeReader
 from sensors.device import MqttLink
 
@@ -100,20 +101,17 @@ def test_a_message_sent_while_the_link_is_down_is_followed_to_its_acknowledgemen
     """
     broker = MosquittoBroker(tmp_path / "broker").start()
     try:
-        topic = f"kent/{EVENT}/sensor/north/gate"
+        topic = f"{Topics(EVENT).prefix}/sensor/north/gate"  # any topic will do
         heard = Heard(broker, topic)
         link = MqttLink(
             parse_broker_url(broker.url),
             client_id="north",
-            will_topic=f"kent/{EVENT}/sensor/north/availability",
+            will_topic=Topics(EVENT).availability("north"),
         )
         link.start()
         assert link.wait_online(10)
         broker.stop()
-        deadline = time.monotonic() + 10
-        while link.online and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not link.online
+        wait_until(lambda: not link.online, 10, "the link to notice the broker gone")
         link.send(topic, b"kept", False)  # paho queues it: "not currently connected"
         assert link.in_flight() is not None
         assert link.flush(0.2) is False

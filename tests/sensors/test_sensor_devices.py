@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from kent_ops.core.wire import verify
+from kent_ops.core.wire import Topics, verify
 from sensors import badge_reader, gate_counter, lot_sensor
 from sensors.badge_reader import BadgeReader
 from sensors.device import MemoryLink, Sent
@@ -24,8 +24,9 @@ from sensors.lot_sensor import LotSensor
 EVENT = "kent-summer-fest-2027"
 NY = ZoneInfo("America/New_York")
 T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)
-GATE_TOPIC = f"kent/{EVENT}/gate/north/count"
-AVAIL = f"kent/{EVENT}/sensor/north/availability"
+TOPICS = Topics(EVENT)
+GATE_TOPIC = TOPICS.gate_count("north")
+AVAIL = TOPICS.availability("north")
 
 
 class Clock:
@@ -199,8 +200,8 @@ def test_lot_sensor_reports_cars_and_never_goes_below_zero() -> None:
     lot.tick()
     sent = link.drain()
     assert {s.topic for s in sent} == {
-        f"kent/{EVENT}/sensor/lot-a/availability",
-        f"kent/{EVENT}/parking/lot-a/occupancy",
+        TOPICS.availability("lot-a"),
+        TOPICS.lot_occupancy("lot-a"),
     }
     assert [(r["seq"], r["occupied"]) for r in readings(sent)] == [
         (1, 0), (2, 312), (3, 313), (4, 0), (5, 0)

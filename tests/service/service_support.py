@@ -17,10 +17,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from live_support import P, permit_text
+from live_support import full_topic
 
 from kent_ops.core.engine import Clock
-from kent_ops.core.permit import Permit, load_permit
+from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 from kent_ops.evidence.log import EvidenceLog
 from kent_ops.evidence.system import Started
@@ -83,12 +83,6 @@ class FakeLink:
         return json.loads(next(p for t, p in reversed(self.published) if t.endswith(topic_end)))
 
 
-def write_permit(tmp_path: Path, **changes: Any) -> Permit:
-    path = tmp_path / "permit.toml"
-    path.write_text(permit_text(**changes))
-    return load_permit(path)
-
-
 def open_worker(
     path: Path, permit: Permit, clock: Clock, now: HandClock, timing: Timing | None = None
 ) -> tuple[Worker, FakeLink]:
@@ -120,4 +114,4 @@ def open_worker(
 
 def message(topic: str, body: dict[str, Any], at: datetime, mid: int = 0) -> Item:
     """A queued message as the link stamps it (generation 1)."""
-    return (f"{P}/{topic}", json.dumps(body).encode(), at, 1, mid)
+    return (full_topic(topic), json.dumps(body).encode(), at, 1, mid)

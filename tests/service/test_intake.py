@@ -14,10 +14,13 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from service_support import T0, HandClock, message, open_worker, write_permit
+from live_support import write_permit
+from service_support import T0, HandClock, message, open_worker
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
+from kent_ops.core.permit import load_permit
+from kent_ops.core.wire import Topics
 from kent_ops.evidence.log import read_records, verify
 from kent_ops.evidence.records import EXCERPT_KEPT, Excerpt
 from kent_ops.evidence.replay import replay
@@ -26,8 +29,9 @@ from kent_ops.service.flood import FloodGuard, source_of
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.worker import rebuild
 
-P = "kent/kent-summer-fest-2027"
-GATE = "gate/north/count"
+TOPICS = Topics("kent-summer-fest-2027")
+P = TOPICS.prefix
+GATE = TOPICS.gate_count("north")
 
 
 class Mono:
@@ -56,14 +60,14 @@ def count(seq: int, in_total: int, ts: str = "2027-07-04T14:00:05Z") -> dict[str
 
 
 def test_sources_are_named_as_the_access_list_names_their_accounts() -> None:
-    assert source_of(P, f"{P}/gate/north/count") == "sensor-north"
-    assert source_of(P, f"{P}/sensor/north/availability") == "sensor-north"
-    assert source_of(P, f"{P}/parking/lot-a/occupancy") == "sensor-lot-a"
-    assert source_of(P, f"{P}/inspector/insp-1/note") == "inspector-insp-1"
-    assert source_of(P, f"{P}/clerk/town/permit") == "clerk-town"
-    assert source_of(P, f"{P}/notifier/n1/sent") == "notifier-n1"
+    assert source_of(P, TOPICS.gate_count("north")) == "sensor-north"
+    assert source_of(P, TOPICS.availability("north")) == "sensor-north"
+    assert source_of(P, TOPICS.lot_occupancy("lot-a")) == "sensor-lot-a"
+    assert source_of(P, TOPICS.inspector("insp-1", "note")) == "inspector-insp-1"
+    assert source_of(P, TOPICS.clerk_permit("town")) == "clerk-town"
+    assert source_of(P, TOPICS.notifier_sent("n1")) == "notifier-n1"
     assert source_of(P, f"{P}/nonsense") == "unknown-topic"
-    assert source_of(P, "kent/other-event/gate/north/count") == "unknown-topic"
+    assert source_of(P, Topics("other-event").gate_count("north")) == "unknown-topic"
 
 
 def test_over_its_budget_a_source_is_counted_and_alerted_once() -> None:
@@ -95,7 +99,7 @@ def test_a_period_ends_with_a_summary_whose_hash_covers_each_payload_in_order() 
     g.charge("sensor-north", 20, T0)
     payloads = [b"junk %d" % i for i in range(5)] + [b"x" * 70_000]
     for payload in payloads:
-        g.count("sensor-north", f"{P}/{GATE}", payload, "not valid JSON", T0)
+        g.count("sensor-north", GATE, payload, "not valid JSON", T0)
     g.commit()
     assert not g.period_due()
     mono.t = 60
@@ -110,7 +114,7 @@ def test_a_period_ends_with_a_summary_whose_hash_covers_each_payload_in_order() 
     assert summary.largest == 70_000
     assert summary.sha256 == expected.hexdigest()
     assert summary.reasons == {"not valid JSON": 6}
-    assert summary.topics == {f"{P}/{GATE}": 6}
+    assert summary.topics == {GATE: 6}
     g.commit()
     assert g.exhausted == set()
     assert [a.state for a in g.active()] == ["active"]  # this period was not quiet
@@ -130,10 +134,10 @@ def test_a_refused_commit_undoes_the_batch_so_nothing_is_counted_twice() -> None
     g, _ = guard(budget=10)
     g.begin()
     g.charge("sensor-north", 20, T0)
-    g.count("sensor-north", f"{P}/{GATE}", b"junk", "not valid JSON", T0)
+    g.count("sensor-north", GATE, b"junk", "not valid JSON", T0)
     g.commit()
     g.begin()
-    g.count("sensor-north", f"{P}/{GATE}", b"more junk", "not valid JSON", T0)
+    g.count("sensor-north", GATE, b"more junk", "not valid JSON", T0)
     g.charge("sensor-south", 20, T0)
     g.rollback()
     assert g.exhausted == {"sensor-north"}
@@ -152,13 +156,13 @@ def test_a_closing_stop_clears_every_alert_and_a_restart_adopts_those_left_activ
     g.begin()
     g.charge("sensor-north", 20, T0)
     (alert,) = g.commit()
-    retained = {f"{P}/alerts/{alert.id}": wire.encode(alert), f"{P}/alerts/A-0001": b"{}"}
+    retained = {TOPICS.alert(alert.id): wire.encode(alert), TOPICS.alert("A-0001"): b"{}"}
     after_a_crash, _ = guard(budget=10)
     (lost,) = after_a_crash.adopt(retained)
     assert isinstance(lost, FloodCountLost)
     assert (lost.source, lost.alert) == ("sensor-north", alert.id)
     assert after_a_crash.active() == [alert]
-    status = after_a_crash.decorate(Engine(write_permit(tmp_path)).status())
+    status = after_a_crash.decorate(Engine(load_permit(write_permit(tmp_path))).status())
     assert status.active_alerts == [alert.id]
     after_a_crash.begin()
     after_a_crash.end_period(T0, closing=True)
@@ -171,13 +175,13 @@ def test_a_closing_stop_clears_every_alert_and_a_restart_adopts_those_left_activ
 def test_an_oversized_payload_is_kept_as_its_size_hash_and_first_bytes(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
     now = HandClock()
-    worker, link = open_worker(path, write_permit(tmp_path), "sensor", now)
+    worker, link = open_worker(path, load_permit(write_permit(tmp_path)), "sensor", now)
     big = json.dumps({**count(1, 5), "pad": "p" * 1_000_000}).encode()
-    worker.handle([(f"{P}/{GATE}", big, now.at(1), 1, 5)])
+    worker.handle([(GATE, big, now.at(1), 1, 5)])
     assert link.acked == [(1, 5)]
     (kept,) = [r for r in read_records(path) if r.kind == "message"]
     assert kept.accepted is False
-    assert kept.topic == f"{P}/{GATE}"
+    assert kept.topic == GATE
     digest = hashlib.sha256(big).hexdigest()
     assert kept.reason == (
         f"payload of {len(big):,} bytes is over the 64 KiB limit; the log keeps its first "
@@ -188,7 +192,9 @@ def test_an_oversized_payload_is_kept_as_its_size_hash_and_first_bytes(tmp_path:
     assert worker.engine.status().rejected == 1
     worker.shutdown()
     assert verify(path).ok
-    result = replay(write_permit(tmp_path), path)  # the replay takes it as it was taken
+    result = replay(
+        load_permit(write_permit(tmp_path)), path
+    )  # the replay takes it as it was taken
     assert (result.messages, result.disagreements, result.engine.rejected) == (1, 0, 1)
 
 
@@ -198,9 +204,9 @@ def test_past_its_budget_a_sensor_s_rejected_messages_are_counted_not_stored(
     path = tmp_path / "e.sqlite"
     now = HandClock()
     timing = Timing(flood_budget_bytes=4000, flood_period_s=3600)
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     worker, link = open_worker(path, permit, "sensor", now, timing)
-    junk = [(f"{P}/{GATE}", b"not json %d" % i, now.at(1), 1, 100 + i) for i in range(100)]
+    junk = [(GATE, b"not json %d" % i, now.at(1), 1, 100 + i) for i in range(100)]
     good = message(GATE, count(1, 300), now.at(2), mid=500)
     worker.handle([*junk, good])
     assert len(link.acked) == 101  # every one acknowledged: stored or counted
@@ -240,9 +246,9 @@ def test_the_s_numbers_go_on_after_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
     now = HandClock()
     timing = Timing(flood_budget_bytes=100, engine_snapshot_s=3600)
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     worker, link = open_worker(path, permit, "sensor", now, timing)
-    worker.handle([(f"{P}/{GATE}", b"junk", now.at(1), 1, 1)])
+    worker.handle([(GATE, b"junk", now.at(1), 1, 1)])
     assert link.last("alerts/S-0001")["state"] == "active"
     worker.evidence.close()  # a crash: no stop, no snapshot after the alert
     again, link2 = open_worker(path, permit, "sensor", now, timing)
@@ -268,12 +274,12 @@ def test_a_message_the_engine_raises_on_is_recorded_as_rejected_and_acknowledged
 ) -> None:
     path = tmp_path / "e.sqlite"
     now = HandClock()
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     worker, link = open_worker(path, permit, "sensor", now)
     worker.engine = RaisesOn(permit, "sensor")
     batch = [
         message(GATE, count(1, 100), now.at(1), mid=1),
-        (f"{P}/{GATE}", b'{"boom": 1}', now.at(2), 1, 2),
+        (GATE, b'{"boom": 1}', now.at(2), 1, 2),
         message(GATE, count(2, 200, "2027-07-04T14:00:06Z"), now.at(3), mid=3),
     ]
     worker.handle(batch)
@@ -300,9 +306,9 @@ def test_what_was_counted_is_written_down_before_an_engine_snapshot_counts_it(
     path = tmp_path / "e.sqlite"
     now = HandClock()
     timing = Timing(flood_budget_bytes=100, engine_snapshot_s=1e-9, flood_period_s=3600)
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     worker, _ = open_worker(path, permit, "sensor", now, timing)
-    worker.handle([(f"{P}/{GATE}", b"junk %d" % i, now.at(1), 1, i) for i in range(1, 30)])
+    worker.handle([(GATE, b"junk %d" % i, now.at(1), 1, i) for i in range(1, 30)])
     live = worker.engine.status().rejected
     assert live == 29
     worker.timers()  # an engine snapshot is due

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from service_support import HandClock, message, open_worker, write_permit
+from live_support import TOPICS, write_permit
+from service_support import HandClock, message, open_worker
 
 from kent_ops.core.engine import Engine
+from kent_ops.core.permit import load_permit
 from kent_ops.core.snapshot import differences
 from kent_ops.evidence.log import ChainBroken, EvidenceLog, read_records, verify
 from kent_ops.evidence.replay import replay
@@ -27,7 +29,7 @@ from kent_ops.service.restore import rebuild
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.worker import Worker
 
-GATE = "gate/north/count"
+GATE = TOPICS.gate_count("north")
 LOT = "parking/lot-a/occupancy"
 ALWAYS = Timing(engine_snapshot_s=1e-9, snapshot_s=3, checkpoint_s=7)
 """An engine snapshot at every timer pass."""
@@ -62,7 +64,7 @@ def test_a_restart_from_any_snapshot_stands_where_the_live_worker_stood(
     tmp_path: Path, clock: str
 ) -> None:
     path = tmp_path / "e.sqlite"
-    permit = write_permit(tmp_path, pending_s=2, clear_s=3, stale_after_s=6)
+    permit = load_permit(write_permit(tmp_path, pending_s=2, clear_s=3, stale_after_s=6))
     now = HandClock()
     worker, _ = open_worker(path, permit, clock, now, ALWAYS)  # type: ignore[arg-type]
     lot = {"seq": 1, "ts": "2027-07-04T14:00:03Z", "occupied": 590}
@@ -102,7 +104,7 @@ def test_a_snapshot_after_a_tick_no_record_followed_still_restores_the_engines_t
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "e.sqlite"
-    permit = write_permit(tmp_path, pending_s=2, clear_s=3)
+    permit = load_permit(write_permit(tmp_path, pending_s=2, clear_s=3))
     now = HandClock()
     worker, link = open_worker(
         path, permit, "wall", now, Timing(snapshot_s=1e6, checkpoint_s=1e6, tick_s=1e-9)
@@ -127,7 +129,7 @@ def test_a_snapshot_of_another_program_version_is_ignored_and_the_whole_log_repl
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "e.sqlite"
-    permit = write_permit(tmp_path, pending_s=2, clear_s=3)
+    permit = load_permit(write_permit(tmp_path, pending_s=2, clear_s=3))
     now = HandClock()
     worker, _ = open_worker(path, permit, "wall", now)
     worker.handle([message(GATE, count(1, 1, 800), now.at(1))])
@@ -154,7 +156,7 @@ def test_a_snapshot_of_another_program_version_is_ignored_and_the_whole_log_repl
 
 def test_the_storage_alerts_numbering_goes_on_across_a_snapshot(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     now = HandClock()
     worker, _ = open_worker(path, permit, "sensor", now)
     worker.outage.issued = 3  # three outages, long before the last snapshot
@@ -168,7 +170,7 @@ def test_a_restart_republishes_every_alert_and_command_as_the_log_holds_them(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "e.sqlite"
-    permit = write_permit(tmp_path, pending_s=2, clear_s=3)
+    permit = load_permit(write_permit(tmp_path, pending_s=2, clear_s=3))
     now = HandClock()
     worker, link = open_worker(path, permit, "wall", now)
     worker.handle([message(GATE, count(1, 1, 800), now.at(1))])
@@ -190,7 +192,7 @@ def test_a_restart_republishes_every_alert_and_command_as_the_log_holds_them(
 
 def test_a_log_an_earlier_run_found_broken_is_refused_at_once(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     now = HandClock()
     worker, _ = open_worker(path, permit, "sensor", now)
     worker.handle([message(GATE, count(1, 1, 10), now.at(1))])
@@ -202,7 +204,7 @@ def test_a_log_an_earlier_run_found_broken_is_refused_at_once(tmp_path: Path) ->
 
 def test_a_changed_record_after_the_snapshot_is_refused_at_the_start(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
-    permit = write_permit(tmp_path)
+    permit = load_permit(write_permit(tmp_path))
     now = HandClock()
     worker, _ = open_worker(path, permit, "sensor", now, ALWAYS)
     worker.timers()

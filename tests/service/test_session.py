@@ -10,7 +10,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from live_support import P
+from live_support import TOPICS
 
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.core import wire
@@ -179,9 +179,9 @@ def test_a_crashed_runs_open_service_alerts_are_found_for_clearing(tmp_path: Pat
     done = alerts.close_all(AT)[0]
     other = alerts.raise_("evidence-rollback", {"records": 1}, {"record": 2}, AT)
     retained = {
-        f"{P}/alerts/S-0001": wire.encode(done),
-        f"{P}/alerts/S-0002": wire.encode(other),
-        f"{P}/alerts/A-0001": wire.encode(msgspec.structs.replace(open_one, id="A-0001")),
-        f"{P}/gate/north/command": b"{}",
+        TOPICS.alert("S-0001"): wire.encode(done),
+        TOPICS.alert("S-0002"): wire.encode(other),
+        TOPICS.alert("A-0001"): wire.encode(msgspec.structs.replace(open_one, id="A-0001")),
+        TOPICS.gate_command("north"): b"{}",
     }
     assert [a.id for a in left_open(retained)] == ["S-0002"]

@@ -9,14 +9,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from service_support import HandClock, message, open_worker, write_permit
+from live_support import TOPICS, write_permit
+from service_support import HandClock, message, open_worker
 
+from kent_ops.core.permit import load_permit
 from kent_ops.evidence.log import EvidenceRecord, read_records, verify
 from kent_ops.evidence.replay import replay
 from kent_ops.service.rhythm import Timing
 from kent_ops.service.worker import rebuild
 
-GATE = "gate/north/count"
+GATE = TOPICS.gate_count("north")
 
 
 def count(seq: int, seconds: float, in_total: int, out_total: int = 0) -> dict[str, object]:
@@ -37,7 +39,7 @@ def test_alerts_are_published_after_the_commit_with_the_hash_of_the_record_they_
 ) -> None:
     path = tmp_path / "e.sqlite"
     now = HandClock()
-    worker, link = open_worker(path, write_permit(tmp_path), "wall", now)
+    worker, link = open_worker(path, load_permit(write_permit(tmp_path)), "wall", now)
     worker.handle([message(GATE, count(1, 1, 800), now.at(1), mid=7)])
     assert link.acked == [(1, 7)]
     now.at(5)  # the conditions have held for pending_s: raised by the tick
@@ -58,7 +60,7 @@ def test_alerts_are_published_after_the_commit_with_the_hash_of_the_record_they_
 def test_a_tick_is_written_down_before_the_records_it_causes(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
     now = HandClock()
-    worker, _ = open_worker(path, write_permit(tmp_path), "wall", now)
+    worker, _ = open_worker(path, load_permit(write_permit(tmp_path)), "wall", now)
     head = worker.evidence.head[0]
     worker.handle([message(GATE, count(1, 1, 10), now.at(1))])
     # Nothing of the service's own followed the batch's tick: no tick record.
@@ -83,7 +85,9 @@ def test_a_tick_is_written_down_before_the_records_it_causes(tmp_path: Path) -> 
 def test_while_a_message_waits_the_engine_time_does_not_pass(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
     now = HandClock()
-    worker, link = open_worker(path, write_permit(tmp_path), "wall", now, Timing(snapshot_s=0))
+    worker, link = open_worker(
+        path, load_permit(write_permit(tmp_path)), "wall", now, Timing(snapshot_s=0)
+    )
     worker.handle([message(GATE, count(1, 1, 10), now.at(1))])
     head = worker.evidence.head[0]
     link.waiting = True
@@ -99,7 +103,9 @@ def test_while_a_message_waits_the_engine_time_does_not_pass(tmp_path: Path) -> 
 def test_the_sensor_clock_writes_no_tick_records(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
     now = HandClock()
-    worker, _ = open_worker(path, write_permit(tmp_path), "sensor", now, Timing(snapshot_s=0))
+    worker, _ = open_worker(
+        path, load_permit(write_permit(tmp_path)), "sensor", now, Timing(snapshot_s=0)
+    )
     worker.handle([message(GATE, count(1, 1, 800), now.at(1))])
     worker.handle([message(GATE, count(2, 9, 800), now.at(9))])
     worker.timers()
@@ -116,7 +122,7 @@ def test_a_refused_commit_acknowledges_and_publishes_nothing_and_holds_the_batch
     path = tmp_path / "e.sqlite"
     now = HandClock()
     timing = Timing(retry_first_s=0, retry_max_s=0)
-    worker, link = open_worker(path, write_permit(tmp_path), "sensor", now, timing)
+    worker, link = open_worker(path, load_permit(write_permit(tmp_path)), "sensor", now, timing)
     conn = worker.evidence._conn
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.execute(f"PRAGMA max_page_count={pages}")  # the disk is now full
@@ -147,7 +153,7 @@ def test_a_refused_commit_acknowledges_and_publishes_nothing_and_holds_the_batch
 
 def test_a_restart_stands_exactly_where_the_live_worker_stood(tmp_path: Path) -> None:
     path = tmp_path / "e.sqlite"
-    permit = write_permit(tmp_path, pending_s=2, clear_s=3)
+    permit = load_permit(write_permit(tmp_path, pending_s=2, clear_s=3))
     now = HandClock()
     worker, _ = open_worker(path, permit, "wall", now, Timing(snapshot_s=3, checkpoint_s=7))
     worker.handle([message(GATE, count(1, 1, 800), now.at(1))])

@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
-import time
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import ClientSession, ClientWebSocketResponse, CookieJar, WSMsgType
+from live_support import wait_until_async
 
 _ESCAPE = re.compile(rb"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 _CURSOR_ROW = re.compile(rb"\x1b\[(\d+);\d+H")
@@ -47,12 +47,7 @@ async def sign_in(client: ClientSession, base: str, name: str, password: str) ->
 
 async def until(predicate: Callable[[], Any], within: float, what: str) -> Any:
     """Poll ``predicate`` without blocking the event loop (the tabs read meanwhile)."""
-    deadline = time.monotonic() + within
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within} s waiting for {what}")
-        await asyncio.sleep(0.1)
-    return value
+    return await wait_until_async(predicate, within, what, every=0.1)
 
 
 class Tab:

@@ -17,10 +17,11 @@ import os
 import signal
 import sys
 import textwrap
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from live_support import wait_until_async
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.credentials import ENV_PASSWORD
@@ -62,11 +63,8 @@ def dead(pid: int) -> bool:
         return True
 
 
-async def until(check: object, within: float, what: str) -> None:
-    deadline = time.monotonic() + within
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.02)
+async def until(check: Callable[[], object], within: float, what: str) -> None:
+    await wait_until_async(check, within, what, every=0.02)
 
 
 def person_app(start: str, drawn: bytearray, memory_mb: int = 256) -> PersonApp:
@@ -128,7 +126,7 @@ async def test_forked_apps_share_the_imported_code_with_the_fork_server() -> Non
 SERVER = textwrap.dedent(
     """
     import asyncio, sys
-    sys.path.insert(0, {tests!r})
+    sys.path[:0] = [{tests!r}, {shared!r}]
     from test_app_fork import person_app
 
     async def main():
@@ -147,7 +145,8 @@ SERVER = textwrap.dedent(
 
 
 async def test_the_apps_and_the_fork_server_die_with_the_server() -> None:
-    script = SERVER.format(tests=str(Path(__file__).parent))
+    here = Path(__file__).parent
+    script = SERVER.format(tests=str(here), shared=str(here.parent))
     server = await asyncio.create_subprocess_exec(
         sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE
     )
