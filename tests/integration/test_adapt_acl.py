@@ -28,11 +28,12 @@ from kent_ops.broker.acl import People, acl_text, users_for
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.core.permit import load_permit
+from kent_ops.core.wire import Topics
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 ROOT = Path(__file__).resolve().parents[2]
 PERMIT = ROOT / "examples" / "permit-lorawan.toml"
-E = "kent/kent-summer-fest-2027"
+T = Topics("kent-summer-fest-2027")
 PASSWORD = "field-secret"
 CS_TOPIC = "application/7d0c1b6e-8a3f-4c1e-9d51-0a2b3c4d5e6f/device/0004a30b001c1234/event/up"
 
@@ -82,7 +83,7 @@ def test_the_adapters_account_carries_a_device_to_the_aggregator_and_a_device_ca
     aggregator = _client(acl_broker, "kent-ops-aggregator")
     aggregator.on_message = lambda c, u, m: got.append((m.topic, bytes(m.payload)))
     aggregator.on_subscribe = lambda *a: subscribed.set()
-    aggregator.subscribe([(f"{E}/gate/+/count", 1), (f"{E}/adapter/+/raw", 1)])
+    aggregator.subscribe([(T.gate_count("+"), 1), (T.adapter_raw("+"), 1)])
     assert subscribed.wait(10)
     log = tmp_path / "adapt.log"
     adapter = subprocess.Popen(
@@ -102,11 +103,11 @@ def test_the_adapters_account_carries_a_device_to_the_aggregator_and_a_device_ca
         )
         # the device forges a kent-ops count: the broker drops it (and acknowledges it)
         forged = {"seq": 1, "ts": "2027-07-04T14:00:00Z", "in_total": 9999, "out_total": 0}
-        device.publish(f"{E}/gate/north/count", json.dumps(forged), qos=1).wait_for_publish(5)
+        device.publish(T.gate_count("north"), json.dumps(forged), qos=1).wait_for_publish(5)
         device.publish(CS_TOPIC, _deltas(1, 12, 3), qos=1)
         wait_until(lambda: len(got) >= 2, 20, "the translation and the raw record")
         topics = [t for t, _ in got]
-        assert topics == [f"{E}/gate/north/count", f"{E}/adapter/north/raw"]
+        assert topics == [T.gate_count("north"), T.adapter_raw("north")]
         count = json.loads(got[0][1])
         assert (count["seq"], count["in_total"], count["out_total"]) == (1, 12, 3)
         assert json.loads(got[1][1])["translated"] == count
