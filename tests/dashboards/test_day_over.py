@@ -24,7 +24,7 @@ from dashboards.inspector.panels.alerts import alert_detail
 from dashboards.inspector.panels.tables import gate_rows
 from dashboards.inspector.screens.forms import AckForm
 from dashboards.inspector.widgets.notice import NoticeBar
-from kent_ops.commands.demo import day_over_line
+from kent_ops.commands.demo import alert_summary, day_over_line
 from kent_ops.core import wire
 from kent_ops.core.permit import load_permit
 
@@ -200,3 +200,22 @@ def test_a_following_clock_reads_the_sensors_time_and_a_fixed_one_stays() -> Non
     kept = FollowingClock(fixed_clock(wall), follow=False)
     kept.saw(day_over_status())
     assert kept() == wall
+
+
+def test_the_demo_summary_gives_each_breach_at_its_worst() -> None:
+    """A cleared breach's last figures (6 nurses on duty, 6 needed) are no breach: the
+    summary says what it was at its worst, as the report does."""
+    cleared = samples.alert(
+        "A-0001",
+        rule="nurse-ratio",
+        severity="breach",
+        state="cleared",
+        message="6 nurses on duty; 2,840 persons need 6 (permit:C(9))",
+        observed={"nurses_on_duty": 6, "attendance": 2840},
+        required={"nurses": 6},
+        worst={"observed": {"nurses_on_duty": 6, "attendance": 3600}, "required": {"nurses": 8}},
+    )
+    [head, line] = alert_summary([cleared])
+    assert head == "  alerts raised: 1 (1 breach)"
+    assert "3,600 persons need 8" in line
+    assert "2,840" not in line
