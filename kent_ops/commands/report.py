@@ -98,7 +98,7 @@ def cli_report(args: argparse.Namespace) -> int:
     sys.stdout.write(
         f"{data.verdict.word.upper()}: {data.verdict.reason}\n"
         f"{plural(len(data.findings), 'finding')} ({plural(breaches, 'breach')}), "
-        f"clean-up {data.clean_up.status}; "
+        f"clean-up {data.clean_up.word}; "
         f"{data.replay.records:,} records verified, head {data.replay.head_hash[:16]}…"
         f"{incomplete}\n"
         f"report written to {written}\n"

@@ -178,3 +178,12 @@ def test_tally_taps_in_the_demo_raise_no_false_alarm_and_demote_no_breach(
     assert not [f for f in data.findings if f.uncertain]
     assert [f for f in data.findings if f.is_breach], "the festival breaches, proven"
     assert data.incomplete == []  # the log covers the permitted window to its end
+    assert data.clean_up.word == "not yet due"  # its deadline is days after the log's end
+    report = subprocess.run(
+        [sys.executable, "-m", "kent_ops", "report", "--permit", str(permit),
+         "--evidence", str(out / "evidence.sqlite"), "--out", str(tmp_path / "cli-report")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert report.returncode == 1, report.stderr  # 1: findings (breaches) in the report
+    assert "clean-up not yet due;" in report.stdout
+    assert "incomplete" not in report.stdout
