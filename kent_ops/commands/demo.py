@@ -40,7 +40,7 @@ from kent_ops.core import wire
 from kent_ops.core.display import local_clock
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit, load_permit
-from kent_ops.core.rules import message_for
+from kent_ops.core.rules import shown_message
 from kent_ops.core.wire import Topics
 
 __all__ = ["EmbeddedBroker", "attach_commands", "cli_demo", "kent_ops_command"]
@@ -415,22 +415,13 @@ def _print_summary(
     )
 
 
-def _worst(alert: wire.Alert) -> str:
-    """The alert's sentence at its worst figures: once it has cleared, its last figures
-    (a nurse-ratio alert's "6 on duty, 6 needed") say nothing of the breach."""
-    worst = alert.worst
-    if not worst.observed:
-        return alert.message
-    return message_for(alert.rule, alert.subject, worst.observed, worst.required)
-
-
 def alert_summary(alerts: list[wire.Alert], shown: int = 12) -> list[str]:
     """The day's alerts as a person wants them: every breach first, by id, then the
     warnings and data notes counted by kind (never a list of sensor-offline notes)."""
     breaches = sorted((a for a in alerts if a.severity == "breach"), key=lambda a: a.id)
     noun = "breach" if len(breaches) == 1 else "breaches"
     lines = [f"  alerts raised: {len(alerts)} ({len(breaches)} {noun})"]
-    lines += [f"    {a.id} {a.rule:<20} {a.state:<8} {_worst(a)}" for a in breaches[:shown]]
+    lines += [f"    {a.id} {a.rule:<20} {a.state:<8} {shown_message(a)}" for a in breaches[:shown]]
     if len(breaches) > shown:
         lines.append(f"    … and {len(breaches) - shown} more breaches")
     rest = Counter((a.severity, a.rule) for a in alerts if a.severity != "breach")

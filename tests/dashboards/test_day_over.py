@@ -8,12 +8,14 @@ simulation's time; they are drawn at 120×40 and 80×24.
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import dashboard_samples as samples
 import pytest
+from rich.console import Console, RenderableType
 from textual.pilot import Pilot
 
 from dashboards.common.clock import FollowingClock, fixed_clock
@@ -27,6 +29,7 @@ from dashboards.inspector.widgets.notice import NoticeBar
 from kent_ops.commands.demo import alert_summary, day_over_line
 from kent_ops.core import wire
 from kent_ops.core.permit import load_permit
+from kent_ops.core.rules import shown_message
 
 SIZES = [pytest.param((120, 40), id="120x40"), pytest.param((80, 24), id="80x24")]
 SnapCompare = Any
@@ -62,6 +65,13 @@ def day_over_status() -> wire.Status:
         gates=gates,
         attendance={**data["attendance"], "uncertain": False},
     )
+
+
+def rendered(renderable: RenderableType) -> str:
+    """What a renderable shows, as plain text, 120 columns wide."""
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
 
 
 def inspector_after_the_day() -> InspectorApp:
@@ -159,7 +169,8 @@ def test_alert_figures_read_as_words() -> None:
     assert figure_phrase("share", 0.98) == "share 98%"
     assert figure_phrase("attendance", 3120) == "attendance 3,120"
     alert = samples.alert(rule="sensor-offline", subject="south", observed=observed)
-    text = str(alert_detail(alert, samples.status()).renderables[2])  # the facts table
+    text = rendered(alert_detail(alert, samples.status()))
+    assert "Observed      a gate sensor · last said online · silent past its heartbeat" in text
     assert "True" not in text
 
 
@@ -210,6 +221,8 @@ def test_the_demo_summary_gives_each_breach_at_its_worst() -> None:
         rule="nurse-ratio",
         severity="breach",
         state="cleared",
+        ended_at=samples.ago(60),
+        cleared_at=samples.ago(30),
         message="6 nurses on duty; 2,840 persons need 6 (permit:C(9))",
         observed={"nurses_on_duty": 6, "attendance": 2840},
         required={"nurses": 6},
@@ -219,3 +232,20 @@ def test_the_demo_summary_gives_each_breach_at_its_worst() -> None:
     assert head == "  alerts raised: 1 (1 breach)"
     assert "3,600 persons need 8" in line
     assert "2,840" not in line
+
+
+def test_an_ended_alert_reads_at_its_worst_on_the_dashboard() -> None:
+    ended = samples.alert(
+        "A-0001",
+        rule="nurse-ratio",
+        severity="breach",
+        ended_at=samples.ago(60),
+        message="6 nurses on duty; 2,840 persons need 6 (permit:C(9))",
+        observed={"nurses_on_duty": 6, "attendance": 2840},
+        required={"nurses": 6},
+        worst={"observed": {"nurses_on_duty": 6, "attendance": 3600}, "required": {"nurses": 8}},
+    )
+    detail = rendered(alert_detail(ended, samples.status()))
+    assert "3,600 persons need 8" in detail
+    active = samples.alert("A-0004")  # while it holds, its figures now
+    assert shown_message(active) == active.message

@@ -14,7 +14,7 @@ from dashboards.common.format import clean, event_zone, figure_phrase, local_clo
 from dashboards.common.rows import Item
 from kent_ops.core import wire
 from kent_ops.core.checklist import BY_ITEM
-from kent_ops.core.rules import RULES
+from kent_ops.core.rules import RULES, shown_message
 
 __all__ = [
     "SEVERITY_MARK",
@@ -119,7 +119,7 @@ def _alert_body(alert: wire.Alert) -> str:
         note = alert.observed.get("note")
         if requirement is not None:
             return requirement.text + (f" — found: “{note}”" if note else "")
-    return alert.message
+    return shown_message(alert)
 
 
 def pending_item(key: str, pending: wire.PendingCondition, zone: tzinfo) -> Item:
@@ -205,7 +205,7 @@ def _facts(alert: wire.Alert, zone: tzinfo) -> Table:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="dim", no_wrap=True)
     facts.add_column()
-    facts.add_row("Message", Text(clean(alert.message)))
+    facts.add_row("Message", Text(clean(shown_message(alert))))
     rule = RULES.get(alert.rule)
     if rule is not None:
         facts.add_row("Rule", Text(rule.summary))

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kent_ops.core import ordinance as law
+from kent_ops.core import wire
 from kent_ops.core.counting import Counting
 from kent_ops.core.coverage import Allowance
 from kent_ops.core.rules.attendance import Dispersing, MaxAtOneTime, MaxCollective, PermitRequired
@@ -58,6 +59,7 @@ __all__ = [
     "evaluate",
     "held_in",
     "message_for",
+    "shown_message",
 ]
 
 RULES: dict[str, Rule] = {
@@ -217,3 +219,17 @@ def message_for(
         return entry.sentence(subject, observed, required)
     except (KeyError, TypeError, ValueError):  # figures from an older program's log
         return f"{rule} {subject or ''}".strip()
+
+
+def shown_message(alert: wire.Alert) -> str:
+    """The sentence a person reads for an alert: its figures now while the condition
+    holds; once it has ended, its worst figures. A nurse-ratio breach that ended with
+    "6 nurses on duty; 2,840 persons need 6" says nothing of the breach; its worst does."""
+    worst = alert.worst
+    entry = RULES.get(alert.rule)
+    if alert.ended_at is None or not worst.observed or entry is None:
+        return alert.message
+    try:
+        return entry.sentence(alert.subject, worst.observed, worst.required)
+    except (KeyError, TypeError, ValueError):  # figures from an older program's log
+        return alert.message
