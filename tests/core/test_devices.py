@@ -19,6 +19,7 @@ from kent_ops.core.devices.translate import DeviceState, translate
 from kent_ops.core.permit import PermitError, parse_permit
 from kent_ops.core.wire import Decoded, GateCount, LotOccupancy, Topics, decode, encode_reading
 from kent_ops.core.wire.adapter import AdapterRaw, encode_raw
+from kent_ops.report.devices import RentedDevices
 
 RECEIVED = datetime(2027, 7, 4, 14, 30, tzinfo=UTC)
 EXAMPLE = open("examples/permit.toml").read()  # noqa: SIM115 - read once for the module
@@ -294,6 +295,17 @@ def test_the_aggregator_rejects_an_unreadable_raw_record_and_accepts_a_redeliver
     assert decode(prefix, sensors, topic, repeat).__class__.__name__ == "Decoded"
     unlisted = decode(prefix, sensors, Topics("e").adapter_raw("west"), repeat)
     assert "sensor 'west' is not listed" in unlisted[1]
+
+
+def test_the_reports_device_page_reads_a_stored_translation_as_its_reading() -> None:
+    devices = RentedDevices()
+    devices.take(7, RECEIVED, STORED_RAW)
+    odd = STORED_RAW.replace(b'"occupied":164', b'"spaces":164')
+    devices.take(8, RECEIVED, odd)
+    tally = devices.sensors["lot-a"]
+    assert (tally.received, tally.translated) == (2, 2)
+    assert tally.first[0].translated == "seq 4: occupied 164"
+    assert tally.first[1].translated.startswith("a translation that is no reading")
 
 
 # -- the permit -----------------------------------------------------------------------------
