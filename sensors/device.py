@@ -26,8 +26,8 @@ from typing import Any, ClassVar, TypedDict
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.delivery import Delivery
 from kent_ops.core.sensor_payloads import Reading
-from kent_ops.core.wire import Topics, encode_reading
-from sensors.links import OFFLINE, ONLINE, Link, MemoryLink, MqttLink, Sent
+from kent_ops.core.wire import Topics, encode_availability, encode_reading
+from sensors.links import Link, MemoryLink, MqttLink, Sent
 
 __all__ = [  # the links too, where their users have always found them
     "Clock",
@@ -212,7 +212,7 @@ class Device:
         with self._lock:
             link = self._link
             if link is not None and link.online and announce:
-                link.send(self.availability_topic, OFFLINE, True)
+                link.send(self.availability_topic, encode_availability(False), True)
             self._closed = True  # nothing after "offline", not even a catch-up
             self._announced.clear()
         if isinstance(link, MqttLink):
@@ -235,7 +235,7 @@ class Device:
             if link is None or self._closed:
                 return
             in_flight = link.in_flight() if isinstance(link, MqttLink) else None
-            link.send(self.availability_topic, ONLINE, True)
+            link.send(self.availability_topic, encode_availability(True), True)
             if in_flight is None:
                 self._announced.set()
                 self._link_up()

@@ -18,13 +18,9 @@ import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client, on_connack
 from kent_ops.broker.delivery import Deliveries, Delivery
+from kent_ops.core.wire import encode_availability
 
-__all__ = ["OFFLINE", "ONLINE", "Link", "MemoryLink", "MqttLink", "Sent"]
-
-ONLINE = b"online"
-"""A device's availability while it is connected (retained)."""
-OFFLINE = b"offline"
-"""Its availability once it is gone: its last will, or said on a clean stop (retained)."""
+__all__ = ["Link", "MemoryLink", "MqttLink", "Sent"]
 
 
 class Link(Protocol):
@@ -90,7 +86,7 @@ class MemoryLink:
             if self.on_down is not None:
                 self.on_down()
             if will and self.will_topic is not None:
-                self.sent.append(Sent(self.will_topic, OFFLINE, True))
+                self.sent.append(Sent(self.will_topic, encode_availability(False), True))
 
     def drain(self) -> list[Sent]:
         """Everything sent since the last drain, oldest first."""
@@ -126,7 +122,7 @@ class MqttLink:
             client_id,
             ca_file=ca_file,
             will_topic=will_topic,
-            will_payload=OFFLINE,
+            will_payload=encode_availability(False),
             will_retain=True,
         )
         on_connack(self._client, self._on_connected, self._on_refused)

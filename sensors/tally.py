@@ -27,7 +27,13 @@ from typing import Any, Protocol
 
 from kent_ops.core.permit import Permit
 from kent_ops.core.sensor_kinds import GATE, LOT, SENSOR_KINDS, STATION
-from kent_ops.core.wire import MAX_PAYLOAD_BYTES, ROLES, TopicRef, Topics
+from kent_ops.core.wire import (
+    MAX_PAYLOAD_BYTES,
+    ROLES,
+    TopicRef,
+    Topics,
+    decode_sensor_availability,
+)
 
 __all__ = ["GateTally", "Tally", "expected_totals"]
 
@@ -156,10 +162,10 @@ class Tally:
         return _READERS[kind](self, source, fields, payload)
 
     def _availability(self, source: str, payload: bytes) -> str:
-        text = payload.strip()
-        if source not in self.permit.sensors or text not in (b"online", b"offline"):
+        online = decode_sensor_availability(payload)  # as the aggregator takes it
+        if source not in self.permit.sensors or online is None:
             return self._reject()
-        self.online[source] = text == b"online"
+        self.online[source] = online
         return "counted"
 
     def _gate(self, source: str, fields: dict[str, Any], payload: bytes) -> str:

@@ -235,8 +235,7 @@ def classify(topics: Topics, topic: str, payload: bytes, received_at: datetime) 
             command = _decode(wire.GateCommand, payload) if payload else None
             return CommandUpdate(ref.id, command)
         case "aggregator-availability":
-            text = payload.decode("utf-8", errors="replace").strip().lower()
-            return AvailabilityUpdate(text == "online")
+            return AvailabilityUpdate(wire.decode_availability(payload))
     return None
 
 
@@ -246,7 +245,8 @@ class MqttFeed:
     ``on_event`` is called from that thread, so it must be thread-safe and quick
     (Textual's ``post_message`` is both). Publishing (inspector actions, the manual
     tally) goes through the same client: paho's ``publish`` is thread-safe and queues
-    QoS 1 messages while the link is down.
+    QoS 1 messages while the link is down. ``will_topic``: an availability topic the
+    broker says ``offline`` on, retained, should this client vanish (the gate view's tally).
     """
 
     def __init__(
@@ -258,7 +258,7 @@ class MqttFeed:
         *,
         ca_file: str | None = None,
         client_name: str = "dashboard",
-        will: tuple[str, str] | None = None,
+        will_topic: str | None = None,
     ) -> None:
         self.address = address
         self.topics = topics
@@ -275,8 +275,8 @@ class MqttFeed:
             address,
             client_id,
             ca_file=ca_file,
-            will_topic=will[0] if will else None,
-            will_payload=will[1] if will else b"offline",
+            will_topic=will_topic,
+            will_payload=wire.encode_availability(False),
         )
         self.client.on_connect = self._handle_connect
         self.client.on_connect_fail = self._handle_connect_fail

@@ -72,7 +72,7 @@ class FeedApp(App[int]):
         ca_file: str | None = None,
         clock: Clock | None = None,
         client_name: str = "dashboard",
-        will: tuple[str, str] | None = None,
+        will_topic: str | None = None,
         stale_after_s: float = STALE_AFTER_S,
         no_aggregator_after_s: float = NO_AGGREGATOR_AFTER_S,
     ) -> None:
@@ -108,7 +108,7 @@ class FeedApp(App[int]):
                 self._deliver,
                 ca_file=ca_file,
                 client_name=client_name,
-                will=will,
+                will_topic=will_topic,
             )
 
     # lifecycle ----------------------------------------------------------------------

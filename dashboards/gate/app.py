@@ -95,7 +95,7 @@ class GateApp(FeedApp):
             ca_file=ca_file,
             clock=clock,
             client_name=f"gate-{gate}",
-            will=(tally.availability_topic, "offline"),
+            will_topic=tally.availability_topic,
             stale_after_s=stale_after_s,
             no_aggregator_after_s=no_aggregator_after_s,
         )

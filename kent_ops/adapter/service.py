@@ -33,7 +33,7 @@ from kent_ops.core.devices.formats import READERS
 from kent_ops.core.devices.source import SourceSpec
 from kent_ops.core.devices.translate import Translation, translate
 from kent_ops.core.permit import Permit
-from kent_ops.core.wire import Topics, encode_payload, format_ts
+from kent_ops.core.wire import Topics, encode_reading, format_ts
 from kent_ops.core.wire.adapter import encode_raw, unreadable
 
 __all__ = ["Adapter", "Inbound"]
@@ -243,11 +243,12 @@ class Adapter:
         return True
 
     def _messages(self, item: Inbound, result: Translation) -> list[tuple[str, bytes]]:
-        """The translation's payloads on the sensor's topic, then the raw record."""
+        """The translation's readings on the sensor's topic, encoded as a native device of
+        its kind encodes them, then the raw record."""
         sensor = item.spec.sensor
         topic = self.topics.reading(item.spec.kind, sensor)
         key = self.keys.get(sensor) if self.keys is not None else None
-        out = [(topic, encode_payload(p, key)) for p in result.payloads]
+        out = [(topic, encode_reading(p, key)) for p in result.payloads]
         raw = encode_raw(
             sensor,
             item.topic,

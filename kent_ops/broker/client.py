@@ -15,6 +15,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from kent_ops.core.errors import UsageError
+from kent_ops.core.wire.availability import AVAILABILITY_OFFLINE
 
 __all__ = [
     "BrokerAddress",
@@ -81,7 +82,7 @@ def make_client(
     clean_start: bool = True,
     ca_file: str | None = None,
     will_topic: str | None = None,
-    will_payload: bytes | str = b"offline",
+    will_payload: bytes | str = AVAILABILITY_OFFLINE,
     will_retain: bool = True,
     manual_ack: bool = False,
     protocol: mqtt.MQTTProtocolVersion = mqtt.MQTTv311,

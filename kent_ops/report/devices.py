@@ -15,6 +15,7 @@ from datetime import datetime
 
 import msgspec
 
+from kent_ops.core.wire import GateCount, LotOccupancy
 from kent_ops.core.wire.adapter import REDELIVERY, AdapterRaw
 from kent_ops.report.kept import HeldMessage
 
@@ -70,7 +71,7 @@ class RentedDevices:
         tally.received += 1
         if raw.translated is not None:
             tally.translated += 1
-            what = _figures(raw.translated)
+            what = _figures(raw)
         elif raw.reason is not None and raw.reason.startswith(REDELIVERY):
             tally.repeats += 1
             what = raw.reason
@@ -81,8 +82,16 @@ class RentedDevices:
         tally.keep(DeviceLink(record, received_at, raw.topic, len(body), digest, what))
 
 
-def _figures(payload: dict[str, object]) -> str:
-    seq = payload.get("seq")
-    if "occupied" in payload:
-        return f"seq {seq}: occupied {payload['occupied']}"
-    return f"seq {seq}: in {payload.get('in_total')}, out {payload.get('out_total')}"
+def _figures(raw: AdapterRaw) -> str:
+    """The translation's figures, read as the sensor's reading (docs/protocol.md,
+    "Rented devices")."""
+    try:
+        reading = raw.reading()
+    except msgspec.ValidationError as exc:
+        return f"a translation that is no reading: {exc}"
+    match reading:
+        case LotOccupancy(seq=seq, occupied=occupied):
+            return f"seq {seq}: occupied {occupied}"
+        case GateCount(seq=seq, in_total=in_total, out_total=out_total):
+            return f"seq {seq}: in {in_total}, out {out_total}"
+    return f"a translation that is no gate or lot reading: {reading!r}"

@@ -36,7 +36,7 @@ import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.core.errors import UsageError
-from kent_ops.core.wire import Topics
+from kent_ops.core.wire import Topics, encode_availability
 from kent_ops.evidence.system import BrokerConnected, BrokerDisconnected, SystemRecord
 
 __all__ = ["WAKE", "Item", "Link"]
@@ -109,7 +109,7 @@ class Link:
                 clean_start=False,
                 ca_file=ca_file,
                 will_topic=self.topics.aggregator_availability,
-                will_payload=b"offline",
+                will_payload=encode_availability(False),
                 will_retain=True,
                 manual_ack=True,
             )
@@ -173,7 +173,10 @@ class Link:
             self.connected.wait(settle)
         if self.connected.is_set():
             info = client.publish(
-                self.topics.aggregator_availability, b"offline", qos=1, retain=True
+                self.topics.aggregator_availability,
+                encode_availability(False),
+                qos=1,
+                retain=True,
             )
             with contextlib.suppress(RuntimeError, ValueError):
                 info.wait_for_publish(timeout=5.0)
@@ -198,7 +201,9 @@ class Link:
         self._up = True
         self._on_connected()
         client.subscribe([(t, 1) for t in self.topics.inputs])
-        client.publish(self.topics.aggregator_availability, b"online", qos=1, retain=True)
+        client.publish(
+            self.topics.aggregator_availability, encode_availability(True), qos=1, retain=True
+        )
         log.info(
             "connected to %s (session %s)",
             self.address.url,

@@ -215,8 +215,7 @@ class GateHub:
                 payload = heard.payload
                 self.command = wire.decode_json(wire.GateCommand, payload) if payload else None
             elif heard.topic == topics.aggregator_availability:
-                text = heard.payload.decode("utf-8", "replace").strip().lower()
-                self.connection.aggregator_online = text == "online"
+                self.connection.aggregator_online = wire.decode_availability(heard.payload)
         except (msgspec.DecodeError, ValueError) as exc:
             log.warning("gate %s: ignored a bad payload on %s: %s", self.gate, heard.topic, exc)
             return

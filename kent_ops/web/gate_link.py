@@ -131,7 +131,7 @@ class GateLink:
             f"kent-serve-{gate}-{secrets.token_hex(4)}",
             ca_file=ca_file,
             will_topic=will_topic,
-            will_payload=b"offline",
+            will_payload=wire.encode_availability(False),
         )
         self.client.on_connect = self._connected
         self.client.on_disconnect = self._disconnected

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, get_args
@@ -29,7 +28,7 @@ from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, PermitError, parse_permit
 from kent_ops.core.permit_places import READERS
 from kent_ops.core.sensor_kinds import MANUAL_TALLY, SENSOR_KINDS, Figure, SensorKind
-from kent_ops.core.wire import Decoded, Topics, decode, encode_payload, format_ts
+from kent_ops.core.wire import Decoded, Topics, decode, encode_payload, encode_reading, format_ts
 from kent_ops.core.wire.topics import OTHER_KINDS, TopicRef
 from kent_ops.report.collect import Collector, Samples
 from kent_ops.service.flood import source_of
@@ -252,7 +251,7 @@ def test_a_rented_device_becomes_its_payload(kind: SensorKind) -> None:
     )
     result = translate(spec, 100, DeviceState(), Reading(**figures, ts=T0), T0, digest="d")
     assert result.translated is not None, result.reason
-    payload = json.dumps(result.translated).encode()
+    payload = encode_reading(result.translated)
     decoded = decode(TOPICS.prefix, permit.sensors, TOPICS.reading(kind, spec.sensor), payload)
     assert isinstance(decoded, Decoded), decoded
     assert type(decoded.record) is kind.payload

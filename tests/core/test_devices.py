@@ -17,8 +17,9 @@ from kent_ops.core.devices.reading import Reading, Unreadable
 from kent_ops.core.devices.source import SourceSpec
 from kent_ops.core.devices.translate import DeviceState, translate
 from kent_ops.core.permit import PermitError, parse_permit
-from kent_ops.core.wire import Topics, decode
-from kent_ops.core.wire.adapter import encode_raw
+from kent_ops.core.wire import Decoded, GateCount, LotOccupancy, Topics, decode, encode_reading
+from kent_ops.core.wire.adapter import AdapterRaw, encode_raw
+from kent_ops.report.devices import RentedDevices
 
 RECEIVED = datetime(2027, 7, 4, 14, 30, tzinfo=UTC)
 EXAMPLE = open("examples/permit.toml").read()  # noqa: SIM115 - read once for the module
@@ -166,10 +167,10 @@ def test_json_reads_dotted_paths_a_sequence_and_a_device_time() -> None:
 # -- translation ----------------------------------------------------------------------------
 
 
-def _short(p: dict[str, int]) -> tuple[int, ...]:
-    if "in_total" in p:
-        return (p["seq"], p["in_total"], p["out_total"])
-    return (p["seq"], p["occupied"])
+def _short(p: GateCount | LotOccupancy) -> tuple[int, ...]:
+    if isinstance(p, GateCount):
+        return (p.seq, p.in_total, p.out_total)
+    return (p.seq, p.occupied)
 
 
 def run(s: SourceSpec, readings: list[Reading | Unreadable], capacity: int = 0) -> list[object]:
@@ -240,10 +241,46 @@ def test_a_payloads_time_never_goes_back() -> None:
     later = datetime(2027, 7, 4, 15, tzinfo=UTC)
     a = translate(s, 0, DeviceState(), Reading(in_=1, out=0, ts=later), RECEIVED, digest="1")
     b = translate(s, 0, a.state, Reading(in_=2, out=0), RECEIVED, digest="2")
-    assert b.payloads[0]["ts"] == a.payloads[0]["ts"]
+    assert b.payloads[0].ts == a.payloads[0].ts == later
+
+
+def test_a_translation_is_the_readings_a_native_device_would_send() -> None:
+    s = spec("gate", "json", **{"in": "i", "out": "o"})
+    at = datetime(2027, 7, 4, 14, 0, 5, 123456, tzinfo=UTC)  # the payload keeps milliseconds
+    t = translate(s, 0, DeviceState(), Reading(in_=3, out=1, ts=at), RECEIVED, digest="1")
+    assert t.translated == GateCount(seq=1, ts=at.replace(microsecond=123000), in_total=3,
+                                     out_total=1)  # fmt: skip
+    payload = encode_reading(t.translated)
+    assert payload == (b'{"seq":1,"ts":"2027-07-04T14:00:05.123+00:00","in_total":3,"out_total":1}')
+    decoded = decode(
+        Topics("e").prefix, {"north": "gate"}, Topics("e").gate_count("north"), payload
+    )
+    assert isinstance(decoded, Decoded)
+    assert decoded.record == t.translated
 
 
 # -- the raw record on the aggregator's side -------------------------------------------------
+
+
+# A raw record as `kent-ops adapt` has always written it: evidence logs hold these bytes.
+STORED_RAW = (
+    b'{"sensor":"lot-a","topic":"v3/up","payload_b64":"e30=","ts":"2027-07-04T14:30:00.000+00:00",'
+    b'"translated":{"seq":4,"ts":"2027-07-04T14:29:59.400+00:00","occupied":164},"reason":null}'
+)
+
+
+def test_a_raw_record_keeps_its_stored_shape_and_reads_its_translation_typed() -> None:
+    lot = LotOccupancy(seq=4, ts=datetime(2027, 7, 4, 14, 29, 59, 400000, tzinfo=UTC), occupied=164)
+    raw = encode_raw("lot-a", "v3/up", b"{}", "2027-07-04T14:30:00.000+00:00", lot, None)
+    assert raw == STORED_RAW
+    record = decode(Topics("e").prefix, {"lot-a": "lot"}, Topics("e").adapter_raw("lot-a"), raw)
+    assert isinstance(record, Decoded)
+    assert isinstance(record.record, AdapterRaw)
+    assert record.record.reading() == lot
+    gate = GateCount(seq=2, ts=lot.ts, in_total=30, out_total=4)
+    again = encode_raw("north", "t", b"{}", "2027-07-04T14:30:00Z", gate, None)
+    assert decode(Topics("e").prefix, {"north": "gate"}, Topics("e").adapter_raw("north"),
+                  again).record.reading() == gate  # fmt: skip
 
 
 def test_the_aggregator_rejects_an_unreadable_raw_record_and_accepts_a_redelivery() -> None:
@@ -258,6 +295,17 @@ def test_the_aggregator_rejects_an_unreadable_raw_record_and_accepts_a_redeliver
     assert decode(prefix, sensors, topic, repeat).__class__.__name__ == "Decoded"
     unlisted = decode(prefix, sensors, Topics("e").adapter_raw("west"), repeat)
     assert "sensor 'west' is not listed" in unlisted[1]
+
+
+def test_the_reports_device_page_reads_a_stored_translation_as_its_reading() -> None:
+    devices = RentedDevices()
+    devices.take(7, RECEIVED, STORED_RAW)
+    odd = STORED_RAW.replace(b'"occupied":164', b'"spaces":164')
+    devices.take(8, RECEIVED, odd)
+    tally = devices.sensors["lot-a"]
+    assert (tally.received, tally.translated) == (2, 2)
+    assert tally.first[0].translated == "seq 4: occupied 164"
+    assert tally.first[1].translated.startswith("a translation that is no reading")
 
 
 # -- the permit -----------------------------------------------------------------------------

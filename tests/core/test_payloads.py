@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from core_support import PREFIX, QUICK, Driver, local, permit_variant
 
+from kent_ops.core import wire
 from kent_ops.core.wire import (
     MAX_PAYLOAD_BYTES,
     Ack,
@@ -425,3 +426,27 @@ def test_two_permits_with_one_event_id_route_by_their_own_sensors() -> None:
     assert other.lot("lot-z", local(12), 5).accepted
     assert first.lot("lot-a", local(12, 1), 6).accepted
     assert first.status()["lots"]["lot-a"]["occupied"] == 6
+
+
+@pytest.mark.parametrize(
+    ("payload", "sensor", "screen"),
+    [
+        (b"online", True, True),
+        (b" offline\n", False, False),
+        (b"ONLINE", None, True),  # a screen reads the aggregator's word in any case
+        (b"Online \r\n", None, True),
+        (b"maybe", None, False),  # a screen has no one to reject it to: offline
+        (b"", None, False),
+        (b"\xff\xfe", None, False),
+        (b'"online"', None, False),
+    ],
+)
+def test_availability_reads_strictly_for_a_sensor_and_anything_but_online_as_offline_on_screen(
+    payload: bytes, sensor: bool | None, screen: bool
+) -> None:
+    assert wire.decode_sensor_availability(payload) is sensor
+    assert wire.decode_availability(payload) is screen
+    for online in (True, False):
+        said = wire.encode_availability(online)
+        assert wire.decode_sensor_availability(said) is wire.decode_availability(said) is online
+    assert wire.encode_availability(False) == wire.AVAILABILITY_OFFLINE == b"offline"

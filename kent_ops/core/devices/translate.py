@@ -1,6 +1,6 @@
 """One device message into the kent-ops payload of the sensor it stands for.
 
-Pure and deterministic: the same state and the same message give the same payloads,
+Pure and deterministic: the same state and the same message give the same readings,
 so a message the adapter translated but could not acknowledge before a crash is
 translated again, identically, after the restart (same ``seq``: the aggregator's
 duplicate), and one it had acknowledged is recognised by its frame counter.
@@ -11,6 +11,10 @@ with the next ``seq``. When the device restarts (its frame counter or sequence f
 kent-ops counter does (docs/protocol.md, "Rented devices"): a payload with ``seq`` 0 and
 totals 0, which the aggregator stitches and records as a ``counter-reset``, then the
 device's figures since its restart at ``seq`` 1. The totals therefore go on.
+
+A translation is the sensor kind's own Struct (:mod:`kent_ops.core.sensor_payloads`),
+published through the wire's encoder, so the adapter sends exactly what a native
+device of that kind would.
 """
 
 from __future__ import annotations
@@ -21,11 +25,14 @@ from typing import Any, NamedTuple
 
 from kent_ops.core.devices.reading import Reading, Unreadable
 from kent_ops.core.devices.spec import SourceSpec
+from kent_ops.core.sensor_payloads import GateCount, LotOccupancy
 from kent_ops.core.timeutil import from_us, to_us
 from kent_ops.core.wire.adapter import REDELIVERY
-from kent_ops.core.wire.signing import format_ts
 
-__all__ = ["DeviceState", "Translation", "translate"]
+__all__ = ["DeviceState", "Translated", "Translation", "translate"]
+
+Translated = GateCount | LotOccupancy
+"""What a rented device's message becomes: the reading of the kind it stands for."""
 
 RECENT_KEPT = 8
 """Digests of the last messages kept, to know a broker's redelivery without a counter."""
@@ -64,10 +71,10 @@ class DeviceState:
 class Translation(NamedTuple):
     """What to publish for one device message, and the state once it is published."""
 
-    payloads: tuple[dict[str, Any], ...]
-    """kent-ops payload fields, in order (a restart's ``seq`` 0 first)."""
-    translated: dict[str, Any] | None
-    """The payload that carries this message's figures (the raw record names it)."""
+    payloads: tuple[Translated, ...]
+    """The readings to publish, in order (a restart's ``seq`` 0 first)."""
+    translated: Translated | None
+    """The reading that carries this message's figures (the raw record names it)."""
     reason: str | None
     """Why nothing was translated: a redelivery, or what could not be read."""
     state: DeviceState
@@ -111,7 +118,7 @@ def translate(
     if state.last_ts is not None and t < state.last_ts:
         t = state.last_ts
     new.last_ts = t
-    ts = format_ts(from_us(t))
+    ts = from_us(t - t % 1000)  # the milliseconds the payload carries (wire.format_ts)
     if spec.kind == "lot":
         return _lot(capacity, new, reading, ts)
     return _gate(new, reading, ts, restart)
@@ -121,7 +128,7 @@ def _repeat(state: DeviceState, why: str) -> Translation:
     return Translation((), None, f"{REDELIVERY}: {why}", state)
 
 
-def _lot(capacity: int, new: DeviceState, reading: Reading, ts: str) -> Translation:
+def _lot(capacity: int, new: DeviceState, reading: Reading, ts: datetime) -> Translation:
     if reading.occupied is not None:
         occupied = reading.occupied
     else:
@@ -132,11 +139,11 @@ def _lot(capacity: int, new: DeviceState, reading: Reading, ts: str) -> Translat
             )
         occupied = capacity - reading.free
     new.seq += 1
-    payload = {"seq": new.seq, "ts": ts, "occupied": occupied}
+    payload = LotOccupancy(seq=new.seq, ts=ts, occupied=occupied)
     return Translation((payload,), payload, None, new)
 
 
-def _gate(new: DeviceState, reading: Reading, ts: str, restart: bool) -> Translation:
+def _gate(new: DeviceState, reading: Reading, ts: datetime, restart: bool) -> Translation:
     assert reading.in_ is not None
     assert reading.out is not None
     if reading.deltas:
@@ -160,15 +167,15 @@ def _gate(new: DeviceState, reading: Reading, ts: str, restart: bool) -> Transla
             d_in, d_out = reading.in_ - new.dev_in, reading.out - new.dev_out
     if not reading.deltas:
         new.dev_in, new.dev_out = reading.in_, reading.out
-    payloads: list[dict[str, Any]] = []
+    payloads: list[Translated] = []
     if restart:
         new.restarts += 1
         if new.seq > 0 and (new.run_in or new.run_out):
-            payloads.append({"seq": 0, "ts": ts, "in_total": 0, "out_total": 0})
+            payloads.append(GateCount(seq=0, ts=ts, in_total=0, out_total=0))
             new.seq, new.run_in, new.run_out = 0, 0, 0
     new.seq += 1
     new.run_in += d_in
     new.run_out += d_out
-    payload = {"seq": new.seq, "ts": ts, "in_total": new.run_in, "out_total": new.run_out}
+    payload = GateCount(seq=new.seq, ts=ts, in_total=new.run_in, out_total=new.run_out)
     payloads.append(payload)
     return Translation(tuple(payloads), payload, None, new)

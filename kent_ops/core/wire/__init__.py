@@ -4,11 +4,20 @@
 - :mod:`~kent_ops.core.wire.inbound`: what sensors and people publish, decoded once;
 - :mod:`~kent_ops.core.wire.outbound`: what the aggregator publishes (status, alerts,
   gate commands, checkpoints), as frozen Structs that encode and decode themselves;
+- :mod:`~kent_ops.core.wire.availability`: the retained ``online``/``offline`` everyone
+  says of itself, and the last will;
 - :mod:`~kent_ops.core.wire.signing`: the optional per-device HMAC signature.
 
 docs/protocol.md is the same contract written for device makers and a town's IT.
 """
 
+from kent_ops.core.wire.availability import (
+    AVAILABILITY_OFFLINE,
+    AVAILABILITY_ONLINE,
+    decode_availability,
+    decode_sensor_availability,
+    encode_availability,
+)
 from kent_ops.core.wire.inbound import (
     INBOUND_KINDS,
     INSPECTION_RESULTS,
@@ -87,6 +96,8 @@ from kent_ops.core.wire.signing import (
 from kent_ops.core.wire.topics import INSPECTOR_ACTIONS, ROOT, TopicProblem, TopicRef, Topics
 
 __all__ = [
+    "AVAILABILITY_OFFLINE",
+    "AVAILABILITY_ONLINE",
     "Ack",
     "Acknowledgement",
     "Adjust",
@@ -146,9 +157,12 @@ __all__ = [
     "Worst",
     "canonical_bytes",
     "decode",
+    "decode_availability",
     "decode_bridge_state",
     "decode_json",
+    "decode_sensor_availability",
     "encode",
+    "encode_availability",
     "encode_payload",
     "encode_reading",
     "format_ts",

@@ -33,6 +33,7 @@ from kent_ops.core.sensor_payloads import (
 )
 from kent_ops.core.timeutil import EARLIEST, LATEST, instant_problem
 from kent_ops.core.wire.adapter import AdapterRaw, check_raw
+from kent_ops.core.wire.availability import decode_sensor_availability
 from kent_ops.core.wire.signing import unsign
 from kent_ops.core.wire.topics import ROOT, TopicProblem, Topics
 
@@ -272,12 +273,10 @@ def sensor_clock_span(windows: Iterable[_Window]) -> Span | None:
 
 
 def _availability(source: str, payload: bytes) -> Decoded | Rejection:
-    text = payload.strip()
-    if text == b"online":
-        return Decoded("availability", source, Availability(True))
-    if text == b"offline":
-        return Decoded("availability", source, Availability(False))
-    return Rejection("availability", "availability must be 'online' or 'offline'")
+    online = decode_sensor_availability(payload)
+    if online is None:
+        return Rejection("availability", "availability must be 'online' or 'offline'")
+    return Decoded("availability", source, Availability(online))
 
 
 def decode_bridge_state(payload: bytes | bytearray) -> bool | None:

@@ -47,6 +47,7 @@ __all__ = [
     "generate_keys_file",
     "keys_for_permit",
     "load_keys",
+    "reading_fields",
     "sign",
     "sign_bytes",
     "unsign",
@@ -120,9 +121,15 @@ def encode_reading(record: Reading, key: bytes | None = None, tz: tzinfo | None 
     bytes are the canonical form a device maker reproduces (docs/protocol.md, "Signed
     payloads").
     """
+    return encode_payload(reading_fields(record, tz), key)
+
+
+def reading_fields(record: Reading, tz: tzinfo | None = None) -> dict[str, Any]:
+    """A reading's fields as they go out, unsigned: its Struct's order, ``ts`` as
+    :func:`format_ts` writes it (the form the adapter's raw record also keeps)."""
     fields = msgspec.structs.asdict(record)
     fields["ts"] = format_ts(record.ts, tz)
-    return encode_payload(fields, key)
+    return fields
 
 
 def load_keys(path: str | Path) -> dict[str, bytes]:
