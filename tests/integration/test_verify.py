@@ -113,8 +113,14 @@ def test_verify_passes_a_live_log_and_names_a_flipped_byte(
     assert (missing.returncode, missing.stderr) == (2, f"kent-ops: {nothing}: no such file\n")
 
 
-def test_run_refuses_a_tampered_log_naming_the_record(tmp_path: Path) -> None:
-    """Restarting on a log that does not verify stops before it connects anywhere."""
+def test_run_refuses_a_tampered_log_naming_the_record(
+    tmp_path: Path, broker: MosquittoBroker
+) -> None:
+    """Restarting on a log that does not verify stops with exit 1 and names the record.
+
+    The broker is up: the service's breach alert gets out at once, where an unreachable
+    one would hold the stop for the whole settle time the alert is given.
+    """
     evidence = tmp_path / "evidence.sqlite"
     with EvidenceLog.open(evidence, event_id="kent-summer-fest-2027", permit_sha256="x") as log:
         for i in range(5):
@@ -138,7 +144,7 @@ def test_run_refuses_a_tampered_log_naming_the_record(tmp_path: Path) -> None:
             "--evidence",
             str(evidence),
             "--broker",
-            "mqtt://127.0.0.1:9",
+            broker.url,
         ],  # fmt: skip
         capture_output=True,
         text=True,
