@@ -94,6 +94,7 @@ def _check(result: subprocess.CompletedProcess[str], tmp_path: Path, broker_word
     assert _printed(result.stdout, "report:").startswith(f"{KENT_OPS} report --permit /")
 
 
+@pytest.mark.slow
 def test_demo_with_mosquitto_on_the_path(tmp_path: Path) -> None:
     binary = mosquitto_binary()
     if binary is None:
@@ -107,12 +108,14 @@ def test_demo_with_mosquitto_on_the_path(tmp_path: Path) -> None:
     assert (tmp_path / "demo" / "report").is_dir()
 
 
+@pytest.mark.slow
 def test_demo_without_mosquitto_uses_the_embedded_broker(tmp_path: Path) -> None:
     path = _path_without_mosquitto()
     assert shutil.which("mosquitto", path=path) is None
     _check(_run_demo(tmp_path, path), tmp_path, "embedded broker (amqtt)")
 
 
+@pytest.mark.slow
 def test_demo_through_the_adapter_with_a_lorawan_gate_and_lot(tmp_path: Path) -> None:
     binary = mosquitto_binary()
     if binary is None:
@@ -141,6 +144,7 @@ def test_demo_through_the_adapter_with_a_lorawan_gate_and_lot(tmp_path: Path) ->
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.slow
 def test_tally_taps_in_the_demo_raise_no_false_alarm_and_demote_no_breach(
     tmp_path: Path, broker: Any
 ) -> None:

@@ -187,6 +187,7 @@ def test_run_bad_input_is_one_sentence_and_exit_2(
 
 
 @pytest.mark.timeout(30)
+@pytest.mark.slow
 def test_an_unreachable_broker_is_retried_not_fatal(tmp_path: Path) -> None:
     """The field network is flaky: a broker that is down at start is waited for."""
     proc = subprocess.Popen(
