@@ -31,7 +31,7 @@ from dashboards.inspector.screens.forms import (
 from dashboards.inspector.screens.main import MainScreen
 from dashboards.inspector.screens.permit_form import PermitForm, parse_effective
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]  # every dialog drawn at two sizes
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 
