@@ -65,3 +65,32 @@ def publisher(broker: MosquittoBroker) -> Iterator[Publisher]:
     p = Publisher(broker)
     yield p
     p.close()
+
+
+def _allowed_s(item: pytest.Item) -> float:
+    """The test's own timeout (what its author allows it), or 0 when it has none."""
+    mark = item.get_closest_marker("timeout")
+    return float(mark.args[0]) if mark is not None and mark.args else 0.0
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with a slow test run first, the longest-allowed first, each kept whole.
+
+    xdist hands tests out in this order: started early, a minute-long outage test runs
+    beside the short ones instead of alone at the end while the other worker idles.
+    A module stays in one piece, so its module-scoped fixtures (a browser, a served
+    field) are still set up once per worker.
+    """
+    rank: dict[str, tuple[bool, float]] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        slow, allowed = rank.get(module, (False, 0.0))
+        if item.get_closest_marker("slow") is not None:
+            slow, allowed = True, max(allowed, _allowed_s(item))
+        rank[module] = (slow, allowed)
+    items.sort(key=lambda item: _order(rank[item.nodeid.split("::")[0]]))
+
+
+def _order(rank: tuple[bool, float]) -> tuple[bool, float]:
+    slow, allowed = rank
+    return (not slow, -allowed)

@@ -103,6 +103,8 @@ class BridgeSettings:
         autosave_s: seconds between saves of the in-memory database.
         link_port: the loopback port of ``kent-ops-link``, where the bridge connects.
         link_script: where the property's machine keeps ``kent-ops-link``.
+        restart_s: the bridge's reconnection attempts, from the first to at most the
+            second number of seconds apart (a test's flapping link shortens them).
     """
 
     property_id: str
@@ -117,6 +119,7 @@ class BridgeSettings:
     autosave_s: int = DEFAULT_AUTOSAVE_S
     link_port: int = DEFAULT_LINK_PORT
     link_script: Path = DEFAULT_LINK_SCRIPT
+    restart_s: tuple[int, int] = (RESTART_BASE_S, RESTART_CAP_S)
 
     @property
     def listen_port(self) -> int:
@@ -211,7 +214,7 @@ def _bridge(permit: Permit, s: BridgeSettings) -> list[str]:
         "cleansession false",
         "local_cleansession false",
         "start_type automatic",
-        f"restart_timeout {RESTART_BASE_S} {RESTART_CAP_S}",
+        f"restart_timeout {s.restart_s[0]} {s.restart_s[1]}",
         f"keepalive_interval {KEEPALIVE_S}",
         "bridge_attempt_unsubscribe false",
         "# The link's state for this property's screens: retained, 1 up, 0 down, here only.",

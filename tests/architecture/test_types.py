@@ -32,6 +32,7 @@ def _mypy(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # a whole-package mypy run, warm or cold
 @pytest.mark.timeout(MYPY_TIMEOUT_S + 30)
 def test_mypy_finds_no_error_in_the_package() -> None:
     result = _mypy("--cache-dir", str(CACHE))
@@ -39,6 +40,7 @@ def test_mypy_finds_no_error_in_the_package() -> None:
     assert result.stdout.startswith("Success: no issues found")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(MYPY_TIMEOUT_S + 30)
 def test_the_core_passes_mypy_strict() -> None:
     # A cache of its own: other options would invalidate the package run's cache.

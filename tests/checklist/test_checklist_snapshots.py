@@ -19,6 +19,8 @@ from dashboards.common.clock import fixed_clock
 from dashboards.inspector.app import InspectorApp, make_inspector_app
 from kent_ops.core.permit import load_permit
 
+pytestmark = pytest.mark.slow  # whole screens drawn and compared with the stored SVGs
+
 SIZES = [pytest.param((120, 40), id="120x40"), pytest.param((80, 24), id="80x24")]
 
 SnapCompare = Any

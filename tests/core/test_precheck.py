@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import Ran, kent_ops
 from core_support import (
     DELETE,
     EXAMPLE_PATH,
@@ -436,14 +437,9 @@ def test_breaches_come_before_warnings() -> None:
 LINE = re.compile(r"^(BREACH|WARNING) [a-z-]+ \([^)]*(\([^)]*\)[^)]*)*\): \S.*$")
 
 
-def check(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kent_ops.commands.cli", "permit", "check", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+def check(capsys: pytest.CaptureFixture[str], path: Path) -> Ran:
+    """``kent-ops permit check PATH``, in this process."""
+    return kent_ops(capsys, "permit", "check", str(path))
 
 
 def write(tmp_path: Path, changes: dict[str, Any]) -> Path:
@@ -453,16 +449,20 @@ def write(tmp_path: Path, changes: dict[str, Any]) -> Path:
 
 
 @pytest.mark.parametrize("path", [EXAMPLE_PATH, TWO_PATH])
-def test_check_of_a_clean_permit_says_what_was_checked_and_exits_0(path: Path) -> None:
-    done = check(path)
+def test_check_of_a_clean_permit_says_what_was_checked_and_exits_0(
+    capsys: pytest.CaptureFixture[str], path: Path
+) -> None:
+    done = check(capsys, path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"OK no pre-event findings; checked {CHECKED}\n"
     assert "meets every" not in done.stdout
     assert done.stderr == ""
 
 
-def test_check_prints_one_finding_a_line_and_exits_1_on_a_breach(tmp_path: Path) -> None:
-    done = check(write(tmp_path, {"fee": DELETE, "permit.decided_on": date(2027, 5, 2)}))
+def test_check_prints_one_finding_a_line_and_exits_1_on_a_breach(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    done = check(capsys, write(tmp_path, {"fee": DELETE, "permit.decided_on": date(2027, 5, 2)}))
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
         "BREACH fee-paid (fee): the application fee has not been paid",
@@ -472,34 +472,57 @@ def test_check_prints_one_finding_a_line_and_exits_1_on_a_breach(tmp_path: Path)
     assert all(LINE.match(line) for line in done.stdout.splitlines())
 
 
-def test_check_exits_0_when_there_are_only_warnings(tmp_path: Path) -> None:
-    done = check(write(tmp_path, {"permit.hearing_notice_published_on": date(2027, 4, 19)}))
+def test_check_exits_0_when_there_are_only_warnings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    done = check(capsys, write(tmp_path, {"permit.hearing_notice_published_on": date(2027, 4, 19)}))
     assert done.returncode == 0
     (line,) = done.stdout.splitlines()
     assert line.startswith("WARNING hearing-notice (permit:B): ")
 
 
-def test_check_of_an_invalid_permit_is_one_line_on_stderr_and_exits_2(tmp_path: Path) -> None:
-    done = check(write(tmp_path, {"staffing.persons_per_nurs": 500, "staffing.doctors_min": 0}))
+def test_check_of_an_invalid_permit_is_one_line_on_stderr_and_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, {"staffing.persons_per_nurs": 500, "staffing.doctors_min": 0})
+    done = check(capsys, path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"kent-ops: {path} is invalid: staffing.persons_per_nurs: unknown field (did you "
+        "mean persons_per_nurse?); staffing.doctors_min: 0 is looser than the ordinance's "
+        "at least 1 doctor in attendance at all times (permit:C(9))\n"
+    )
+
+
+def test_check_of_a_missing_file_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    absent = tmp_path / "absent.toml"
+    done = check(capsys, absent)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"kent-ops: {absent} is invalid: {absent}: no such file\n"
+
+
+def test_the_entry_point_checks_a_permit_and_never_shows_a_traceback(tmp_path: Path) -> None:
+    """The module a shell runs, once for a clean permit and once for an invalid one."""
+    argv = [sys.executable, "-m", "kent_ops.commands.cli", "permit", "check"]
+    clean = subprocess.run([*argv, str(EXAMPLE_PATH)], capture_output=True, text=True, timeout=60)
+    assert (clean.returncode, clean.stderr) == (0, "")
+    assert clean.stdout == f"OK no pre-event findings; checked {CHECKED}\n"
+    invalid = write(tmp_path, {"staffing.persons_per_nurs": 500})
+    done = subprocess.run([*argv, str(invalid)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert done.stdout == ""
     (line,) = done.stderr.splitlines()
-    assert "staffing.persons_per_nurs: unknown field (did you mean persons_per_nurse?)" in line
-    assert "staffing.doctors_min:" in line
+    assert line.startswith(f"kent-ops: {invalid} is invalid: staffing.persons_per_nurs: ")
     assert "Traceback" not in done.stderr
 
 
-def test_check_of_a_missing_file_exits_2(tmp_path: Path) -> None:
-    done = check(tmp_path / "absent.toml")
-    assert done.returncode == 2
-    assert len(done.stderr.splitlines()) == 1
-    assert "no such file" in done.stderr
-
-
 @pytest.mark.parametrize("status", ["none", "issued", "pending"])
-def test_check_of_an_assembly_of_500_or_fewer_needs_no_permit(tmp_path: Path, status: str) -> None:
+def test_check_of_an_assembly_of_500_or_fewer_needs_no_permit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, status: str
+) -> None:
     limits = {"limits.max_at_one_time": 499, "alerting.hold_at": 499, "alerting.resume_below": 490}
-    done = check(write(tmp_path, {**limits, "permit.status": status, "fee": DELETE}))
+    done = check(capsys, write(tmp_path, {**limits, "permit.status": status, "fee": DELETE}))
     assert done.returncode == 0, done.stdout
     assert done.stdout.splitlines() == [
         "NO PERMIT NEEDED: the permit expects at most 499 persons at one time; the chapter "
@@ -508,14 +531,18 @@ def test_check_of_an_assembly_of_500_or_fewer_needs_no_permit(tmp_path: Path, st
     ]
 
 
-def test_check_of_a_revocation_before_the_first_window_is_a_breach(tmp_path: Path) -> None:
+def test_check_of_a_revocation_before_the_first_window_is_a_breach(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     revoked = {"permit.revoked_at": datetime(2027, 7, 1, 12, tzinfo=NY)}
-    done = check(write(tmp_path, {**revoked, "permit.revocation_resolution": "TB-2027-30"}))
+    done = check(capsys, write(tmp_path, {**revoked, "permit.revocation_resolution": "TB-2027-30"}))
     assert done.returncode == 1
     assert done.stdout.splitlines()[0].startswith("BREACH permit-not-issued (permit:A): ")
 
 
-def test_a_file_written_before_the_new_fields_loads_with_warnings_only(tmp_path: Path) -> None:
+def test_a_file_written_before_the_new_fields_loads_with_warnings_only(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     old = {
         "applicant.agent": {"name": "J. Doe", "address": "12 Main St, Carmel NY",
                             "county": "Putnam"},
@@ -526,7 +553,7 @@ def test_a_file_written_before_the_new_fields_loads_with_warnings_only(tmp_path:
         "facilities.medical_approved": DELETE,
         "permit.dispersal_minutes": DELETE,
     }  # fmt: skip
-    done = check(write(tmp_path, old))
+    done = check(capsys, write(tmp_path, old))
     assert done.returncode == 0, done.stdout
     lines = done.stdout.splitlines()
     assert len(lines) == 5

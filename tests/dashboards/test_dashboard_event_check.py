@@ -50,6 +50,7 @@ def other_event(broker: MosquittoBroker) -> MosquittoBroker:
     return broker
 
 
+@pytest.mark.slow
 async def test_the_gate_view_says_no_aggregator_answers_for_its_event_within_10_s(
     other_event: MosquittoBroker, tmp_path: Path
 ) -> None:

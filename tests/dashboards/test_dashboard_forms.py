@@ -34,7 +34,7 @@ from dashboards.inspector.screens.permit_form import PermitForm, parse_effective
 from kent_ops.core import wire
 from kent_ops.core.wire import Topics
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]  # every dialog drawn at two sizes
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 

@@ -19,6 +19,8 @@ from dashboards.common.clock import fixed_clock
 from dashboards.gate.app import GateApp, make_gate_app
 from dashboards.inspector.app import InspectorApp, make_inspector_app
 
+pytestmark = pytest.mark.slow  # whole screens drawn and compared with the stored SVGs
+
 SIZES = [pytest.param((120, 40), id="120x40"), pytest.param((80, 24), id="80x24")]
 PHONES = [pytest.param((40, 70), id="40x70"), pytest.param((48, 80), id="48x80")]
 

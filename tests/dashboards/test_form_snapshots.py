@@ -15,6 +15,8 @@ import pytest
 from engine_samples import afternoon
 from form_support import inspector, keys
 
+pytestmark = pytest.mark.slow  # whole screens drawn and compared with the stored SVGs
+
 SIZES = [pytest.param((120, 40), id="120x40"), pytest.param((80, 24), id="80x24")]
 
 SnapCompare = Any

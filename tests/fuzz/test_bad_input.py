@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.wire import Topics, decode
+
+pytestmark = pytest.mark.slow
 
 PERMIT: Permit = load_permit(Path(__file__).parents[2] / "examples" / "permit.toml")
 PREFIX = Topics(PERMIT.event_id).prefix

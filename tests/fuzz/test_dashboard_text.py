@@ -39,7 +39,7 @@ from dashboards.inspector.panels import alert_detail
 from dashboards.inspector.screens.forms import Form
 from kent_ops.core.wire import Topics
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 EVENT = "kent-summer-fest-2027"
 TOPICS = Topics(EVENT)

@@ -23,6 +23,8 @@ from kent_ops.core.permit import Permit, PermitError, load_permit
 from kent_ops.core.timeutil import EARLIEST, LATEST, from_us, to_us
 from kent_ops.core.wire import Decoded, Rejection, Topics, decode
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).parents[2]
 PERMIT: Permit = load_permit(ROOT / "examples" / "permit.toml")
 PREFIX = Topics(PERMIT.event_id).prefix

@@ -247,6 +247,7 @@ def through_the_outage(site: Site, permit: Permit, evidence: Path, link_state: S
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.slow
 def test_an_outage_and_a_restart_of_the_propertys_broker_lose_nothing(
     tmp_path: Path, permit: Permit, site: Site, link_state: Subscriber
 ) -> None:
@@ -294,6 +295,7 @@ def test_an_outage_and_a_restart_of_the_propertys_broker_lose_nothing(
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.slow
 def test_the_bridge_keeps_the_order_of_each_sensors_readings_across_reconnections(
     permit: Permit, site: Site, link_state: Subscriber
 ) -> None:
@@ -349,6 +351,7 @@ def test_the_bridge_keeps_the_order_of_each_sensors_readings_across_reconnection
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.slow
 def test_a_kill_9_mid_outage_loses_only_what_arrived_since_the_last_save(
     permit: Permit, site: Site, link_state: Subscriber
 ) -> None:

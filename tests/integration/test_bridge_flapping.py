@@ -133,6 +133,7 @@ def stops_on_sigterm(site: Site) -> int:
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.slow
 def test_the_propertys_broker_keeps_counting_through_a_flapping_link_and_loses_nothing(
     permit: Permit, site: Site, relay: FlappingRelay
 ) -> None:

@@ -734,6 +734,7 @@ def kill_stream(n: int) -> list[tuple[str, dict[str, Any]]]:
 
 
 @pytest.mark.timeout(150)
+@pytest.mark.slow
 def test_five_sigkills_lose_nothing_acknowledged_and_reuse_no_alert_id(
     tmp_path: Path, broker: MosquittoBroker, watcher: Watcher, publisher: Publisher
 ) -> None:
@@ -885,6 +886,7 @@ def test_a_restart_publishes_what_a_crashed_run_committed_but_never_published(
 
 
 @pytest.mark.timeout(150)
+@pytest.mark.slow
 def test_a_30_s_broker_outage_loses_no_count(tmp_path: Path, broker: MosquittoBroker) -> None:
     """Real gate counters keep counting while the broker is down and report on return."""
     permit = load_permit(write_permit(tmp_path, window_now=True))
@@ -971,6 +973,7 @@ def vm_kib(pid: int, field: str) -> int:
 
 
 @pytest.mark.timeout(200)
+@pytest.mark.slow
 def test_a_burst_of_ten_times_the_normal_rate_for_60_s_loses_nothing(
     tmp_path: Path, broker: MosquittoBroker, watcher: Watcher
 ) -> None:

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.slow
 def test_the_rehearsal_runs_the_secured_set_up_and_counts_the_simulated_day(
     tmp_path: Path,
 ) -> None:

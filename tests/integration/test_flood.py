@@ -66,6 +66,7 @@ def junk(i: int, size: int) -> bytes:
     return head + bytes([65 + i % 26]) * (size - len(head))
 
 
+@pytest.mark.slow
 def test_a_sensor_flooding_oversized_junk_grows_the_log_by_its_budget_not_its_bytes(
     tmp_path: Path, broker: MosquittoBroker, watcher: Watcher, publisher: Publisher
 ) -> None:

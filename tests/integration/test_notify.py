@@ -328,6 +328,7 @@ def test_a_breach_raised_and_ended_sends_one_mail_each_and_the_log_proves_it(
     assert_nothing_secret(notify.lines + [json.dumps(r) for r in records])
 
 
+@pytest.mark.slow
 def test_fifty_flaps_within_clear_s_send_one_mail(
     tmp_path: Path,
     mail_server: MailServer,
@@ -377,6 +378,7 @@ def test_fifty_flaps_within_clear_s_send_one_mail(
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.slow
 def test_a_mail_server_down_for_30_s_gets_the_mail_after_with_every_attempt_recorded(
     tmp_path: Path,
     broker: MosquittoBroker,

@@ -146,6 +146,7 @@ def test_accept_rollback_goes_on_loudly_and_never_lowers_the_checkpoint(
     assert verify(runs.evidence).ok
 
 
+@pytest.mark.slow
 def test_a_broker_that_answers_late_still_finds_the_cut_log_and_stops_it(
     runs: Runs, watcher: Watcher, publisher: Publisher, broker: MosquittoBroker
 ) -> None:

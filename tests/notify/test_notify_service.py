@@ -45,6 +45,7 @@ def collect_sent(broker: MosquittoBroker) -> tuple[Any, list[dict[str, Any]]]:
     return client, got
 
 
+@pytest.mark.slow
 def test_a_channel_that_never_answers_is_given_up_after_give_up_after_s(
     tmp_path: Path, broker: MosquittoBroker, publisher: Publisher, caplog: pytest.LogCaptureFixture
 ) -> None:

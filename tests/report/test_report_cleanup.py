@@ -25,6 +25,7 @@ def seconds(log: ScriptedLog, t: datetime) -> float:
     return (t - log.t0).total_seconds()
 
 
+@pytest.mark.slow  # a report over a week of log, built twice
 @pytest.mark.parametrize(
     ("marked", "status"),
     [

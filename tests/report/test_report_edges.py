@@ -6,14 +6,13 @@ import csv
 import hashlib
 import json
 import sqlite3
-import subprocess
-import sys
 from collections import Counter
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from report_support import ROOT, ScriptedLog, sha256_file, utc, write_permit
+from cli_support import Ran, kent_ops
+from report_support import ScriptedLog, sha256_file, utc, write_permit
 
 from kent_ops.core.permit import load_permit
 from kent_ops.evidence.log import ChainBroken, EvidenceLog, read_records, record_hash, verify
@@ -24,12 +23,11 @@ from kent_ops.report.collect import InspectionMark, InspectorNote
 T0 = utc(2027, 7, 4, 14, 0)  # 10:00 EDT
 
 
-def run_report(permit: Path, evidence: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kent_ops", "report", "--permit", str(permit),
-         "--evidence", str(evidence), "--out", str(out)],
-        capture_output=True, text=True, timeout=60, cwd=ROOT, check=False,
-    )  # fmt: skip
+def run_report(capsys: pytest.CaptureFixture[str], permit: Path, evidence: Path, out: Path) -> Ran:
+    """``kent-ops report``, in this process (the entry point is proved in test_report_scripted)."""
+    return kent_ops(
+        capsys, "report", "--permit", str(permit), "--evidence", str(evidence), "--out", str(out)
+    )
 
 
 def small_event(tmp_path: Path) -> tuple[Path, Path]:
@@ -90,7 +88,9 @@ def tamper(evidence: Path, sql: str) -> None:
     conn.close()
 
 
-def test_a_tampered_log_is_refused_naming_the_record(tmp_path: Path) -> None:
+def test_a_tampered_log_is_refused_naming_the_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     permit, evidence = small_event(tmp_path)
     # 400 in becomes 900 in, the payload staying bytes: only its content differs.
     tamper(
@@ -104,7 +104,7 @@ def test_a_tampered_log_is_refused_naming_the_record(tmp_path: Path) -> None:
     assert isinstance(payload, bytes)
     assert b'"in_total": 900' in payload
     out = tmp_path / "report"
-    proc = run_report(permit, evidence, out)
+    proc = run_report(capsys, permit, evidence, out)
     assert proc.returncode == 1
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
@@ -175,7 +175,9 @@ def test_a_rewritten_record_with_a_fresh_hash_breaks_the_next_one(
 
 
 @pytest.mark.parametrize("started", [False, True])
-def test_an_empty_log_gives_an_honest_empty_report(tmp_path: Path, started: bool) -> None:
+def test_an_empty_log_gives_an_honest_empty_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, started: bool
+) -> None:
     permit = write_permit(tmp_path)
     evidence = tmp_path / "evidence.sqlite"
     log = EvidenceLog.open(
@@ -186,7 +188,7 @@ def test_an_empty_log_gives_an_honest_empty_report(tmp_path: Path, started: bool
         log.commit()
     log.close()
     out = tmp_path / "report"
-    proc = run_report(permit, evidence, out)
+    proc = run_report(capsys, permit, evidence, out)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("INDETERMINATE: the evidence log holds no sensor")
     with (out / "findings.csv").open(encoding="utf-8") as f:
@@ -205,34 +207,48 @@ def test_an_empty_log_gives_an_honest_empty_report(tmp_path: Path, started: bool
 # -- bad input ------------------------------------------------------------------------------
 
 
-def test_bad_input_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
+def test_bad_input_is_one_sentence_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     permit, evidence = small_event(tmp_path)
     cases: list[tuple[list[str], str]] = []
     not_sqlite = tmp_path / "notes.txt"
     not_sqlite.write_text("hello")
-    cases.append(([str(permit), str(tmp_path / "missing.sqlite")], "no such file"))
-    cases.append(([str(permit), str(not_sqlite)], "not an SQLite evidence log"))
+    missing = tmp_path / "missing.sqlite"
+    cases.append(([str(permit), str(missing)], f"{missing}: no such file"))
+    cases.append(([str(permit), str(not_sqlite)], f"{not_sqlite} is not an SQLite evidence log"))
     bad_permit = tmp_path / "bad.toml"
     bad_permit.write_text(
         permit.read_text().replace("persons_per_nurse = 500", "persons_per_nurse = 600")
     )
-    cases.append(([str(bad_permit), str(evidence)], "persons_per_nurse"))
+    cases.append(
+        (
+            [str(bad_permit), str(evidence)],
+            f"{bad_permit} is invalid: staffing.persons_per_nurse: 600 persons per nurse is "
+            "looser than the ordinance's 1 registered nurse per 500 persons (permit:C(9))",
+        )
+    )
     other = tmp_path / "other.toml"
     other.write_text(
         permit.read_text().replace('id = "kent-summer-fest-2027"', 'id = "other-fest"')
     )
-    cases.append(([str(other), str(evidence)], "'other-fest'"))
+    cases.append(
+        (
+            [str(other), str(evidence)],
+            f"{evidence} is the evidence log of event 'kent-summer-fest-2027', but the permit "
+            f"{other} is for 'other-fest'",
+        )
+    )
     a_file = tmp_path / "a-file"
     a_file.write_text("")
     for (p, e), expect in cases:
-        proc = run_report(Path(p), Path(e), tmp_path / "never")
-        assert proc.returncode == 2, (expect, proc.stderr)
-        assert expect in proc.stderr
-        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-        assert "Traceback" not in proc.stderr
-    proc = run_report(permit, evidence, a_file)
-    assert proc.returncode == 2
-    assert "is a file" in proc.stderr
+        proc = run_report(capsys, Path(p), Path(e), tmp_path / "never")
+        assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"kent-ops: {expect}\n")
+    proc = run_report(capsys, permit, evidence, a_file)
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        f"kent-ops: {a_file} is a file; --out names the folder the report is written to\n",
+    )
     assert not (tmp_path / "never").exists()
 
 
@@ -335,7 +351,9 @@ def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None
 # -- the live record disagrees --------------------------------------------------------------
 
 
-def test_a_live_alert_that_differs_from_the_replay_is_warned_about(tmp_path: Path) -> None:
+def test_a_live_alert_that_differs_from_the_replay_is_warned_about(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     permit, evidence = small_event(tmp_path)
     log = EvidenceLog.open(
         evidence, event_id="kent-summer-fest-2027", permit_sha256=sha256_file(permit)
@@ -352,7 +370,7 @@ def test_a_live_alert_that_differs_from_the_replay_is_warned_about(tmp_path: Pat
     log.commit()
     log.close()
     out = tmp_path / "report"
-    proc = run_report(permit, evidence, out)
+    proc = run_report(capsys, permit, evidence, out)
     assert proc.returncode == 1, proc.stderr  # the scripted nurse shortage
     warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 1
@@ -362,10 +380,12 @@ def test_a_live_alert_that_differs_from_the_replay_is_warned_about(tmp_path: Pat
     assert json.loads((out / "manifest.json").read_text())["replay_equals_live"] is False
 
 
-def test_a_permit_file_changed_since_the_log_was_opened_is_warned_about(tmp_path: Path) -> None:
+def test_a_permit_file_changed_since_the_log_was_opened_is_warned_about(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     permit, evidence = small_event(tmp_path)
     permit.write_text(permit.read_text().replace("Kent Summer Music Festival", "Kent Fest"))
-    proc = run_report(permit, evidence, tmp_path / "report")
+    proc = run_report(capsys, permit, evidence, tmp_path / "report")
     assert proc.returncode == 1
     assert "is not the permit file the evidence log was opened with" in proc.stderr
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")

@@ -13,11 +13,14 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from report_support import ScriptedLog, write_permit
 
 from kent_ops.report.build import build_report
+
+pytestmark = pytest.mark.slow
 
 T0 = datetime(2027, 7, 4, 14, 0, tzinfo=UTC)  # 10:00 in Kent: the window opens
 CONTROL = {chr(c) for c in range(32) if chr(c) not in "\t\n\r"} | {"\x7f"}

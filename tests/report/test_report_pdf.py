@@ -24,6 +24,8 @@ from test_report_scripted import T0, script_event
 from kent_ops.report import charts
 from kent_ops.report.build import build_report
 
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium")
 PDFTOTEXT = shutil.which("pdftotext")
 

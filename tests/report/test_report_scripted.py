@@ -287,6 +287,7 @@ def test_the_page_escapes_what_came_from_the_log_and_embeds_its_charts(
         assert text in page, text
 
 
+@pytest.mark.slow  # the report command line: a fresh interpreter imports pandas
 def test_the_command_line_writes_the_report_and_exits_1_for_breaches(
     event: tuple[Path, Path, ScriptedLog], tmp_path: Path
 ) -> None:

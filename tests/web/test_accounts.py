@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import kent_ops
 
 from kent_ops.core.errors import UsageError
 from kent_ops.web.accounts import (
@@ -144,10 +145,20 @@ def test_users_add_refuses_two_different_passwords_and_changes_nothing(tmp_path:
     assert "the two passwords differ" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "users.json").exists()
-    bad = _users(tmp_path, "add", "insp 1", "--role", "inspector", answers="x\nx\n")
-    assert bad.returncode == 2
-    assert "letters, digits" in bad.stderr
-    assert "password for" not in bad.stderr  # refused before asking for a password
+
+
+def test_users_add_refuses_a_bad_name_before_asking_for_a_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    users = str(tmp_path / "users.json")
+    bad = kent_ops(capsys, "serve", "users", "add", "insp 1", "--role", "inspector",
+                   "--users", users)  # fmt: skip
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr == (  # refused before asking for a password
+        "kent-ops: the name 'insp 1' must be 1 to 64 letters, digits, '.', '_' or '-' "
+        "(it becomes part of a broker user name and of MQTT topics)\n"
+    )
+    assert not (tmp_path / "users.json").exists()
 
 
 @pytest.mark.parametrize(
@@ -156,18 +167,22 @@ def test_users_add_refuses_two_different_passwords_and_changes_nothing(tmp_path:
         (["--gate", "nrth", "--permit", str(PERMIT)],
          "gate 'nrth' is not in the permit MG-2027-003 (its gates: north, south)"),
         (["--gate", "north-manual", "--permit", str(PERMIT)],
-         "north-manual is a manual tally, not a gate"),
-        (["--gate", "north"], "a deputy needs --permit P as well"),
+         "north-manual is a manual tally, not a gate: its deputy stands at the gate it "
+         "counts for (north)"),
+        (["--gate", "north"],
+         "a deputy needs --permit P as well: their --gate must be one of the permit's gates"),
     ],
 )  # fmt: skip
 def test_users_add_refuses_a_deputy_at_a_gate_the_permit_does_not_have(
-    tmp_path: Path, argv: list[str], says: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], says: str
 ) -> None:
-    result = _users(tmp_path, "add", "jsmith", "--role", "deputy", *argv, answers="x\nx\n")
-    assert result.returncode == 2
-    assert says in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
-    assert "password for" not in result.stderr  # refused before asking for a password
+    """Refused before a password is asked for, so it runs in this process."""
+    users = str(tmp_path / "users.json")
+    result = kent_ops(
+        capsys, "serve", "users", "add", "jsmith", "--role", "deputy", *argv, "--users", users
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"kent-ops: {says}\n"
     assert not (tmp_path / "users.json").exists()
 
 

@@ -322,6 +322,7 @@ def test_any_number_of_deputies_at_one_gate_and_a_gate_without_a_tally(
 
 
 @pytest.mark.parametrize("phone", [SMALL_ANDROID], ids=["small-android"], indirect=True)
+@pytest.mark.slow
 def test_a_refused_account_is_said_another_deputys_password_used_and_an_ended_sign_in_said(
     field: Field, phone: Browser, shots: Shoot
 ) -> None:

@@ -192,6 +192,7 @@ def tally_offline(field: Field) -> bool:
     return bool(said) and said[-1] == b"offline"
 
 
+@pytest.mark.slow
 async def test_a_tap_sent_again_after_serve_restarts_is_counted_once(field: Field) -> None:
     # Whatever hub of the module's server counted at north has said goodbye first: one
     # tally file, one hub at a time.

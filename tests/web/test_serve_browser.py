@@ -192,6 +192,7 @@ def test_closing_the_tab_ends_its_app_and_the_password_is_only_in_its_environmen
     context.close()
 
 
+@pytest.mark.slow
 def test_the_session_ends_after_its_time_with_its_app(
     field: Field, browser: Browser, shots: Shoot
 ) -> None:
