@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# Fresh shells run the launcher, which makes .venv when a checkout has none: not for the
+# inner loop.
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
