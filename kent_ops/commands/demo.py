@@ -216,7 +216,6 @@ def _attach_lines(permit: Permit, address: BrokerAddress, ca_file: str | None) -
 def cli_demo(args: argparse.Namespace) -> int:
     """Run broker, aggregator, simulator and dashboard until the user quits or time is up."""
     from kent_ops.service.aggregator import Aggregator
-    from sensors.simulator import run_simulation
 
     lorawan = bool(getattr(args, "lorawan", False))
     permit = _permit(getattr(args, "permit", None), lorawan)
@@ -246,28 +245,7 @@ def cli_demo(args: argparse.Namespace) -> int:
             raise UsageError(f"the aggregator could not connect to {address.url}")
         adapter = _start_adapter(permit, address, args.ca_file, workdir) if lorawan else None
 
-        def simulate() -> None:
-            try:
-                sim_result["published"] = run_simulation(
-                    permit,
-                    args.scenario,
-                    address,
-                    speed=args.speed,
-                    seed=args.seed,
-                    stop=stop,
-                    ca_file=args.ca_file,
-                    on_progress=lambda _published, sim_now: sim_result.update(sim_now=sim_now),
-                    rewrite=_lorawan_rewrite(permit) if lorawan else None,
-                )
-            except Exception as exc:  # noqa: BLE001 - shown to the user below
-                sim_result["error"] = str(exc)
-            finally:
-                sim_result["done"] = time.monotonic()
-            if not stop.is_set():
-                _announce(screens.get("app"), day_over_line(permit, sim_result.get("sim_now")))
-
-        simulator = threading.Thread(target=simulate, name="simulator", daemon=True)
-        simulator.start()
+        simulator = _start_simulator(args, permit, address, stop, sim_result, screens)
         watcher = StatusWatcher(address, topics, args.ca_file)
         notice = _attach_lines(permit, address, args.ca_file)
         print(
@@ -294,6 +272,46 @@ def cli_demo(args: argparse.Namespace) -> int:
         sys.stderr.write(f"kent-ops: the simulator stopped: {sim_result['error']}\n")
     _print_summary(permit, watcher, sim_result, evidence, broker_text, args)
     return 0
+
+
+def _start_simulator(
+    args: argparse.Namespace,
+    permit: Permit,
+    address: BrokerAddress,
+    stop: threading.Event,
+    sim_result: dict[str, Any],
+    screens: dict[str, Any],
+) -> threading.Thread:
+    """The scenario in a thread; at the end of its day it tells the demo's dashboard (or
+    prints, headless) that the day is over, so the end does not look like an outage."""
+    from sensors.simulator import run_simulation
+
+    lorawan = bool(getattr(args, "lorawan", False))
+
+    def simulate() -> None:
+        try:
+            sim_result["published"] = run_simulation(
+                permit,
+                args.scenario,
+                address,
+                speed=args.speed,
+                seed=args.seed,
+                stop=stop,
+                ca_file=args.ca_file,
+                on_progress=lambda _published, sim_now: sim_result.update(sim_now=sim_now),
+                rewrite=_lorawan_rewrite(permit) if lorawan else None,
+            )
+        except Exception as exc:  # noqa: BLE001 - shown to the user below
+            sim_result["error"] = str(exc)
+        finally:
+            sim_result["done"] = time.monotonic()
+        if not stop.is_set():
+            line = day_over_line(permit, sim_result.get("sim_now"), headless=args.headless)
+            _announce(screens.get("app"), line)
+
+    simulator = threading.Thread(target=simulate, name="simulator", daemon=True)
+    simulator.start()
+    return simulator
 
 
 def _start_adapter(
@@ -359,14 +377,15 @@ def _run_dashboard(
     app.run()
 
 
-def day_over_line(permit: Permit, sim_now: datetime | None) -> str:
+def day_over_line(permit: Permit, sim_now: datetime | None, *, headless: bool = False) -> str:
     """What the demo says when its simulated day has run out: an end, not an outage."""
     at = (
         f" ({local_clock(sim_now, permit.timezone, with_zone=True, seconds=False)})"
         if sim_now is not None
         else ""
     )
-    return f"The simulated day is over{at}; q ends the demo with its summary."
+    then = "its summary follows" if headless else "q ends the demo with its summary"
+    return f"The simulated day is over{at}; {then}."
 
 
 def _announce(app: Any, line: str) -> None:

@@ -178,6 +178,9 @@ def test_tally_taps_in_the_demo_raise_no_false_alarm_and_demote_no_breach(
             demo.kill()
             demo.communicate()
     assert demo.returncode == 0, stderr
+    # The day's end is said, once, before the summary: not an outage.
+    assert stdout.count("The simulated day is over (23:30 EDT); its summary follows.") == 1
+    assert stdout.index("The simulated day is over") < stdout.index("Summary")
     permit = ROOT / "examples" / "permit.toml"
     data = build_report(permit, out / "evidence.sqlite", tmp_path / "report").data
     assert not [f for f in data.findings if f.subject == "north-manual"]
