@@ -116,9 +116,15 @@ def write_permit(tmp_path: Path, *, name: str = "permit.toml", **changes: Any) -
     return path
 
 
-def full_topic(topic: str) -> str:
-    """``topic`` if it is a whole topic (built with :data:`TOPICS`), else under the prefix."""
-    return topic if topic.startswith(f"{TOPIC_ROOT}/") else f"{P}/{topic}"
+def whole_topic(topic: str) -> str:
+    """``topic``, refused unless it is a whole ``kent/…`` topic (built with :data:`TOPICS`).
+
+    The helpers add no prefix, so a test cannot spell a topic by hand and miss a change
+    of the topic tree (docs/protocol.md); a deliberately foreign topic is still whole.
+    """
+    if not topic.startswith(f"{TOPIC_ROOT}/"):
+        raise ValueError(f"{topic!r} is not a whole topic: build it with TOPICS")
+    return topic
 
 
 def wait_until(
@@ -275,14 +281,14 @@ class Publisher:
     def send(
         self, topic: str, payload: dict[str, Any] | bytes | str, wait: bool | None = None
     ) -> None:
-        """Publish at QoS 1 under the event's prefix (or to a full ``kent/…`` topic)."""
+        """Publish at QoS 1 to ``topic``, a whole topic (:func:`whole_topic`)."""
         if isinstance(payload, dict):
             data = json.dumps(payload).encode()
         elif isinstance(payload, str):
             data = payload.encode()
         else:
             data = payload
-        full = full_topic(topic)
+        full = whole_topic(topic)
         info = self.client.publish(full, data, qos=1)
         self.sent.append((full, data))
         self.infos.append(info)
@@ -298,16 +304,16 @@ class Publisher:
 
     def gate(self, gate: str, seq: int, at: float, in_total: int, out_total: int) -> None:
         self.send(
-            f"gate/{gate}/count",
+            TOPICS.gate_count(gate),
             {"seq": seq, "ts": ts(at), "in_total": in_total, "out_total": out_total},
         )
 
     def lot(self, lot: str, seq: int, at: float, occupied: int) -> None:
-        self.send(f"parking/{lot}/occupancy", {"seq": seq, "ts": ts(at), "occupied": occupied})
+        self.send(TOPICS.lot_occupancy(lot), {"seq": seq, "ts": ts(at), "occupied": occupied})
 
     def badge(self, seq: int, at: float, badge: str, role: str, action: str = "on") -> None:
         self.send(
-            "staff/first-aid/badge",
+            TOPICS.staff_badge("first-aid"),
             {"seq": seq, "ts": ts(at), "badge": badge, "role": role, "action": action},
         )
 
@@ -316,7 +322,7 @@ class Publisher:
         body: dict[str, Any] = {"ts": ts(at), "item": item, "result": result}
         if note:
             body["note"] = note
-        self.send(f"inspector/{who}/inspection", body)
+        self.send(TOPICS.inspector(who, "inspection"), body)
 
     def close(self) -> None:
         self.client.disconnect()

@@ -118,7 +118,7 @@ def clerk(d: Driver, t: Any, status: str, effective: Any, **extra: Any) -> Any:
         "reason": "no doctor on site since 14:10",
         **extra,
     }
-    return d.feed("clerk/clerk-1/permit", {"ts": t.isoformat(), **body}, t)
+    return d.feed(d.topics.clerk_permit("clerk-1"), {"ts": t.isoformat(), **body}, t)
 
 
 @pytest.mark.parametrize("clock", ["sensor", "wall"])

@@ -165,7 +165,7 @@ def test_a_revocation_during_the_allowance_does_not_start_a_new_one() -> None:
         "resolution": "TB-2027-50",
         "reason": "unsafe crowd",
     }
-    assert d.feed("clerk/clerk-1/permit", body, local(23, 45)).accepted
+    assert d.feed(d.topics.clerk_permit("clerk-1"), body, local(23, 45)).accepted
     d.tick(local(0, 31, day=5))
     assert rules(d) == [
         ("dispersing", WINDOW_END, local(0, 30, day=5)),

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from core_support import PREFIX, QUICK, Driver, local, permit_variant, utc, when
+from core_support import QUICK, TOPICS, Driver, local, permit_variant, utc, when
 
 from kent_ops.core.engine import Engine
 from kent_ops.core.wire import Topics
@@ -227,7 +227,7 @@ def test_an_adjustment_can_cross_a_threshold() -> None:
 def test_an_alert_cites_its_record_by_id_and_leaves_the_hash_to_the_log() -> None:
     d = Driver(permit_variant(QUICK))
     d.feed(
-        "gate/north/count",
+        TOPICS.gate_count("north"),
         {"seq": 1, "ts": local(12).isoformat(), "in_total": 1001, "out_total": 0},
         local(12),
         record_id=41,
@@ -278,9 +278,9 @@ def scripted_day() -> list[tuple[str, bytes | None, datetime]]:
     rng = random.Random(20270704)
     out: list[tuple[str, bytes | None, datetime]] = []
 
-    def add(tail: str, body: Any, t: datetime) -> None:
+    def add(topic: str, body: Any, t: datetime) -> None:
         payload = body if isinstance(body, bytes) else json.dumps(body).encode()
-        out.append((tail, payload, t))
+        out.append((topic, payload, t))
 
     t = local(9, 30)
     seq: dict[str, int] = {}
@@ -304,7 +304,7 @@ def scripted_day() -> list[tuple[str, bytes | None, datetime]]:
         for i in range(n):
             body = {"seq": nxt("first-aid"), "ts": t.isoformat(), "badge": f"{role}-{i}",
                     "role": role, "action": "on"}  # fmt: skip
-            add("staff/first-aid/badge", body, t)
+            add(TOPICS.staff_badge("first-aid"), body, t)
     while t < local(12):
         t += timedelta(seconds=rng.choice([7, 15, 30]))
         for gate in ("north", "south"):
@@ -320,28 +320,28 @@ def scripted_day() -> list[tuple[str, bytes | None, datetime]]:
                 totals["north"] = [3, 0]
             body = {"seq": nxt(gate), "ts": t.isoformat(), "in_total": totals[gate][0],
                     "out_total": totals[gate][1]}  # fmt: skip
-            add(f"gate/{gate}/count", body, t)
+            add(TOPICS.gate_count(gate), body, t)
         if once(local(10, 30)):
-            add("sensor/south/availability", b"offline", t)
+            add(TOPICS.availability("south"), b"offline", t)
         if once(local(10, 45)):
-            add("sensor/south/availability", b"online", t)
+            add(TOPICS.availability("south"), b"online", t)
         if once(local(11, 10)):
-            add("gate/north/count", b'{"seq": "garbage"}', t)
+            add(TOPICS.gate_count("north"), b'{"seq": "garbage"}', t)
         if once(local(11, 15)):
-            add("gate/north-manual/count", {"seq": 1, "ts": t.isoformat(), "in_total": 4,
+            add(TOPICS.gate_count("north-manual"), {"seq": 1, "ts": t.isoformat(), "in_total": 4,
                                              "out_total": 0}, t)  # fmt: skip
         if once(local(11, 20)):
             body = {"ts": t.isoformat(), "item": "C(3)", "result": "deficient", "note": "leak"}
-            add("inspector/insp-2/inspection", body, t)
+            add(TOPICS.inspector("insp-2", "inspection"), body, t)
         if once(local(11, 30)):
-            add("inspector/insp-2/ack", {"ts": t.isoformat(), "alert": "A-0001"}, t)
+            add(TOPICS.inspector("insp-2", "ack"), {"ts": t.isoformat(), "alert": "A-0001"}, t)
         if once(local(11, 40)):
-            add("inspector/insp-2/inspection", {"ts": t.isoformat(), "item": "C(3)",
+            add(TOPICS.inspector("insp-2", "inspection"), {"ts": t.isoformat(), "item": "C(3)",
                                                  "result": "ok"}, t)  # fmt: skip
         if once(local(11, 50)):
             body = {"seq": nxt("first-aid"), "ts": t.isoformat(), "badge": "nurse-9",
                     "role": "nurse", "action": "on"}  # fmt: skip
-            add("staff/first-aid/badge", body, t)
+            add(TOPICS.staff_badge("first-aid"), body, t)
         # Lots report 3 s after the gates, so gate-only instants exist (where the engine
         # may defer its rule pass) and a lot message is not always there to hide a slip.
         lot_t = t + timedelta(seconds=3)
@@ -349,7 +349,7 @@ def scripted_day() -> list[tuple[str, bytes | None, datetime]]:
             minutes = (lot_t - local(9, 30)).total_seconds() / 60
             occupied = min(cap, int(minutes * 4) + rng.randint(0, 5))
             body = {"seq": nxt(lot), "ts": lot_t.isoformat(), "occupied": occupied}
-            add(f"parking/{lot}/occupancy", body, lot_t)
+            add(TOPICS.lot_occupancy(lot), body, lot_t)
     return out
 
 
@@ -360,17 +360,17 @@ def replay(ticks: Callable[[datetime, datetime], list[datetime]], *, look: bool)
     """Feed the scripted day, ticking at ``ticks(previous, next)`` between records."""
     d = Driver(permit_variant())
     previous: datetime | None = None
-    for tail, payload, t in scripted_day():
+    for topic, payload, t in scripted_day():
         if previous is not None:
             for tick in ticks(previous, t):
                 d.tick(tick)
                 if look:
                     d.engine.collect_changes()
                     d.engine.alerts  # noqa: B018 - looking must not change anything
-        if tail.startswith("sensor/"):
+        if topic.endswith("/availability"):
             d.tick(t)  # availability has no ts: it is taken at the engine's now
         assert payload is not None
-        d.feed(tail, payload, t)
+        d.feed(topic, payload, t)
         previous = t
     d.tick(END)
     return d
@@ -476,7 +476,7 @@ def test_topics_are_under_the_event_prefix() -> None:
     )
     assert not result.accepted
     assert d.engine.feed(
-        f"{PREFIX}/gate/north/count",
+        TOPICS.gate_count("north"),
         json.dumps({"seq": 1, "ts": local(12).isoformat(), "in_total": 5, "out_total": 0}).encode(),
         local(12),
     ).accepted

@@ -46,7 +46,7 @@ def clerk(d: Driver, t: datetime, status: str, resolution: str) -> None:
         "reason": "no doctor on site",
     }
     sent = t - timedelta(minutes=15)  # decided ahead, effective at its instant
-    result = d.feed("clerk/clerk-1/permit", {"ts": sent.isoformat(), **body}, sent)
+    result = d.feed(d.topics.clerk_permit("clerk-1"), {"ts": sent.isoformat(), **body}, sent)
     assert result.accepted, result.reason
 
 

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
-from core_support import PREFIX, TIGHT, Driver, local, permit_variant, when
+from core_support import TIGHT, TOPICS, Driver, local, permit_variant, when
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -90,7 +90,7 @@ def expected_totals(histories: dict[str, list[Message]]) -> tuple[int, int, int]
 def run(messages: list[Message]) -> Engine:
     engine = Engine(CALM, clock="sensor")
     for m in messages:
-        result = engine.feed(f"{PREFIX}/gate/{m.gate}/count", m.payload(), m.ts)
+        result = engine.feed(TOPICS.gate_count(m.gate), m.payload(), m.ts)
         assert result.accepted, result.reason
     return engine
 

@@ -53,7 +53,7 @@ def busy(clock: str = "sensor", permit: Permit = TIGHT_PERMIT) -> Driver:
     d.inspector("insp-2", "inspection", t + timedelta(seconds=33), item=ITEMS[0],
                 result="deficient", note="one toilet for the whole site")  # fmt: skip
     d.inspector("insp-2", "adjust", t + timedelta(seconds=34), attendance=70, reason="sweep")
-    d.feed("clerk/clerk-1/permit", {"ts": (t + timedelta(seconds=35)).isoformat(),
+    d.feed(d.topics.clerk_permit("clerk-1"), {"ts": (t + timedelta(seconds=35)).isoformat(),
            "status": "revoked", "effective_at": (t + timedelta(seconds=60)).isoformat(),
            "resolution": "2027-41"}, t + timedelta(seconds=35))  # fmt: skip
     d.present(75, t + timedelta(seconds=36))
@@ -251,7 +251,7 @@ class Player:
         else:
             status = "revoked" if action[1] else "issued"
             effective = (t + timedelta(seconds=action[2])).isoformat()
-            d.feed("clerk/clerk-1/permit", {"ts": t.isoformat(), "status": status,
+            d.feed(d.topics.clerk_permit("clerk-1"), {"ts": t.isoformat(), "status": status,
                    "effective_at": effective, "resolution": "2027-41"}, t)  # fmt: skip
 
 

@@ -59,7 +59,9 @@ def test_a_revocation_is_recorded_and_holds_every_gate_at_500(
 ) -> None:
     _, evidence = running
     now = datetime.now(UTC).isoformat()
-    publisher.send("gate/north/count", {"seq": 1, "ts": now, "in_total": 600, "out_total": 0})
+    publisher.send(
+        TOPICS.gate_count("north"), {"seq": 1, "ts": now, "in_total": 600, "out_total": 0}
+    )
     watcher.status(lambda s: s["attendance"]["current"] == 600)
     done = clerk(broker, "revoke", "--resolution", "TB-2027-41", "--reason", "no doctor")
     assert done.returncode == 0, done.stderr
@@ -102,7 +104,7 @@ def test_a_backdated_revocation_is_refused_by_the_command_and_by_the_aggregator(
         "effective_at": two_minutes_ago,
         "resolution": "TB-1",
     }
-    publisher.send("clerk/clerk-1/permit", body)
+    publisher.send(TOPICS.clerk_permit("clerk-1"), body)
     watcher.status(lambda s: s["rejected"] == 1)
     assert watcher.status(lambda s: True)["permit"]["status"] == "issued"
     (record,) = [

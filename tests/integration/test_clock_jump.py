@@ -72,7 +72,7 @@ def gate(publisher: Publisher, name: str, seq: int, entries: int) -> None:
     """A reading stamped with the real time, as a counter on NTP would send it."""
     stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     body = {"seq": seq, "ts": stamp, "in_total": entries, "out_total": 0}
-    publisher.send(f"gate/{name}/count", body)
+    publisher.send(TOPICS.gate_count(name), body)
 
 
 def status_time(status: dict[str, object]) -> datetime:

@@ -88,13 +88,15 @@ def first_run(service: Service, watcher: Watcher, publisher: Publisher) -> dict[
     """A run that counts, raises alerts and stops cleanly; the last status it published."""
     proc = service.start()
     watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online", 30)
-    publisher.send("staff/first-aid/badge", {"seq": 1, "ts": ts(0), "badge": "DR-1",
+    publisher.send(TOPICS.staff_badge("first-aid"), {"seq": 1, "ts": ts(0), "badge": "DR-1",
                                             "role": "doctor", "action": "on"})  # fmt: skip
     for seq in range(1, 21):
-        publisher.send("gate/north/count", {"seq": seq, "ts": ts(seq), "in_total": 60 * seq,
+        publisher.send(TOPICS.gate_count("north"), {"seq": seq, "ts": ts(seq), "in_total": 60 * seq,
                                             "out_total": seq})  # fmt: skip
-    publisher.send("parking/lot-a/occupancy", {"seq": 1, "ts": ts(21), "occupied": 590})
-    publisher.send("gate/south/count", {"seq": 1, "ts": ts(30), "in_total": 5, "out_total": 0})
+    publisher.send(TOPICS.lot_occupancy("lot-a"), {"seq": 1, "ts": ts(21), "occupied": 590})
+    publisher.send(
+        TOPICS.gate_count("south"), {"seq": 1, "ts": ts(30), "in_total": 5, "out_total": 0}
+    )
     watcher.status(lambda s: s["gates"]["south"]["in"] == 5, timeout=30)
     assert watcher.alerts(), "the run raised no alert"
     proc.send_signal(signal.SIGTERM)

@@ -89,7 +89,7 @@ def connections(evidence: Path) -> int:
 
 
 def logged_seqs(evidence: Path) -> list[int]:
-    return sorted({m["seq"] for m in logged_messages(evidence, "gate/south/count")})
+    return sorted({m["seq"] for m in logged_messages(evidence, TOPICS.gate_count("south"))})
 
 
 @pytest.mark.parametrize("setup", ["field broker, a gate's account", "no passwords, anyone"])

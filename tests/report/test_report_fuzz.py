@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from report_support import ScriptedLog, write_permit
+from report_support import TOPICS, ScriptedLog, write_permit
 
 from kent_ops.report.build import build_report
 
@@ -61,7 +61,7 @@ def test_any_text_from_the_wire_makes_a_report_that_shows_it_as_text(
         log.inspector("insp-1", "adjust", 6, attendance=1100, reason=reason)
         log.inspector("insp-1", "inspection", 7, item="C(1)(h)", result="deficient", note=note)
         log.send(
-            "clerk/clerk-1/permit",
+            TOPICS.clerk_permit("clerk-1"),
             {
                 "ts": log.ts(8),
                 "status": "revoked",

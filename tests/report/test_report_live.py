@@ -15,7 +15,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
-from live_support import full_topic, wait_until
+from live_support import wait_until, whole_topic
 from report_support import EVENT, TOPICS, utc, write_permit
 
 from kent_ops.broker.client import make_client, parse_broker_url
@@ -78,7 +78,7 @@ class Sender:
 
     def send(self, topic: str, body: dict[str, Any], at: float) -> None:
         body = {**body, "ts": (T0 + timedelta(seconds=at)).isoformat()}
-        topic = full_topic(topic)
+        topic = whole_topic(topic)
         if "seq" in body and body["seq"] is None:
             key = TOPICS.parse(topic).id
             self.seqs[key] = self.seqs.get(key, 0) + 1
@@ -88,12 +88,12 @@ class Sender:
 
     def gate(self, gate: str, at: float, in_total: int, out_total: int = 0) -> None:
         self.send(
-            f"gate/{gate}/count", {"seq": None, "in_total": in_total, "out_total": out_total}, at
+            TOPICS.gate_count(gate), {"seq": None, "in_total": in_total, "out_total": out_total}, at
         )
 
     def badge(self, at: float, badge: str, role: str, action: str = "on") -> None:
         body = {"seq": None, "badge": badge, "role": role, "action": action}
-        self.send("staff/first-aid/badge", body, at)
+        self.send(TOPICS.staff_badge("first-aid"), body, at)
 
     def close(self) -> None:
         self.client.disconnect()
@@ -132,19 +132,21 @@ def test_report_findings_equal_the_alerts_a_real_aggregator_published(
         sender.badge(40, "RN-2", "nurse")  # nurse-ratio ends at 40
         sender.gate("north", 50, 4300)  # 4,600 present: over the 4,000, 10 nurses short
         sender.gate("south", 60, 300)
-        sender.send("inspector/insp-1/ack", {"alert": "A-0002", "comment": "on it"}, 61)
-        sender.send("inspector/insp-1/note", {"text": "crowd at the <north> gate"}, 62)
+        sender.send(TOPICS.inspector("insp-1", "ack"), {"alert": "A-0002", "comment": "on it"}, 61)
+        sender.send(TOPICS.inspector("insp-1", "note"), {"text": "crowd at the <north> gate"}, 62)
         sender.gate("north", 70, 4300, 1000)  # 3,600: max ends; nurses still short
-        sender.send("gate/south/count", {"seq": 1, "in_total": 5, "out_total": 0}, 80)
+        sender.send(TOPICS.gate_count("south"), {"seq": 1, "in_total": 5, "out_total": 0}, 80)
         sender.seqs["south"] = 1
         for k in range(6):
             sender.badge(90, f"RN-{k + 3}", "nurse")
         sender.send(
-            "inspector/insp-1/inspection",
+            TOPICS.inspector("insp-1", "inspection"),
             {"item": "C(2)(a)", "result": "deficient", "note": "toilets overflowing"},
             95,
         )
-        sender.send("inspector/insp-1/inspection", {"item": "C(2)(a)", "result": "ok"}, 110)
+        sender.send(
+            TOPICS.inspector("insp-1", "inspection"), {"item": "C(2)(a)", "result": "ok"}, 110
+        )
         for at in (120, 130, 140):
             sender.gate("north", at, 4300, 1000)
         # Every alert has ended and cleared by 140; wait until the subscriber has them all.

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from report_support import ROOT, ScriptedLog, figures_of, page_text, utc, write_permit
+from report_support import ROOT, TOPICS, ScriptedLog, figures_of, page_text, utc, write_permit
 
 from kent_ops.report.build import FILES, FINDINGS_COLUMNS, ReportOutcome, build_report
 from kent_ops.report.timeline import COLUMNS
@@ -31,8 +31,10 @@ def script_event(log: ScriptedLog) -> None:
         log.badge(0, f"RN-{i}", "nurse")
     log.gate("north", 0, 0)
     log.gate("south", 0, 0)
-    log.send("gate/west/count", {"seq": 1, "ts": log.ts(50), "in_total": 1, "out_total": 0}, 50)
-    log.send("gate/north/count", b"{not json", 55)
+    log.send(
+        TOPICS.gate_count("west"), {"seq": 1, "ts": log.ts(50), "in_total": 1, "out_total": 0}, 50
+    )
+    log.send(TOPICS.gate_count("north"), b"{not json", 55)
     log.gate("north", 60, 1000)
     # 10:02:00 attendance 2,200 needs 5 nurses, 4 on duty: A-0001 nurse-ratio until 10:10.
     log.gate("south", 120, 1200)
@@ -65,7 +67,7 @@ def script_event(log: ScriptedLog) -> None:
     log.gate("north", 2200, 3500, 800)
     # 10:41:40 the south counter restarts: A-0008 counter-reset (data), totals kept.
     log.send(
-        "gate/south/count",
+        TOPICS.gate_count("south"),
         {"seq": 1, "ts": log.ts(2500), "in_total": 10, "out_total": 0},
         2500,
     )
