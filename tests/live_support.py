@@ -20,6 +20,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import paho.mqtt.client as mqtt
+import wire_support
 from textual.pilot import Pilot
 
 from kent_ops.broker.client import make_client, parse_broker_url
@@ -303,26 +304,20 @@ class Publisher:
         return all(info.is_published() for info in self.infos)
 
     def gate(self, gate: str, seq: int, at: float, in_total: int, out_total: int) -> None:
-        self.send(
-            TOPICS.gate_count(gate),
-            {"seq": seq, "ts": ts(at), "in_total": in_total, "out_total": out_total},
-        )
+        payload = wire_support.gate_count(seq, ts(at), in_total, out_total)
+        self.send(TOPICS.gate_count(gate), payload)
 
     def lot(self, lot: str, seq: int, at: float, occupied: int) -> None:
-        self.send(TOPICS.lot_occupancy(lot), {"seq": seq, "ts": ts(at), "occupied": occupied})
+        self.send(TOPICS.lot_occupancy(lot), wire_support.lot_occupancy(seq, ts(at), occupied))
 
     def badge(self, seq: int, at: float, badge: str, role: str, action: str = "on") -> None:
-        self.send(
-            TOPICS.staff_badge("first-aid"),
-            {"seq": seq, "ts": ts(at), "badge": badge, "role": role, "action": action},
-        )
+        payload = wire_support.badge(seq, ts(at), badge, role, action)
+        self.send(TOPICS.staff_badge("first-aid"), payload)
 
     def mark(self, who: str, item: str, result: str, at: float, note: str = "") -> None:
         """An inspector's checklist marking (permit:C, D, F)."""
-        body: dict[str, Any] = {"ts": ts(at), "item": item, "result": result}
-        if note:
-            body["note"] = note
-        self.send(TOPICS.inspector(who, "inspection"), body)
+        payload = wire_support.inspection(ts(at), item, result, note)
+        self.send(TOPICS.inspector(who, "inspection"), payload)
 
     def close(self) -> None:
         self.client.disconnect()

@@ -16,6 +16,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import msgspec
+import wire_support
 
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.core.permit import Permit, parse_permit
@@ -177,12 +178,7 @@ class Driver:
         received: datetime | None = None,
         record_id: int | None = None,
     ) -> FeedResult:
-        payload = {
-            "seq": self.next_seq(gate, seq),
-            "ts": t.isoformat(),
-            "in_total": in_total,
-            "out_total": out_total,
-        }
+        payload = wire_support.gate_count(self.next_seq(gate, seq), t, in_total, out_total)
         result = self.feed(
             self.topics.gate_count(gate), payload, t, received=received, record_id=record_id
         )
@@ -210,7 +206,7 @@ class Driver:
         seq: int | None = None,
         received: datetime | None = None,
     ) -> FeedResult:
-        payload = {"seq": self.next_seq(lot, seq), "ts": t.isoformat(), "occupied": occupied}
+        payload = wire_support.lot_occupancy(self.next_seq(lot, seq), t, occupied)
         return self.feed(self.topics.lot_occupancy(lot), payload, t, received=received)
 
     def badge(
@@ -224,13 +220,7 @@ class Driver:
         seq: int | None = None,
         received: datetime | None = None,
     ) -> FeedResult:
-        payload = {
-            "seq": self.next_seq(station, seq),
-            "ts": t.isoformat(),
-            "badge": badge,
-            "role": role,
-            "action": action,
-        }
+        payload = wire_support.badge(self.next_seq(station, seq), t, badge, role, action)
         return self.feed(self.topics.staff_badge(station), payload, t, received=received)
 
     def staff(
@@ -260,7 +250,8 @@ class Driver:
         return self.feed(self.topics.availability(sensor), state, t)
 
     def inspector(self, who: str, leaf: str, t: datetime, **fields: Any) -> FeedResult:
-        return self.feed(self.topics.inspector(who, leaf), {"ts": t.isoformat(), **fields}, t)
+        payload = wire_support.inspector_action(leaf, t, **fields)
+        return self.feed(self.topics.inspector(who, leaf), payload, t)
 
     def tick(self, t: datetime) -> None:
         self.engine.tick(t)

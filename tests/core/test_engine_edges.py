@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from core_support import QUICK, TOPICS, Driver, local, permit_variant
+from wire_support import clerk_permit, note
 
 from kent_ops.core import wire
 from kent_ops.core.checklist import applicable_items
@@ -61,7 +62,7 @@ def test_the_record_of_a_message_before_sensor_time_is_the_one_cited() -> None:
     assert availability(d.engine, "lot-a", b"offline", record_id=3).accepted
     d.feed(
         TOPICS.inspector("insp-1", "note"),
-        {"ts": local(12).isoformat(), "text": "gates open"},
+        note(local(12), "gates open"),
         local(12),
     )
     (alert,) = d.alerts("sensor-offline", "lot-a")
@@ -77,14 +78,8 @@ def test_the_record_of_a_message_before_sensor_time_is_the_one_cited() -> None:
 # -- the Clerk ------------------------------------------------------------------------------
 
 
-def clerk_body(t: datetime, effective: datetime) -> dict[str, str]:
-    return {
-        "ts": t.isoformat(),
-        "status": "revoked",
-        "effective_at": effective.isoformat(),
-        "resolution": "TB-2027-41",
-        "reason": "no doctor on site since 14:10",
-    }
+def clerk_body(t: datetime, effective: datetime) -> bytes:
+    return clerk_permit(t, "revoked", effective, "TB-2027-41", "no doctor on site since 14:10")
 
 
 def test_a_clerks_change_received_twice_is_recorded_once_and_says_so() -> None:

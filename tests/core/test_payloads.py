@@ -35,6 +35,8 @@ SENSORS = permit_variant().sensors
 TS = "2027-07-04T14:03:05.120-04:00"
 
 
+# The decoder's subject is the JSON a device maker writes (docs/protocol.md), valid or not,
+# so the payloads here are hand-made bytes, not encoded Structs.
 def gate_payload(**fields: Any) -> bytes:
     body = {"seq": 17, "ts": TS, "in_total": 1234, "out_total": 87}
     body.update(fields)

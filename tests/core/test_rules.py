@@ -24,6 +24,7 @@ from core_support import (
     utc,
     when,
 )
+from wire_support import lot_occupancy
 
 from kent_ops.core.rules import message_for
 
@@ -556,7 +557,7 @@ def test_clock_skew_on_the_wall_clock() -> None:
     d.lot("lot-a", received, 0)  # a lot's clock is watched too (ts 31 s behind receipt)
     d.feed(
         TOPICS.lot_occupancy("lot-a"),
-        {"seq": 9, "ts": (received + timedelta(seconds=40)).isoformat(), "occupied": 1},
+        lot_occupancy(9, received + timedelta(seconds=40), 1),
         received + timedelta(seconds=3),
     )
     assert d.holds("clock-skew", "lot-a")

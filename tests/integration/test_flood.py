@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from live_support import FAST, ROOT, TOPICS, Publisher, Watcher, permit_text, ts
+from wire_support import gate_count
 
 from kent_ops.broker.bridge import BridgeSettings, bridge_config
 from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
@@ -87,8 +88,7 @@ def test_a_sensor_flooding_oversized_junk_grows_the_log_by_its_budget_not_its_by
             sent.append(payload)
             publisher.send(TOPICS.gate_count("north"), payload)
             if i % 50 == 49:  # the same sensor's readings go on meanwhile, kept whole
-                body = {"seq": 2 + i // 50, "ts": ts(2 + i), "in_total": 101 + i, "out_total": 0}
-                good.append(json.dumps(body).encode())
+                good.append(gate_count(2 + i // 50, ts(2 + i), 101 + i))
                 publisher.send(TOPICS.gate_count("north"), good[-1])
         assert publisher.all_acknowledged(60)
         status = watcher.status(lambda s: s["attendance"]["entries"] == 101 + 299)

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from report_support import EVENT, ROOT, TOPICS, ScriptedLog, page_text, utc, write_permit
+from wire_support import clerk_permit
 
 from kent_ops.core.precheck import CHECKS
 from kent_ops.report.build import build_report
@@ -75,13 +76,10 @@ def test_each_property_with_its_owner_and_the_persons_on_it(tmp_path: Path) -> N
 
 
 def clerk(log: ScriptedLog, seconds: float, status: str, resolution: str, reason: str) -> None:
-    body = {
-        "status": status,
-        "effective_at": log.ts(seconds),
-        "resolution": resolution,
-        "reason": reason,
-    }
-    log.send(TOPICS.clerk_permit("clerk-1"), {"ts": log.ts(seconds), **body}, seconds)
+    at = log.at(seconds)
+    log.send(
+        TOPICS.clerk_permit("clerk-1"), clerk_permit(at, status, at, resolution, reason), seconds
+    )
 
 
 def test_the_permits_status_over_time_and_control_characters_stripped(tmp_path: Path) -> None:
@@ -98,6 +96,7 @@ def test_the_permits_status_over_time_and_control_characters_stripped(tmp_path: 
     log.inspector("insp-1", "note", 1900, text="\x1b[2Jwater \x1b]0;owned\x07station dry\x9b")
     log.inspector("insp-1", "ack", 1950, alert="A-0001", comment="called\x1b[0m the Clerk\r\n")
     log.inspector("insp-2", "adjust", 2000, attendance=880, reason="sweep\x08 count\x00")
+    # hand-made: refused for its unlisted gate and its missing field, the report quotes it
     log.send(TOPICS.gate_count("west\x1b"), {"seq": 1, "ts": log.ts(2050), "in_total": 1}, 2050)
     clerk(log, 3600, "issued", "TB-2027-42", "doctor back on site")
     log.gate("north", 3660, 900, 20)

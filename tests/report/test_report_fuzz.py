@@ -16,6 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from report_support import TOPICS, ScriptedLog, write_permit
+from wire_support import clerk_permit
 
 from kent_ops.report.build import build_report
 
@@ -62,13 +63,7 @@ def test_any_text_from_the_wire_makes_a_report_that_shows_it_as_text(
         log.inspector("insp-1", "inspection", 7, item="C(1)(h)", result="deficient", note=note)
         log.send(
             TOPICS.clerk_permit("clerk-1"),
-            {
-                "ts": log.ts(8),
-                "status": "revoked",
-                "effective_at": log.ts(8),
-                "resolution": resolution,
-                "reason": reason,
-            },
+            clerk_permit(log.at(8), "revoked", log.at(8), resolution, reason),
             8,
         )
         log.tick(20)
