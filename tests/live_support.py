@@ -20,6 +20,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import paho.mqtt.client as mqtt
+import wire_support
 from textual.pilot import Pilot
 
 from kent_ops.broker.client import make_client, parse_broker_url
@@ -116,9 +117,15 @@ def write_permit(tmp_path: Path, *, name: str = "permit.toml", **changes: Any) -
     return path
 
 
-def full_topic(topic: str) -> str:
-    """``topic`` if it is a whole topic (built with :data:`TOPICS`), else under the prefix."""
-    return topic if topic.startswith(f"{TOPIC_ROOT}/") else f"{P}/{topic}"
+def whole_topic(topic: str) -> str:
+    """``topic``, refused unless it is a whole ``kent/…`` topic (built with :data:`TOPICS`).
+
+    The helpers add no prefix, so a test cannot spell a topic by hand and miss a change
+    of the topic tree (docs/protocol.md); a deliberately foreign topic is still whole.
+    """
+    if not topic.startswith(f"{TOPIC_ROOT}/"):
+        raise ValueError(f"{topic!r} is not a whole topic: build it with TOPICS")
+    return topic
 
 
 def wait_until(
@@ -275,14 +282,14 @@ class Publisher:
     def send(
         self, topic: str, payload: dict[str, Any] | bytes | str, wait: bool | None = None
     ) -> None:
-        """Publish at QoS 1 under the event's prefix (or to a full ``kent/…`` topic)."""
+        """Publish at QoS 1 to ``topic``, a whole topic (:func:`whole_topic`)."""
         if isinstance(payload, dict):
             data = json.dumps(payload).encode()
         elif isinstance(payload, str):
             data = payload.encode()
         else:
             data = payload
-        full = full_topic(topic)
+        full = whole_topic(topic)
         info = self.client.publish(full, data, qos=1)
         self.sent.append((full, data))
         self.infos.append(info)
@@ -297,26 +304,20 @@ class Publisher:
         return all(info.is_published() for info in self.infos)
 
     def gate(self, gate: str, seq: int, at: float, in_total: int, out_total: int) -> None:
-        self.send(
-            f"gate/{gate}/count",
-            {"seq": seq, "ts": ts(at), "in_total": in_total, "out_total": out_total},
-        )
+        payload = wire_support.gate_count(seq, ts(at), in_total, out_total)
+        self.send(TOPICS.gate_count(gate), payload)
 
     def lot(self, lot: str, seq: int, at: float, occupied: int) -> None:
-        self.send(f"parking/{lot}/occupancy", {"seq": seq, "ts": ts(at), "occupied": occupied})
+        self.send(TOPICS.lot_occupancy(lot), wire_support.lot_occupancy(seq, ts(at), occupied))
 
     def badge(self, seq: int, at: float, badge: str, role: str, action: str = "on") -> None:
-        self.send(
-            "staff/first-aid/badge",
-            {"seq": seq, "ts": ts(at), "badge": badge, "role": role, "action": action},
-        )
+        payload = wire_support.badge(seq, ts(at), badge, role, action)
+        self.send(TOPICS.staff_badge("first-aid"), payload)
 
     def mark(self, who: str, item: str, result: str, at: float, note: str = "") -> None:
         """An inspector's checklist marking (permit:C, D, F)."""
-        body: dict[str, Any] = {"ts": ts(at), "item": item, "result": result}
-        if note:
-            body["note"] = note
-        self.send(f"inspector/{who}/inspection", body)
+        payload = wire_support.inspection(ts(at), item, result, note)
+        self.send(TOPICS.inspector(who, "inspection"), payload)
 
     def close(self) -> None:
         self.client.disconnect()

@@ -16,6 +16,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import msgspec
+import wire_support
 
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.core.permit import Permit, parse_permit
@@ -25,7 +26,8 @@ EXAMPLE_PATH = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"
 EXAMPLE_TEXT = EXAMPLE_PATH.read_text(encoding="utf-8")
 NY = ZoneInfo("America/New_York")
 EVENT = "kent-summer-fest-2027"
-PREFIX = Topics(EVENT).prefix
+TOPICS = Topics(EVENT)
+PREFIX = TOPICS.prefix
 WINDOW_START = datetime(2027, 7, 4, 10, 0, tzinfo=NY)
 WINDOW_END = datetime(2027, 7, 4, 23, 30, tzinfo=NY)
 US = timedelta(microseconds=1)
@@ -133,6 +135,7 @@ class Driver:
     def __init__(self, permit: Permit, clock: str = "sensor") -> None:
         self.permit = permit
         self.engine = Engine(permit, clock=clock)  # type: ignore[arg-type]
+        self.topics = Topics(permit.event_id)
         self.seq: dict[str, int] = {}
         self.totals: dict[str, tuple[int, int]] = {g: (0, 0) for g in permit.gates}
         self.on_duty: dict[str, list[str]] = {role: [] for role in self.ROLES}
@@ -142,20 +145,20 @@ class Driver:
 
     def feed(
         self,
-        tail: str,
+        topic: str,
         payload: bytes | str | dict[str, Any],
         t: datetime,
         *,
         received: datetime | None = None,
         record_id: int | None = None,
     ) -> FeedResult:
-        """Feed ``payload`` on ``kent/{event}/{tail}``, received at ``received`` (or ``t``)."""
+        """Feed ``payload`` on ``topic`` (built with :attr:`topics`), received at ``received``
+        (or ``t``)."""
         if isinstance(payload, dict):
             payload = json.dumps(payload)
         if isinstance(payload, str):
             payload = payload.encode()
-        prefix = Topics(self.permit.event_id).prefix
-        return self.engine.feed(f"{prefix}/{tail}", payload, received or t, record_id)
+        return self.engine.feed(topic, payload, received or t, record_id)
 
     def next_seq(self, sensor: str, seq: int | None = None) -> int:
         value = self.seq.get(sensor, 0) + 1 if seq is None else seq
@@ -175,13 +178,10 @@ class Driver:
         received: datetime | None = None,
         record_id: int | None = None,
     ) -> FeedResult:
-        payload = {
-            "seq": self.next_seq(gate, seq),
-            "ts": t.isoformat(),
-            "in_total": in_total,
-            "out_total": out_total,
-        }
-        result = self.feed(f"gate/{gate}/count", payload, t, received=received, record_id=record_id)
+        payload = wire_support.gate_count(self.next_seq(gate, seq), t, in_total, out_total)
+        result = self.feed(
+            self.topics.gate_count(gate), payload, t, received=received, record_id=record_id
+        )
         if result.accepted:
             self.totals[gate] = (in_total, out_total)
         return result
@@ -206,8 +206,8 @@ class Driver:
         seq: int | None = None,
         received: datetime | None = None,
     ) -> FeedResult:
-        payload = {"seq": self.next_seq(lot, seq), "ts": t.isoformat(), "occupied": occupied}
-        return self.feed(f"parking/{lot}/occupancy", payload, t, received=received)
+        payload = wire_support.lot_occupancy(self.next_seq(lot, seq), t, occupied)
+        return self.feed(self.topics.lot_occupancy(lot), payload, t, received=received)
 
     def badge(
         self,
@@ -220,14 +220,8 @@ class Driver:
         seq: int | None = None,
         received: datetime | None = None,
     ) -> FeedResult:
-        payload = {
-            "seq": self.next_seq(station, seq),
-            "ts": t.isoformat(),
-            "badge": badge,
-            "role": role,
-            "action": action,
-        }
-        return self.feed(f"staff/{station}/badge", payload, t, received=received)
+        payload = wire_support.badge(self.next_seq(station, seq), t, badge, role, action)
+        return self.feed(self.topics.staff_badge(station), payload, t, received=received)
 
     def staff(
         self,
@@ -253,10 +247,11 @@ class Driver:
     def availability(self, sensor: str, t: datetime, state: str) -> FeedResult:
         """Availability carries no ``ts``: on the sensor clock it is taken now, so tick first."""
         self.tick(t)
-        return self.feed(f"sensor/{sensor}/availability", state, t)
+        return self.feed(self.topics.availability(sensor), state, t)
 
     def inspector(self, who: str, leaf: str, t: datetime, **fields: Any) -> FeedResult:
-        return self.feed(f"inspector/{who}/{leaf}", {"ts": t.isoformat(), **fields}, t)
+        payload = wire_support.inspector_action(leaf, t, **fields)
+        return self.feed(self.topics.inspector(who, leaf), payload, t)
 
     def tick(self, t: datetime) -> None:
         self.engine.tick(t)

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 from core_support import QUICK, US, Driver, local, permit_variant, utc, when
+from wire_support import lot_occupancy
 
 from kent_ops.core.alerts import KEPT_ON_ALERT
 
@@ -282,10 +283,8 @@ def test_uncertain_is_decided_when_the_alert_is_raised() -> None:
 
 def test_an_alert_cites_the_evidence_record_that_started_it() -> None:
     d = lifecycle()
-    payload = {"seq": 99, "ts": s(0).isoformat(), "occupied": FULL}
-    d.feed("parking/lot-a/occupancy", payload, s(0), record_id=17)
-    d.feed("parking/lot-a/occupancy", {**payload, "seq": 100, "ts": s(5).isoformat()}, s(5),
-           record_id=18)  # fmt: skip
+    d.feed(d.topics.lot_occupancy("lot-a"), lot_occupancy(99, s(0), FULL), s(0), record_id=17)
+    d.feed(d.topics.lot_occupancy("lot-a"), lot_occupancy(100, s(5), FULL), s(5), record_id=18)
     d.tick(s(10))
     # The record by id; its hash is the log's to fill in (kent_ops.evidence.cite).
     assert the_alert(d)["evidence"] == {"record": 17, "hash": None}

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from core_support import DELETE, QUICK, Driver, local, permit_variant, utc, when
+from wire_support import clerk_permit
 
 from kent_ops.core.engine import Engine
 
@@ -110,15 +111,9 @@ def test_a_window_across_midnight_with_housing_declared_is_no_breach() -> None:
 # -- revocation at an instant ---------------------------------------------------------------
 
 
-def clerk(d: Driver, t: Any, status: str, effective: Any, **extra: Any) -> Any:
-    body = {
-        "status": status,
-        "effective_at": effective.isoformat(),
-        "resolution": "TB-2027-41",
-        "reason": "no doctor on site since 14:10",
-        **extra,
-    }
-    return d.feed("clerk/clerk-1/permit", {"ts": t.isoformat(), **body}, t)
+def clerk(d: Driver, t: Any, status: str, effective: Any, resolution: str = "TB-2027-41") -> Any:
+    body = clerk_permit(t, status, effective, resolution, "no doctor on site since 14:10")
+    return d.feed(d.topics.clerk_permit("clerk-1"), body, t)
 
 
 @pytest.mark.parametrize("clock", ["sensor", "wall"])

@@ -34,6 +34,7 @@ def test_no_nurse_and_no_car_space_for_no_one_or_fewer() -> None:
 def test_topics_name_their_kind_and_say_what_is_wrong() -> None:
     assert TOPICS.parse(TOPICS.status) == TopicRef("status", "")
     assert TOPICS.parse(TOPICS.alert("A-0001")) == TopicRef("alert", "A-0001")
+    # malformed on purpose, so spelled by hand: Topics builds only well-formed topics
     assert TOPICS.parse(f"{P}/gate//count") == TopicProblem("", "gate id is empty", True)
     assert TOPICS.parse(f"{P}/weather") == TopicProblem(
         "", f"topic '{P}/weather' is not a kent-ops topic", False
@@ -54,8 +55,8 @@ def test_an_outbound_record_encodes_to_its_json() -> None:
 
 def test_a_prefix_never_seen_before_is_decoded() -> None:
     """Topics are cached per event: the first message of a new event must work too."""
-    prefix = Topics(f"fresh-{uuid.uuid4().hex[:8]}").prefix
+    fresh = Topics(f"fresh-{uuid.uuid4().hex[:8]}")
     payload = b'{"seq":1,"ts":"2027-07-04T14:00:00Z","in_total":5,"out_total":0}'
-    decoded = wire.decode(prefix, {"north": "gate"}, f"{prefix}/gate/north/count", payload)
+    decoded = wire.decode(fresh.prefix, {"north": "gate"}, fresh.gate_count("north"), payload)
     assert isinstance(decoded, wire.Decoded)
     assert (decoded.kind, decoded.source) == ("gate", "north")

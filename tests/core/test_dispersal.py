@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from core_support import QUICK, US, WINDOW_END, Driver, local, permit_variant, when
+from wire_support import clerk_permit
 
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import parse_permit
@@ -158,14 +159,8 @@ def test_a_revocation_during_the_allowance_does_not_start_a_new_one() -> None:
     d = staffed()
     d.present(900, local(23))
     effective = local(23, 50)
-    body = {
-        "ts": local(23, 45).isoformat(),
-        "status": "revoked",
-        "effective_at": effective.isoformat(),
-        "resolution": "TB-2027-50",
-        "reason": "unsafe crowd",
-    }
-    assert d.feed("clerk/clerk-1/permit", body, local(23, 45)).accepted
+    body = clerk_permit(local(23, 45), "revoked", effective, "TB-2027-50", "unsafe crowd")
+    assert d.feed(d.topics.clerk_permit("clerk-1"), body, local(23, 45)).accepted
     d.tick(local(0, 31, day=5))
     assert rules(d) == [
         ("dispersing", WINDOW_END, local(0, 30, day=5)),

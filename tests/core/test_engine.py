@@ -11,7 +11,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from core_support import PREFIX, QUICK, Driver, local, permit_variant, utc, when
+from core_support import QUICK, TOPICS, Driver, local, permit_variant, utc, when
+from wire_support import ack, badge, gate_count, inspection, lot_occupancy
 
 from kent_ops.core.engine import Engine
 from kent_ops.core.wire import Topics
@@ -177,7 +178,7 @@ def test_feed_reports_the_kind_of_each_message() -> None:
     assert d.badge(local(12), "RN-1", "nurse", "on").kind == "badge"
     assert d.availability("north", local(12), "online").kind == "availability"
     assert d.inspector("i", "note", local(12), text="hello").kind == "note"
-    assert d.feed("nonsense/topic", b"{}", local(12)).kind == "unknown"
+    assert d.feed("nonsense/topic", b"{}", local(12)).kind == "unknown"  # not ours, on purpose
 
 
 def test_a_duplicate_is_accepted_with_a_reason_and_changes_nothing() -> None:
@@ -227,8 +228,8 @@ def test_an_adjustment_can_cross_a_threshold() -> None:
 def test_an_alert_cites_its_record_by_id_and_leaves_the_hash_to_the_log() -> None:
     d = Driver(permit_variant(QUICK))
     d.feed(
-        "gate/north/count",
-        {"seq": 1, "ts": local(12).isoformat(), "in_total": 1001, "out_total": 0},
+        TOPICS.gate_count("north"),
+        gate_count(1, local(12), 1001),
         local(12),
         record_id=41,
     )
@@ -278,9 +279,8 @@ def scripted_day() -> list[tuple[str, bytes | None, datetime]]:
     rng = random.Random(20270704)
     out: list[tuple[str, bytes | None, datetime]] = []
 
-    def add(tail: str, body: Any, t: datetime) -> None:
-        payload = body if isinstance(body, bytes) else json.dumps(body).encode()
-        out.append((tail, payload, t))
+    def add(topic: str, payload: bytes, t: datetime) -> None:
+        out.append((topic, payload, t))
 
     t = local(9, 30)
     seq: dict[str, int] = {}
@@ -302,9 +302,8 @@ def scripted_day() -> list[tuple[str, bytes | None, datetime]]:
 
     for role, n in (("doctor", 1), ("nurse", 2), ("security", 18)):
         for i in range(n):
-            body = {"seq": nxt("first-aid"), "ts": t.isoformat(), "badge": f"{role}-{i}",
-                    "role": role, "action": "on"}  # fmt: skip
-            add("staff/first-aid/badge", body, t)
+            body = badge(nxt("first-aid"), t, f"{role}-{i}", role)
+            add(TOPICS.staff_badge("first-aid"), body, t)
     while t < local(12):
         t += timedelta(seconds=rng.choice([7, 15, 30]))
         for gate in ("north", "south"):
@@ -318,38 +317,34 @@ def scripted_day() -> list[tuple[str, bytes | None, datetime]]:
                 restart_done = True
                 seq["north"] = -1
                 totals["north"] = [3, 0]
-            body = {"seq": nxt(gate), "ts": t.isoformat(), "in_total": totals[gate][0],
-                    "out_total": totals[gate][1]}  # fmt: skip
-            add(f"gate/{gate}/count", body, t)
+            body = gate_count(nxt(gate), t, totals[gate][0], totals[gate][1])
+            add(TOPICS.gate_count(gate), body, t)
         if once(local(10, 30)):
-            add("sensor/south/availability", b"offline", t)
+            add(TOPICS.availability("south"), b"offline", t)
         if once(local(10, 45)):
-            add("sensor/south/availability", b"online", t)
+            add(TOPICS.availability("south"), b"online", t)
         if once(local(11, 10)):
-            add("gate/north/count", b'{"seq": "garbage"}', t)
+            add(TOPICS.gate_count("north"), b'{"seq": "garbage"}', t)  # refused, on purpose
         if once(local(11, 15)):
-            add("gate/north-manual/count", {"seq": 1, "ts": t.isoformat(), "in_total": 4,
-                                             "out_total": 0}, t)  # fmt: skip
+            add(TOPICS.gate_count("north-manual"), gate_count(1, t, 4), t)
         if once(local(11, 20)):
-            body = {"ts": t.isoformat(), "item": "C(3)", "result": "deficient", "note": "leak"}
-            add("inspector/insp-2/inspection", body, t)
+            body = inspection(t, "C(3)", "deficient", "leak")
+            add(TOPICS.inspector("insp-2", "inspection"), body, t)
         if once(local(11, 30)):
-            add("inspector/insp-2/ack", {"ts": t.isoformat(), "alert": "A-0001"}, t)
+            add(TOPICS.inspector("insp-2", "ack"), ack(t, "A-0001"), t)
         if once(local(11, 40)):
-            add("inspector/insp-2/inspection", {"ts": t.isoformat(), "item": "C(3)",
-                                                 "result": "ok"}, t)  # fmt: skip
+            add(TOPICS.inspector("insp-2", "inspection"), inspection(t, "C(3)", "ok"), t)
         if once(local(11, 50)):
-            body = {"seq": nxt("first-aid"), "ts": t.isoformat(), "badge": "nurse-9",
-                    "role": "nurse", "action": "on"}  # fmt: skip
-            add("staff/first-aid/badge", body, t)
+            body = badge(nxt("first-aid"), t, "nurse-9", "nurse")
+            add(TOPICS.staff_badge("first-aid"), body, t)
         # Lots report 3 s after the gates, so gate-only instants exist (where the engine
         # may defer its rule pass) and a lot message is not always there to hide a slip.
         lot_t = t + timedelta(seconds=3)
         for lot, cap in (("lot-a", 600), ("lot-b", 450)):
             minutes = (lot_t - local(9, 30)).total_seconds() / 60
             occupied = min(cap, int(minutes * 4) + rng.randint(0, 5))
-            body = {"seq": nxt(lot), "ts": lot_t.isoformat(), "occupied": occupied}
-            add(f"parking/{lot}/occupancy", body, lot_t)
+            body = lot_occupancy(nxt(lot), lot_t, occupied)
+            add(TOPICS.lot_occupancy(lot), body, lot_t)
     return out
 
 
@@ -360,17 +355,17 @@ def replay(ticks: Callable[[datetime, datetime], list[datetime]], *, look: bool)
     """Feed the scripted day, ticking at ``ticks(previous, next)`` between records."""
     d = Driver(permit_variant())
     previous: datetime | None = None
-    for tail, payload, t in scripted_day():
+    for topic, payload, t in scripted_day():
         if previous is not None:
             for tick in ticks(previous, t):
                 d.tick(tick)
                 if look:
                     d.engine.collect_changes()
                     d.engine.alerts  # noqa: B018 - looking must not change anything
-        if tail.startswith("sensor/"):
+        if topic.endswith("/availability"):
             d.tick(t)  # availability has no ts: it is taken at the engine's now
         assert payload is not None
-        d.feed(tail, payload, t)
+        d.feed(topic, payload, t)
         previous = t
     d.tick(END)
     return d
@@ -471,13 +466,13 @@ def test_topics_are_under_the_event_prefix() -> None:
     d = Driver(permit_variant(QUICK))
     result = d.engine.feed(
         Topics("another-event").gate_count("north"),
-        json.dumps({"seq": 1, "ts": local(12).isoformat(), "in_total": 5, "out_total": 0}).encode(),
+        gate_count(1, local(12), 5),
         local(12),
     )
     assert not result.accepted
     assert d.engine.feed(
-        f"{PREFIX}/gate/north/count",
-        json.dumps({"seq": 1, "ts": local(12).isoformat(), "in_total": 5, "out_total": 0}).encode(),
+        TOPICS.gate_count("north"),
+        gate_count(1, local(12), 5),
         local(12),
     ).accepted
 

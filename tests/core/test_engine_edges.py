@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from core_support import PREFIX, QUICK, Driver, local, permit_variant
+from core_support import QUICK, TOPICS, Driver, local, permit_variant
+from wire_support import clerk_permit, note
 
 from kent_ops.core import wire
 from kent_ops.core.checklist import applicable_items
@@ -23,7 +24,7 @@ RECEIVED = datetime(2031, 1, 1, 9, 0, tzinfo=UTC)
 def availability(
     engine: Engine, sensor: str, state: bytes, record_id: int | None = None
 ) -> FeedResult:
-    return engine.feed(f"{PREFIX}/sensor/{sensor}/availability", state, RECEIVED, record_id)
+    return engine.feed(TOPICS.availability(sensor), state, RECEIVED, record_id)
 
 
 def test_an_availability_before_sensor_time_is_taken_without_starting_the_clock() -> None:
@@ -42,7 +43,7 @@ def test_an_availability_before_sensor_time_is_taken_without_starting_the_clock(
 
 def test_a_bad_message_before_sensor_time_is_counted_once_each() -> None:
     engine = Engine(permit_variant(QUICK), clock="sensor")
-    first = engine.feed(f"{PREFIX}/gate/north/count", b"not json", RECEIVED)
+    first = engine.feed(TOPICS.gate_count("north"), b"not json", RECEIVED)
     assert first.accepted is False
     assert first.reason
     assert (first.kind, first.time) == ("gate", RECEIVED)
@@ -59,7 +60,11 @@ def test_the_record_of_a_message_before_sensor_time_is_the_one_cited() -> None:
     """The lot said offline before the clock started: the alert cites that record."""
     d = Driver(permit_variant({**QUICK, "alerting.pending_s": 0}))
     assert availability(d.engine, "lot-a", b"offline", record_id=3).accepted
-    d.feed("inspector/insp-1/note", {"ts": local(12).isoformat(), "text": "gates open"}, local(12))
+    d.feed(
+        TOPICS.inspector("insp-1", "note"),
+        note(local(12), "gates open"),
+        local(12),
+    )
     (alert,) = d.alerts("sensor-offline", "lot-a")
     assert alert["evidence"]["record"] == 3
     assert (
@@ -73,22 +78,16 @@ def test_the_record_of_a_message_before_sensor_time_is_the_one_cited() -> None:
 # -- the Clerk ------------------------------------------------------------------------------
 
 
-def clerk_body(t: datetime, effective: datetime) -> dict[str, str]:
-    return {
-        "ts": t.isoformat(),
-        "status": "revoked",
-        "effective_at": effective.isoformat(),
-        "resolution": "TB-2027-41",
-        "reason": "no doctor on site since 14:10",
-    }
+def clerk_body(t: datetime, effective: datetime) -> bytes:
+    return clerk_permit(t, "revoked", effective, "TB-2027-41", "no doctor on site since 14:10")
 
 
 def test_a_clerks_change_received_twice_is_recorded_once_and_says_so() -> None:
     d = Driver(permit_variant(QUICK))
     body = clerk_body(local(11), local(11, 30))
-    first = d.feed("clerk/clerk-1/permit", body, local(11))
+    first = d.feed(d.topics.clerk_permit("clerk-1"), body, local(11))
     assert (first.accepted, first.reason) == (True, None)
-    again = d.feed("clerk/clerk-1/permit", body, local(11, 5))
+    again = d.feed(d.topics.clerk_permit("clerk-1"), body, local(11, 5))
     assert again.accepted
     assert again.reason == "duplicate: this change of the permit was already recorded"
     assert len(d.engine.permit_status.changes) == 1
@@ -96,7 +95,7 @@ def test_a_clerks_change_received_twice_is_recorded_once_and_says_so() -> None:
 
 def test_a_clerks_change_keeps_on_whose_word_and_why() -> None:
     d = Driver(permit_variant(QUICK))
-    d.feed("clerk/clerk-1/permit", clerk_body(local(11), local(11, 30)), local(11))
+    d.feed(d.topics.clerk_permit("clerk-1"), clerk_body(local(11), local(11, 30)), local(11))
     d.tick(local(12))
     status, change = d.engine.permit_status.state(to_us(local(12)))
     assert status == "revoked"
@@ -111,7 +110,7 @@ def test_a_clerks_change_keeps_on_whose_word_and_why() -> None:
 def test_a_clerks_change_effective_on_receipt_applies_at_once() -> None:
     d = Driver(permit_variant(QUICK))
     d.present(3000, local(11))
-    d.feed("clerk/clerk-1/permit", clerk_body(local(11, 1), local(11, 1)), local(11, 1))
+    d.feed(d.topics.clerk_permit("clerk-1"), clerk_body(local(11, 1), local(11, 1)), local(11, 1))
     assert d.status()["permit"]["status"] == "revoked"
     assert d.holds("dispersing")  # the crowd's hour to leave starts at once
     d.tick(local(11, 1) + timedelta(seconds=1))

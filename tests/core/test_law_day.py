@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from core_support import Driver
+from wire_support import clerk_permit
 
 from kent_ops.core.permit import parse_permit
 
@@ -39,14 +40,9 @@ def two_field_permit() -> Any:
 
 
 def clerk(d: Driver, t: datetime, status: str, resolution: str) -> None:
-    body = {
-        "status": status,
-        "effective_at": t.isoformat(),
-        "resolution": resolution,
-        "reason": "no doctor on site",
-    }
     sent = t - timedelta(minutes=15)  # decided ahead, effective at its instant
-    result = d.feed("clerk/clerk-1/permit", {"ts": sent.isoformat(), **body}, sent)
+    body = clerk_permit(sent, status, t, resolution, "no doctor on site")
+    result = d.feed(d.topics.clerk_permit("clerk-1"), body, sent)
     assert result.accepted, result.reason
 
 

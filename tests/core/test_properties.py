@@ -9,16 +9,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
-from core_support import PREFIX, TIGHT, Driver, local, permit_variant, when
+from core_support import TIGHT, TOPICS, Driver, local, permit_variant, when
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from wire_support import gate_count
 
 from kent_ops.core import ordinance as law
 from kent_ops.core.engine import Engine
@@ -46,14 +46,7 @@ class Message:
     ts: datetime
 
     def payload(self) -> bytes:
-        return json.dumps(
-            {
-                "seq": self.seq,
-                "ts": self.ts.isoformat(),
-                "in_total": self.in_total,
-                "out_total": self.out_total,
-            }
-        ).encode()
+        return gate_count(self.seq, self.ts, self.in_total, self.out_total)
 
 
 @st.composite
@@ -90,7 +83,7 @@ def expected_totals(histories: dict[str, list[Message]]) -> tuple[int, int, int]
 def run(messages: list[Message]) -> Engine:
     engine = Engine(CALM, clock="sensor")
     for m in messages:
-        result = engine.feed(f"{PREFIX}/gate/{m.gate}/count", m.payload(), m.ts)
+        result = engine.feed(TOPICS.gate_count(m.gate), m.payload(), m.ts)
         assert result.accepted, result.reason
     return engine
 

@@ -14,6 +14,7 @@ import pytest
 from core_support import (
     NY,
     QUICK,
+    TOPICS,
     US,
     WINDOW_END,
     WINDOW_START,
@@ -23,6 +24,7 @@ from core_support import (
     utc,
     when,
 )
+from wire_support import lot_occupancy
 
 from kent_ops.core.rules import message_for
 
@@ -512,11 +514,11 @@ def test_a_manual_tally_is_never_stale_and_only_a_note_when_its_view_goes() -> N
     d.tick(local(14))
     assert not d.holds("sensor-offline", "north-manual")
     assert d.status()["gates"]["north-manual"]["manual"] is True
-    d.feed("sensor/north-manual/availability", "online", local(14))
+    d.feed(d.topics.availability("north-manual"), "online", local(14))
     d.gate("north-manual", local(14, 0, 30), 3, 0)
     d.tick(local(16))  # hours of silence after a tap
     assert not d.holds("sensor-offline", "north-manual")
-    d.feed("sensor/north-manual/availability", "offline", local(16, 0, 1))
+    d.feed(d.topics.availability("north-manual"), "offline", local(16, 0, 1))
     assert d.holds("sensor-offline", "north-manual")
 
 
@@ -526,7 +528,7 @@ def test_a_stale_gate_heard_again_ends_its_alert_at_that_message() -> None:
     d.staff(local(12), doctors=1, nurses=1, security=20)
     d.gate("north", local(12), 10, 0)
     for sensor in ("south", "lot-a", "lot-b"):
-        d.feed(f"sensor/{sensor}/availability", "online", local(12))
+        d.feed(d.topics.availability(sensor), "online", local(12))
     d.gate("south", local(12, 0, 50), 0, 0)
     d.lot("lot-a", local(12, 0, 50), 0)
     d.lot("lot-b", local(12, 0, 50), 0)
@@ -554,8 +556,8 @@ def test_clock_skew_on_the_wall_clock() -> None:
     assert not d.holds("clock-skew")
     d.lot("lot-a", received, 0)  # a lot's clock is watched too (ts 31 s behind receipt)
     d.feed(
-        "parking/lot-a/occupancy",
-        {"seq": 9, "ts": (received + timedelta(seconds=40)).isoformat(), "occupied": 1},
+        TOPICS.lot_occupancy("lot-a"),
+        lot_occupancy(9, received + timedelta(seconds=40), 1),
         received + timedelta(seconds=3),
     )
     assert d.holds("clock-skew", "lot-a")

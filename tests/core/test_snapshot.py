@@ -21,6 +21,7 @@ import pytest
 from core_support import TIGHT, Driver, local, permit_variant
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from wire_support import clerk_permit
 
 from kent_ops.core import snapshot as snapshots
 from kent_ops.core.checklist import applicable_items
@@ -53,9 +54,9 @@ def busy(clock: str = "sensor", permit: Permit = TIGHT_PERMIT) -> Driver:
     d.inspector("insp-2", "inspection", t + timedelta(seconds=33), item=ITEMS[0],
                 result="deficient", note="one toilet for the whole site")  # fmt: skip
     d.inspector("insp-2", "adjust", t + timedelta(seconds=34), attendance=70, reason="sweep")
-    d.feed("clerk/clerk-1/permit", {"ts": (t + timedelta(seconds=35)).isoformat(),
-           "status": "revoked", "effective_at": (t + timedelta(seconds=60)).isoformat(),
-           "resolution": "2027-41"}, t + timedelta(seconds=35))  # fmt: skip
+    sent = t + timedelta(seconds=35)
+    body = clerk_permit(sent, "revoked", t + timedelta(seconds=60), "2027-41")
+    d.feed(d.topics.clerk_permit("clerk-1"), body, sent)
     d.present(75, t + timedelta(seconds=36))
     return d
 
@@ -250,9 +251,8 @@ class Player:
             d.inspector("insp-2", "inspection", t, item=action[1], result=result, note=note)
         else:
             status = "revoked" if action[1] else "issued"
-            effective = (t + timedelta(seconds=action[2])).isoformat()
-            d.feed("clerk/clerk-1/permit", {"ts": t.isoformat(), "status": status,
-                   "effective_at": effective, "resolution": "2027-41"}, t)  # fmt: skip
+            body = clerk_permit(t, status, t + timedelta(seconds=action[2]), "2027-41")
+            d.feed(d.topics.clerk_permit("clerk-1"), body, t)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

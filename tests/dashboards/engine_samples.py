@@ -70,7 +70,7 @@ def afternoon(*, revoked: bool = False) -> EngineDay:
             "resolution": "TB-2027-41",
             "reason": "no doctor on site since 14:00",
         }
-        assert driver.feed("clerk/town-clerk/permit", body, t).accepted
+        assert driver.feed(driver.topics.clerk_permit("town-clerk"), body, t).accepted
     t += timedelta(seconds=5)
     driver.tick(t)
     driver.engine.collect_changes()

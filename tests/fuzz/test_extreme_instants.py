@@ -27,7 +27,8 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).parents[2]
 PERMIT: Permit = load_permit(ROOT / "examples" / "permit.toml")
-PREFIX = Topics(PERMIT.event_id).prefix
+TOPICS = Topics(PERMIT.event_id)
+PREFIX = TOPICS.prefix
 T0 = datetime(2027, 7, 4, 15, 0, tzinfo=UTC)
 
 offsets = st.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1).map(
@@ -47,18 +48,18 @@ def payloads(t: str) -> list[tuple[str, dict[str, Any]]]:
     """Every inbound payload with an instant, each carrying ``t`` there."""
     good = T0.isoformat()
     return [
-        ("gate/north/count", {"seq": 1, "ts": t, "in_total": 5, "out_total": 0}),
-        ("parking/lot-a/occupancy", {"seq": 1, "ts": t, "occupied": 3}),
-        ("staff/first-aid/badge",
+        (TOPICS.gate_count("north"), {"seq": 1, "ts": t, "in_total": 5, "out_total": 0}),
+        (TOPICS.lot_occupancy("lot-a"), {"seq": 1, "ts": t, "occupied": 3}),
+        (TOPICS.staff_badge("first-aid"),
          {"seq": 1, "ts": t, "badge": "DR-1", "role": "doctor", "action": "on"}),
-        ("inspector/i1/note", {"ts": t, "text": "hello"}),
-        ("inspector/i1/inspection", {"ts": t, "item": "C(3)", "result": "ok"}),
-        ("inspector/i1/adjust", {"ts": t, "attendance": 4, "reason": "sweep"}),
-        ("clerk/town/permit", {"ts": t, "status": "revoked", "effective_at": good,
+        (TOPICS.inspector("i1", "note"), {"ts": t, "text": "hello"}),
+        (TOPICS.inspector("i1", "inspection"), {"ts": t, "item": "C(3)", "result": "ok"}),
+        (TOPICS.inspector("i1", "adjust"), {"ts": t, "attendance": 4, "reason": "sweep"}),
+        (TOPICS.clerk_permit("town"), {"ts": t, "status": "revoked", "effective_at": good,
                                "resolution": "TB-1"}),
-        ("clerk/town/permit", {"ts": good, "status": "revoked", "effective_at": t,
+        (TOPICS.clerk_permit("town"), {"ts": good, "status": "revoked", "effective_at": t,
                                "resolution": "TB-2"}),
-        ("notifier/n1/sent", {"ts": t, "alert": "A-0001", "state": "active", "to": "i1",
+        (TOPICS.notifier_sent("n1"), {"ts": t, "alert": "A-0001", "state": "active", "to": "i1",
                               "channel": "sms", "ok": True}),
     ]  # fmt: skip
 
@@ -70,7 +71,7 @@ def test_the_decoder_refuses_every_instant_outside_the_range_and_never_raises(
 ) -> None:
     inside = EARLIEST <= instant < LATEST
     for area, body in payloads(instant.isoformat()):
-        result = decode(PREFIX, PERMIT.sensors, f"{PREFIX}/{area}", json.dumps(body).encode())
+        result = decode(PREFIX, PERMIT.sensors, area, json.dumps(body).encode())
         if isinstance(result, Rejection):
             assert not inside or "outside the years" not in result.reason, result
             continue
@@ -94,7 +95,7 @@ def test_an_engine_fed_extreme_instants_goes_on_ticking_reporting_and_snapshotti
     for instant in instants:
         for area, body in payloads(instant.isoformat()):
             received += timedelta(seconds=1)
-            result = engine.feed(f"{PREFIX}/{area}", json.dumps(body).encode(), received)
+            result = engine.feed(area, json.dumps(body).encode(), received)
             assert result.accepted or result.reason
     engine.tick(received + timedelta(days=6))  # past every clean-up and pending delay
     engine.collect_changes()

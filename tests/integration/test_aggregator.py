@@ -23,8 +23,9 @@ from typing import Any
 
 import msgspec
 import pytest
-from live_support import FAST, T0, TOPICS, P, Publisher, Watcher, ts, wait_until
+from live_support import FAST, T0, TOPICS, Publisher, Watcher, ts, wait_until
 from live_support import write_permit as write_any_permit
+from wire_support import badge, gate_count, lot_occupancy, note
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -177,17 +178,21 @@ def test_bad_messages_are_logged_as_rejected_and_move_no_figure(
     oversized = json.dumps(
         {"seq": 2, "ts": ts(2), "in_total": 900, "out_total": 0, "pad": "x" * 70_000}
     ).encode()
+    # Hand-made where the payload itself is wrong (the subject); well-formed for unlisted sensors.
     bad: list[tuple[str, bytes | str]] = [
-        ("gate/north/count", "not json at all"),
+        (TOPICS.gate_count("north"), "not json at all"),
         (
-            "gate/north/count",
+            TOPICS.gate_count("north"),
             json.dumps({"seq": "two", "ts": ts(2), "in_total": 5, "out_total": 0}),
         ),
-        ("gate/north/count", json.dumps({"seq": 3, "ts": ts(2), "in_total": -5, "out_total": 0})),
-        ("gate/north/count", oversized),
-        ("gate/west/count", json.dumps({"seq": 1, "ts": ts(2), "in_total": 999, "out_total": 0})),
-        ("parking/lot-z/occupancy", json.dumps({"seq": 1, "ts": ts(2), "occupied": 10})),
-        ("gate/north/count", b"\xff\xfe\x00garbage"),
+        (
+            TOPICS.gate_count("north"),
+            json.dumps({"seq": 3, "ts": ts(2), "in_total": -5, "out_total": 0}),
+        ),
+        (TOPICS.gate_count("north"), oversized),
+        (TOPICS.gate_count("west"), gate_count(1, ts(2), 999)),
+        (TOPICS.lot_occupancy("lot-z"), lot_occupancy(1, ts(2), 10)),
+        (TOPICS.gate_count("north"), b"\xff\xfe\x00garbage"),
     ]
     for topic, payload in bad:
         pub.send(topic, payload)
@@ -199,7 +204,7 @@ def test_bad_messages_are_logged_as_rejected_and_move_no_figure(
     rejected = [r for r in message_rows(evidence) if r[2] == 0]
     assert len(rejected) == len(bad)
     for (topic, payload), (log_topic, log_payload, _, reason) in zip(bad, rejected, strict=True):
-        assert log_topic == f"{P}/{topic}"
+        assert log_topic == topic
         sent = payload.encode() if isinstance(payload, str) else payload
         assert log_payload == sent[:1024] if len(sent) > 65536 else sent
         assert reason
@@ -308,8 +313,8 @@ def test_a_full_disk_holds_messages_unacknowledged_until_it_frees(
     conn = aggregator._log._conn  # type: ignore[union-attr]
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.execute(f"PRAGMA max_page_count={pages}")  # the disk is now full
-    pub.send("inspector/insp-1/note", {"ts": ts(2), "text": "a" * 3900})
-    pub.send("inspector/insp-1/note", {"ts": ts(2), "text": "b" * 3900})
+    pub.send(TOPICS.inspector("insp-1", "note"), note(ts(2), "a" * 3900))
+    pub.send(TOPICS.inspector("insp-1", "note"), note(ts(2), "b" * 3900))
     pub.gate("north", 2, 3, 250, 0)
     # The status that says all three are held proves they arrived and were not counted.
     down = watcher.status(lambda s: s.get("evidence", {}).get("held") == 3)
@@ -340,20 +345,16 @@ def _run_process(
     )  # fmt: skip
 
 
-def _stream(n: int) -> list[tuple[str, dict[str, Any]]]:
+def _stream(n: int) -> list[tuple[str, bytes]]:
     """A day's stream: two gates and a lot, one message each per 200 ms of sensor time."""
-    out: list[tuple[str, dict[str, Any]]] = [
-        ("staff/first-aid/badge", {"seq": 1, "ts": ts(0), "badge": "DR-1", "role": "doctor",
-                                   "action": "on"}),
-    ]  # fmt: skip
+    out = [(TOPICS.staff_badge("first-aid"), badge(1, ts(0), "DR-1", "doctor"))]
     for i in range(1, n + 1):
         at = ts(i * 0.2)
         gate = "north" if i % 2 else "south"
         seq = (i + 1) // 2
-        out.append((f"gate/{gate}/count", {"seq": seq, "ts": at, "in_total": 3 * seq,
-                                           "out_total": seq}))  # fmt: skip
+        out.append((TOPICS.gate_count(gate), gate_count(seq, at, 3 * seq, seq)))
         if i % 10 == 0:
-            out.append(("parking/lot-a/occupancy", {"seq": i // 10, "ts": at, "occupied": i % 500}))
+            out.append((TOPICS.lot_occupancy("lot-a"), lot_occupancy(i // 10, at, i % 500)))
     return out
 
 
@@ -379,7 +380,7 @@ def test_sigkill_mid_stream_then_restart_loses_nothing(
         watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"offline")
         before_restart = {(r.topic, r.payload) for r in read_records(evidence)
                           if r.kind == "message"}  # fmt: skip
-        second_half = {(f"{P}/{t}", json.dumps(p).encode()) for t, p in stream[cut:]}
+        second_half = set(stream[cut:])
         assert 0 < len(before_restart) <= cut
         assert not before_restart & second_half, "the second half was published before the kill"
         # The second half while it is down: the broker keeps it for its session.
@@ -388,7 +389,7 @@ def test_sigkill_mid_stream_then_restart_loses_nothing(
         assert publisher.all_acknowledged(), "the broker did not acknowledge every publish"
         assert verify(evidence).ok
         proc = _run_process(permit_path, evidence, broker, log)
-        last_ts = stream[-1][1]["ts"]
+        last_ts = ts(3000 * 0.2)
         live = watcher.status(lambda s: same_time(s["ts"], last_ts)
                               and s["attendance"]["entries"] == 9000, timeout=30)  # fmt: skip
         proc.send_signal(signal.SIGTERM)
@@ -401,7 +402,7 @@ def test_sigkill_mid_stream_then_restart_loses_nothing(
     # A run without the kill: the same messages through the same engine, in order.
     engine = Engine(load_permit(permit_path), clock="sensor")
     for topic, payload in stream:
-        engine.feed(f"{P}/{topic}", json.dumps(payload).encode(), T0)
+        engine.feed(topic, payload, T0)
     expected = msgspec.to_builtins(engine.status())
     for key in ("accepted",):  # redeliveries are taken again as repeats, so this may differ
         live.pop(key)
@@ -429,7 +430,7 @@ def test_a_restart_replays_the_log_and_alert_ids_continue(
     now = datetime.now(UTC).isoformat()
     with Aggregator(permit, evidence, address, clock="wall", timing=FAST) as first:
         assert first.connected.wait(10)
-        publisher.send("gate/north/count", {"seq": 1, "ts": now, "in_total": 800, "out_total": 0})
+        publisher.send(TOPICS.gate_count("north"), gate_count(1, now, 800))
         watcher.alert("A-0002")  # no doctor and no nurse for 800 persons
         watcher.status(lambda s: len(s["active_alerts"]) >= 2)
     published = {
@@ -450,7 +451,7 @@ def test_a_restart_replays_the_log_and_alert_ids_continue(
         # Nothing was raised again: the replay stood exactly where the live engine was.
         assert [r.payload for r in read_records(evidence) if r.kind == "alert"] == logged_before
         assert second.connected.wait(10)
-        publisher.send("parking/lot-a/occupancy", {"seq": 1, "ts": now, "occupied": 590})
+        publisher.send(TOPICS.lot_occupancy("lot-a"), lot_occupancy(1, now, 590))
         new = json.loads(watcher.wait_for(TOPICS.alert(f"A-{len(replayed) + 1:04d}")))
         assert new["rule"] == "lot-full"
         assert new["subject"] == "lot-a"

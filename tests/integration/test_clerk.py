@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from live_support import EVENT, TOPICS, Publisher, Watcher, permit_text, wait_until
+from wire_support import clerk_permit, gate_count
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -59,7 +60,7 @@ def test_a_revocation_is_recorded_and_holds_every_gate_at_500(
 ) -> None:
     _, evidence = running
     now = datetime.now(UTC).isoformat()
-    publisher.send("gate/north/count", {"seq": 1, "ts": now, "in_total": 600, "out_total": 0})
+    publisher.send(TOPICS.gate_count("north"), gate_count(1, now, 600))
     watcher.status(lambda s: s["attendance"]["current"] == 600)
     done = clerk(broker, "revoke", "--resolution", "TB-2027-41", "--reason", "no doctor")
     assert done.returncode == 0, done.stderr
@@ -96,13 +97,8 @@ def test_a_backdated_revocation_is_refused_by_the_command_and_by_the_aggregator(
     assert done.returncode == 2
     assert "never backdated" in done.stderr
     assert "Traceback" not in done.stderr
-    body = {
-        "ts": datetime.now(UTC).isoformat(),
-        "status": "revoked",
-        "effective_at": two_minutes_ago,
-        "resolution": "TB-1",
-    }
-    publisher.send("clerk/clerk-1/permit", body)
+    body = clerk_permit(datetime.now(UTC), "revoked", two_minutes_ago, "TB-1")
+    publisher.send(TOPICS.clerk_permit("clerk-1"), body)
     watcher.status(lambda s: s["rejected"] == 1)
     assert watcher.status(lambda s: True)["permit"]["status"] == "issued"
     (record,) = [

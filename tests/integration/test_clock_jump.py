@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from live_support import FAST, TOPICS, Publisher, Watcher, permit_text, wait_until
 from security_support import system_events
+from wire_support import gate_count
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -70,9 +71,7 @@ def aggregator(tmp_path: Path, broker: MosquittoBroker, wall: MovableWall) -> It
 
 def gate(publisher: Publisher, name: str, seq: int, entries: int) -> None:
     """A reading stamped with the real time, as a counter on NTP would send it."""
-    stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    body = {"seq": seq, "ts": stamp, "in_total": entries, "out_total": 0}
-    publisher.send(f"gate/{name}/count", body)
+    publisher.send(TOPICS.gate_count(name), gate_count(seq, datetime.now(UTC), entries))
 
 
 def status_time(status: dict[str, object]) -> datetime:

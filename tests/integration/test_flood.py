@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from live_support import FAST, ROOT, TOPICS, Publisher, Watcher, permit_text, ts
+from wire_support import gate_count
 
 from kent_ops.broker.bridge import BridgeSettings, bridge_config
 from kent_ops.broker.client import BrokerAddress, make_client, parse_broker_url
@@ -86,11 +87,10 @@ def test_a_sensor_flooding_oversized_junk_grows_the_log_by_its_budget_not_its_by
         for i in range(300):  # 300 x 200 KiB: 60 MB, under the broker's limit, over ours
             payload = junk(i, 200 * 1024)
             sent.append(payload)
-            publisher.send("gate/north/count", payload)
+            publisher.send(TOPICS.gate_count("north"), payload)
             if i % 50 == 49:  # the same sensor's readings go on meanwhile, kept whole
-                body = {"seq": 2 + i // 50, "ts": ts(2 + i), "in_total": 101 + i, "out_total": 0}
-                good.append(json.dumps(body).encode())
-                publisher.send("gate/north/count", good[-1])
+                good.append(gate_count(2 + i // 50, ts(2 + i), 101 + i))
+                publisher.send(TOPICS.gate_count("north"), good[-1])
         assert publisher.all_acknowledged(60)
         status = watcher.status(lambda s: s["attendance"]["entries"] == 101 + 299)
         assert status["rejected"] == 300  # stored in part or counted, each one counts
@@ -220,7 +220,7 @@ def test_a_payload_just_under_the_broker_limit_still_reaches_the_log_as_an_excer
     )
     payload = junk(1, LIMIT - 1024)
     with serving(agg):
-        publisher.send("gate/north/count", payload)
+        publisher.send(TOPICS.gate_count("north"), payload)
         watcher.status(lambda s: s["rejected"] == 1)
     (kept,) = [r for r in read_records(evidence) if r.kind == "message"]
     found = Excerpt.parse(kept.payload, kept.reason)

@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 import pytest
 from live_support import EVENT, TOPICS, Publisher, Watcher, permit_text, ts, wait_until
+from wire_support import badge, gate_count, lot_occupancy
 
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.evidence.log import EvidenceLog, read_records, verify
@@ -88,13 +89,11 @@ def first_run(service: Service, watcher: Watcher, publisher: Publisher) -> dict[
     """A run that counts, raises alerts and stops cleanly; the last status it published."""
     proc = service.start()
     watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online", 30)
-    publisher.send("staff/first-aid/badge", {"seq": 1, "ts": ts(0), "badge": "DR-1",
-                                            "role": "doctor", "action": "on"})  # fmt: skip
+    publisher.send(TOPICS.staff_badge("first-aid"), badge(1, ts(0), "DR-1", "doctor"))
     for seq in range(1, 21):
-        publisher.send("gate/north/count", {"seq": seq, "ts": ts(seq), "in_total": 60 * seq,
-                                            "out_total": seq})  # fmt: skip
-    publisher.send("parking/lot-a/occupancy", {"seq": 1, "ts": ts(21), "occupied": 590})
-    publisher.send("gate/south/count", {"seq": 1, "ts": ts(30), "in_total": 5, "out_total": 0})
+        publisher.send(TOPICS.gate_count("north"), gate_count(seq, ts(seq), 60 * seq, seq))
+    publisher.send(TOPICS.lot_occupancy("lot-a"), lot_occupancy(1, ts(21), 590))
+    publisher.send(TOPICS.gate_count("south"), gate_count(1, ts(30), 5))
     watcher.status(lambda s: s["gates"]["south"]["in"] == 5, timeout=30)
     assert watcher.alerts(), "the run raised no alert"
     proc.send_signal(signal.SIGTERM)

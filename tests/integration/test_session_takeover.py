@@ -31,6 +31,7 @@ from security_support import (
     logged_messages,
     system_events,
 )
+from wire_support import gate_count
 
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -75,8 +76,8 @@ def send_readings(address: BrokerAddress, count: int, every_s: float = 0.0) -> N
     client.loop_start()
     try:
         for seq in range(1, count + 1):
-            body = {"seq": seq, "ts": ts(seq), "in_total": 10 * seq, "out_total": 0}
-            info = client.publish(TOPICS.gate_count("south"), json.dumps(body), qos=1)
+            body = gate_count(seq, ts(seq), 10 * seq)
+            info = client.publish(TOPICS.gate_count("south"), body, qos=1)
             info.wait_for_publish(timeout=10)
             assert info.is_published(), "the broker did not acknowledge a reading"
             time.sleep(every_s)
@@ -89,7 +90,7 @@ def connections(evidence: Path) -> int:
 
 
 def logged_seqs(evidence: Path) -> list[int]:
-    return sorted({m["seq"] for m in logged_messages(evidence, "gate/south/count")})
+    return sorted({m["seq"] for m in logged_messages(evidence, TOPICS.gate_count("south"))})
 
 
 @pytest.mark.parametrize("setup", ["field broker, a gate's account", "no passwords, anyone"])

@@ -19,7 +19,8 @@ from html import unescape
 from pathlib import Path
 from typing import Any
 
-from live_support import full_topic
+import wire_support
+from live_support import whole_topic
 from live_support import write_permit as write_any_permit
 
 from kent_ops.core import wire
@@ -65,7 +66,7 @@ class ScriptedLog:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         received = self.at(seconds)
         rid = self.log.head[0] + 1
-        topic = full_topic(topic)
+        topic = whole_topic(topic)
         r = self.engine.feed(topic, data, received, rid)
         self.log.append(
             "message",
@@ -98,30 +99,21 @@ class ScriptedLog:
         return self.seqs[key]
 
     def gate(self, gate: str, seconds: float, in_total: int, out_total: int = 0) -> None:
-        body = {
-            "seq": self._seq(gate),
-            "ts": self.ts(seconds),
-            "in_total": in_total,
-            "out_total": out_total,
-        }
-        self.send(f"gate/{gate}/count", body, seconds)
+        body = wire_support.gate_count(self._seq(gate), self.at(seconds), in_total, out_total)
+        self.send(TOPICS.gate_count(gate), body, seconds)
 
     def lot(self, lot: str, seconds: float, occupied: int) -> None:
-        body = {"seq": self._seq(lot), "ts": self.ts(seconds), "occupied": occupied}
-        self.send(f"parking/{lot}/occupancy", body, seconds)
+        body = wire_support.lot_occupancy(self._seq(lot), self.at(seconds), occupied)
+        self.send(TOPICS.lot_occupancy(lot), body, seconds)
 
     def badge(self, seconds: float, badge: str, role: str, action: str = "on") -> None:
-        body = {
-            "seq": self._seq("first-aid"),
-            "ts": self.ts(seconds),
-            "badge": badge,
-            "role": role,
-            "action": action,
-        }
-        self.send("staff/first-aid/badge", body, seconds)
+        seq = self._seq("first-aid")
+        body = wire_support.badge(seq, self.at(seconds), badge, role, action)
+        self.send(TOPICS.staff_badge("first-aid"), body, seconds)
 
     def inspector(self, who: str, what: str, seconds: float, **fields: Any) -> None:
-        self.send(f"inspector/{who}/{what}", {"ts": self.ts(seconds), **fields}, seconds)
+        body = wire_support.inspector_action(what, self.at(seconds), **fields)
+        self.send(TOPICS.inspector(who, what), body, seconds)
 
     def tick(self, seconds: float, *, status: bool = True) -> None:
         """What the service's timers do: tick, log alert changes, maybe a status snapshot."""

@@ -96,13 +96,13 @@ def test_a_tampered_log_is_refused_naming_the_record(
     tamper(
         evidence,
         "UPDATE records SET payload = CAST(replace(CAST(payload AS TEXT), "
-        "'\"in_total\": 400', '\"in_total\": 900') AS BLOB) WHERE id = 9",
+        "'\"in_total\":400', '\"in_total\":900') AS BLOB) WHERE id = 9",
     )
     conn = sqlite3.connect(evidence)
     (payload,) = conn.execute("SELECT payload FROM records WHERE id = 9").fetchone()
     conn.close()
     assert isinstance(payload, bytes)
-    assert b'"in_total": 900' in payload
+    assert b'"in_total":900' in payload
     out = tmp_path / "report"
     proc = run_report(capsys, permit, evidence, out)
     assert proc.returncode == 1
@@ -142,7 +142,7 @@ def test_a_rewritten_record_with_a_fresh_hash_breaks_the_next_one(
     # Record 9 says 4,000 came in instead of 400, and its hash is recomputed to match
     # its new content on the true chain before it: record 9 checks out on its own, and
     # only record 10, chained to the old hash, can show that it was rewritten.
-    forged = payload.replace(b'"in_total": 400', b'"in_total": 4000')
+    forged = payload.replace(b'"in_total":400', b'"in_total":4000')
     assert forged != payload
     fresh = record_hash(prev, 9, kind, at, topic, forged, accepted, reason)
     assert fresh != old_hash

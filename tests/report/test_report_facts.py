@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from report_support import EVENT, ROOT, ScriptedLog, page_text, utc, write_permit
+from report_support import EVENT, ROOT, TOPICS, ScriptedLog, page_text, utc, write_permit
+from wire_support import clerk_permit
 
 from kent_ops.core.precheck import CHECKS
 from kent_ops.report.build import build_report
@@ -75,13 +76,10 @@ def test_each_property_with_its_owner_and_the_persons_on_it(tmp_path: Path) -> N
 
 
 def clerk(log: ScriptedLog, seconds: float, status: str, resolution: str, reason: str) -> None:
-    body = {
-        "status": status,
-        "effective_at": log.ts(seconds),
-        "resolution": resolution,
-        "reason": reason,
-    }
-    log.send("clerk/clerk-1/permit", {"ts": log.ts(seconds), **body}, seconds)
+    at = log.at(seconds)
+    log.send(
+        TOPICS.clerk_permit("clerk-1"), clerk_permit(at, status, at, resolution, reason), seconds
+    )
 
 
 def test_the_permits_status_over_time_and_control_characters_stripped(tmp_path: Path) -> None:
@@ -98,7 +96,8 @@ def test_the_permits_status_over_time_and_control_characters_stripped(tmp_path: 
     log.inspector("insp-1", "note", 1900, text="\x1b[2Jwater \x1b]0;owned\x07station dry\x9b")
     log.inspector("insp-1", "ack", 1950, alert="A-0001", comment="called\x1b[0m the Clerk\r\n")
     log.inspector("insp-2", "adjust", 2000, attendance=880, reason="sweep\x08 count\x00")
-    log.send("gate/west\x1b/count", {"seq": 1, "ts": log.ts(2050), "in_total": 1}, 2050)
+    # hand-made: refused for its unlisted gate and its missing field, the report quotes it
+    log.send(TOPICS.gate_count("west\x1b"), {"seq": 1, "ts": log.ts(2050), "in_total": 1}, 2050)
     clerk(log, 3600, "issued", "TB-2027-42", "doctor back on site")
     log.gate("north", 3660, 900, 20)
     log.close(3661)
@@ -130,7 +129,7 @@ def test_the_permits_status_over_time_and_control_characters_stripped(tmp_path: 
     assert "[2Jwater ]0;ownedstation dry" in page
     assert "sweep count" in page
     assert "called[0m the Clerk" in page
-    assert "gate/west/count" in page
+    assert TOPICS.gate_count("west") in page
 
 
 def test_pre_event_breaches_count_and_every_check_is_listed(tmp_path: Path) -> None:

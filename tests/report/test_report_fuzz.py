@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from report_support import ScriptedLog, write_permit
+from report_support import TOPICS, ScriptedLog, write_permit
+from wire_support import clerk_permit
 
 from kent_ops.report.build import build_report
 
@@ -64,14 +65,8 @@ def test_any_text_from_the_wire_makes_a_report_that_shows_it_as_text(
         log.inspector("insp-1", "adjust", 6, attendance=1100, reason=reason)
         log.inspector("insp-1", "inspection", 7, item="C(1)(h)", result="deficient", note=note)
         log.send(
-            "clerk/clerk-1/permit",
-            {
-                "ts": log.ts(8),
-                "status": "revoked",
-                "effective_at": log.ts(8),
-                "resolution": resolution,
-                "reason": reason,
-            },
+            TOPICS.clerk_permit("clerk-1"),
+            clerk_permit(log.at(8), "revoked", log.at(8), resolution, reason),
             8,
         )
         log.tick(20)

@@ -7,7 +7,6 @@ the sensor clock, real paho clients publishing a short scripted day and subscrib
 
 from __future__ import annotations
 
-import json
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -15,7 +14,8 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
-from live_support import full_topic, wait_until
+import wire_support
+from live_support import wait_until, whole_topic
 from report_support import EVENT, TOPICS, utc, write_permit
 
 from kent_ops.broker.client import make_client, parse_broker_url
@@ -76,24 +76,29 @@ class Sender:
         self.client.loop_start()
         self.seqs: dict[str, int] = {}
 
-    def send(self, topic: str, body: dict[str, Any], at: float) -> None:
-        body = {**body, "ts": (T0 + timedelta(seconds=at)).isoformat()}
-        topic = full_topic(topic)
-        if "seq" in body and body["seq"] is None:
-            key = TOPICS.parse(topic).id
-            self.seqs[key] = self.seqs.get(key, 0) + 1
-            body["seq"] = self.seqs[key]
-        info = self.client.publish(topic, json.dumps(body).encode(), qos=1)
+    def send(self, topic: str, payload: bytes) -> None:
+        info = self.client.publish(whole_topic(topic), payload, qos=1)
         info.wait_for_publish(timeout=10)
 
+    def _seq(self, sensor: str) -> int:
+        self.seqs[sensor] = self.seqs.get(sensor, 0) + 1
+        return self.seqs[sensor]
+
     def gate(self, gate: str, at: float, in_total: int, out_total: int = 0) -> None:
-        self.send(
-            f"gate/{gate}/count", {"seq": None, "in_total": in_total, "out_total": out_total}, at
+        reading = wire_support.gate_count(
+            self._seq(gate), T0 + timedelta(seconds=at), in_total, out_total
         )
+        self.send(TOPICS.gate_count(gate), reading)
 
     def badge(self, at: float, badge: str, role: str, action: str = "on") -> None:
-        body = {"seq": None, "badge": badge, "role": role, "action": action}
-        self.send("staff/first-aid/badge", body, at)
+        scan = wire_support.badge(
+            self._seq("first-aid"), T0 + timedelta(seconds=at), badge, role, action
+        )
+        self.send(TOPICS.staff_badge("first-aid"), scan)
+
+    def inspector(self, who: str, action: str, at: float, **fields: Any) -> None:
+        body = wire_support.inspector_action(action, T0 + timedelta(seconds=at), **fields)
+        self.send(TOPICS.inspector(who, action), body)
 
     def close(self) -> None:
         self.client.disconnect()
@@ -132,19 +137,22 @@ def test_report_findings_equal_the_alerts_a_real_aggregator_published(
         sender.badge(40, "RN-2", "nurse")  # nurse-ratio ends at 40
         sender.gate("north", 50, 4300)  # 4,600 present: over the 4,000, 10 nurses short
         sender.gate("south", 60, 300)
-        sender.send("inspector/insp-1/ack", {"alert": "A-0002", "comment": "on it"}, 61)
-        sender.send("inspector/insp-1/note", {"text": "crowd at the <north> gate"}, 62)
+        sender.inspector("insp-1", "ack", 61, alert="A-0002", comment="on it")
+        sender.inspector("insp-1", "note", 62, text="crowd at the <north> gate")
         sender.gate("north", 70, 4300, 1000)  # 3,600: max ends; nurses still short
-        sender.send("gate/south/count", {"seq": 1, "in_total": 5, "out_total": 0}, 80)
-        sender.seqs["south"] = 1
+        sender.seqs["south"] = 0  # the south counter restarts: seq 1 again
+        sender.gate("south", 80, 5)
         for k in range(6):
             sender.badge(90, f"RN-{k + 3}", "nurse")
-        sender.send(
-            "inspector/insp-1/inspection",
-            {"item": "C(2)(a)", "result": "deficient", "note": "toilets overflowing"},
+        sender.inspector(
+            "insp-1",
+            "inspection",
             95,
+            item="C(2)(a)",
+            result="deficient",
+            note="toilets overflowing",
         )
-        sender.send("inspector/insp-1/inspection", {"item": "C(2)(a)", "result": "ok"}, 110)
+        sender.inspector("insp-1", "inspection", 110, item="C(2)(a)", result="ok")
         for at in (120, 130, 140):
             sender.gate("north", at, 4300, 1000)
         # Every alert has ended and cleared by 140; wait until the subscriber has them all.

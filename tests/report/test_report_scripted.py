@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from report_support import ROOT, ScriptedLog, figures_of, page_text, utc, write_permit
+from report_support import ROOT, TOPICS, ScriptedLog, figures_of, page_text, utc, write_permit
+from wire_support import gate_count
 
 from kent_ops.report.build import FILES, FINDINGS_COLUMNS, ReportOutcome, build_report
 from kent_ops.report.timeline import COLUMNS
@@ -31,8 +32,8 @@ def script_event(log: ScriptedLog) -> None:
         log.badge(0, f"RN-{i}", "nurse")
     log.gate("north", 0, 0)
     log.gate("south", 0, 0)
-    log.send("gate/west/count", {"seq": 1, "ts": log.ts(50), "in_total": 1, "out_total": 0}, 50)
-    log.send("gate/north/count", b"{not json", 55)
+    log.send(TOPICS.gate_count("west"), gate_count(1, log.at(50), 1), 50)
+    log.send(TOPICS.gate_count("north"), b"{not json", 55)
     log.gate("north", 60, 1000)
     # 10:02:00 attendance 2,200 needs 5 nurses, 4 on duty: A-0001 nurse-ratio until 10:10.
     log.gate("south", 120, 1200)
@@ -64,12 +65,8 @@ def script_event(log: ScriptedLog) -> None:
     log.badge(2100, "DR-2", "doctor")
     log.gate("north", 2200, 3500, 800)
     # 10:41:40 the south counter restarts: A-0008 counter-reset (data), totals kept.
-    log.send(
-        "gate/south/count",
-        {"seq": 1, "ts": log.ts(2500), "in_total": 10, "out_total": 0},
-        2500,
-    )
-    log.seqs["south"] = 1
+    log.seqs["south"] = 0
+    log.gate("south", 2500, 10)
     log.inspector("insp-2", "adjust", 2600, attendance=3800, reason="sweep count of the grounds")
     # 10:45:00 water station cup: A-0009 facility-deficient C(1)(h) until 10:50.
     log.inspector("insp-2", "inspection", 2700, item="C(1)(h)", result="deficient",

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from live_support import full_topic
+from live_support import whole_topic
 
 from kent_ops.core.engine import Clock
 from kent_ops.core.permit import Permit
@@ -114,4 +114,4 @@ def open_worker(
 
 def message(topic: str, body: dict[str, Any], at: datetime, mid: int = 0) -> Item:
     """A queued message as the link stamps it (generation 1)."""
-    return (full_topic(topic), json.dumps(body).encode(), at, 1, mid)
+    return (whole_topic(topic), json.dumps(body).encode(), at, 1, mid)

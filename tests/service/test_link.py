@@ -97,8 +97,8 @@ def subscribed(link: Link) -> None:
     link._on_subscribe(link.client, None, 1, [OK] * len(TOPICS.inputs), None)
 
 
-def receive(link: Link, mid: int, topic: str = "gate/north/count") -> None:
-    msg = SimpleNamespace(topic=f"{TOPICS.prefix}/{topic}", payload=b"{}", mid=mid)
+def receive(link: Link, mid: int, topic: str = TOPICS.gate_count("north")) -> None:
+    msg = SimpleNamespace(topic=topic, payload=b"{}", mid=mid)
     link._on_message(link.client, None, msg)  # type: ignore[arg-type]
 
 

@@ -30,7 +30,7 @@ from kent_ops.service.rhythm import Timing
 from kent_ops.service.worker import Worker
 
 GATE = TOPICS.gate_count("north")
-LOT = "parking/lot-a/occupancy"
+LOT = TOPICS.lot_occupancy("lot-a")
 ALWAYS = Timing(engine_snapshot_s=1e-9, snapshot_s=3, checkpoint_s=7)
 """An engine snapshot at every timer pass."""
 

@@ -127,8 +127,8 @@ def test_a_refused_commit_acknowledges_and_publishes_nothing_and_holds_the_batch
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.execute(f"PRAGMA max_page_count={pages}")  # the disk is now full
     batch = [
-        message("inspector/insp-1/note", {"ts": f"2027-07-04T14:00:0{i}Z", "text": "n" * 3900},
-                now.at(i), mid=10 + i)
+        message(TOPICS.inspector("insp-1", "note"),
+                {"ts": f"2027-07-04T14:00:0{i}Z", "text": "n" * 3900}, now.at(i), mid=10 + i)
         for i in range(1, 4)
     ] + [message(GATE, count(1, 5, 800), now.at(5), mid=20)]  # fmt: skip
     before = len(link.published)
