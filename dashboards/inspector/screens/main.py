@@ -27,9 +27,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList
+from textual.widgets import OptionList
 
 from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.common.widgets.keys_footer import KeysFooter
 from dashboards.common.widgets.panel import set_border_title
 from dashboards.inspector.actions import SentAction
 from dashboards.inspector.messages import (
@@ -134,7 +135,7 @@ class MainScreen(Screen[None]):
             yield alerts
         yield ActionLog(id="action-log").data_bind(MainScreen.actions, MainScreen.status)
         yield NoticeBar(self.notice, id="notice-bar")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._composed()
@@ -143,9 +144,13 @@ class MainScreen(Screen[None]):
         """What the stylesheet cannot say: titles, and the alert list's focus."""
         self.query_one("#attendance-panel").border_title = "Attendance"
         self.query_one("#properties-table").border_title = "Properties"
-        # Not scrolled to: on a phone the column stays at its top, attendance first.
-        self.query_one(AlertList).focus(scroll_visible=False)
+        if self.app.app_focus:  # else when the page takes the focus (FeedApp)
+            self.focus_first()
         self._titles()
+
+    def focus_first(self) -> None:
+        """The alert list, not scrolled to: on a phone the column stays at its top."""
+        self.query_one(AlertList).focus(scroll_visible=False)
 
     async def on_resize(self, event: events.Resize) -> None:
         if (event.size.width < NARROW_BELOW) != self.narrow:
