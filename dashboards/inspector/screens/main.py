@@ -102,6 +102,7 @@ class MainScreen(Screen[None]):
         self.notice = tuple(notice)
         self.narrow = False
         """Whether the screen is in its one-column layout (set as it is composed)."""
+        self._resumed = False
 
     def compose(self) -> ComposeResult:
         self.narrow = self.app.size.width < NARROW_BELOW
@@ -139,6 +140,14 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._composed()
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        """Shown the first time: its widgets were styled as they were mounted, a moment
+        ago, so Textual's restyle of all of them on resuming would change nothing (it is
+        for a screen coming back from under another). Later resumes restyle as ever."""
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
 
     def _composed(self) -> None:
         """What the stylesheet cannot say: titles, and the alert list's focus."""
