@@ -16,8 +16,11 @@ Printed, with the targets of a large event on this machine (150 sessions in unde
 - time to first screen (sign-in to the first screen showing the current figure) when
   ``--burst`` people sign in at the same moment, per kind;
 - memory: resident (RSS) and proportional (PSS: shared pages split between the
-  processes sharing them, so the sum is what the machine spends) of the server and
-  every process it started, from /proc/<pid>/smaps_rollup, per kind;
+  processes sharing them, so the sum is what the machine spends, and what the 2 GB
+  target is judged on) of the server and every process it started, from
+  /proc/<pid>/smaps_rollup, per kind;
+- the CPU each burst of sign-ins cost the server and the apps until its last first
+  screen (what two cores need at least, whatever else the machine is doing);
 - CPU in cores, idle and during the updates: the server, the inspectors' apps, the
   broker and this client;
 - status publish → change on screen, per kind: p50, p95 and the worst; and a tap →
@@ -257,6 +260,14 @@ class Machine:
         return used
 
 
+def _is_fork_server(pid: int) -> bool:
+    """The apps' fork server: the server's child for as long as the server runs."""
+    try:
+        return b"kent_ops.commands.zygote" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def _is_gate_app(pid: int) -> bool:
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
@@ -438,12 +449,13 @@ async def sign_in_bursts(
     ordered = kinds(run.persons)["deputy"] + kinds(run.persons)["inspector"]
     for start in range(0, len(ordered), run.args.burst):
         burst = ordered[start : start + run.args.burst]
-        began = time.perf_counter()
+        began, cpu_began = time.perf_counter(), run.machine.cpu()
         tasks += [asyncio.ensure_future(_run(p, base, ssl_, stop, run.figure)) for p in burst]
         done = await until(
             lambda b=burst: all(p.first_screen is not None or p.error for p in b), 240
         )
         kind = " and ".join(sorted({PLURAL[p.kind] for p in burst}))
+        spent = _spent_s(cpu_began, run.machine.cpu())
         firsts = [p.first_screen for p in burst if p.first_screen is not None]
         errors = [p.error for p in burst if p.error]
         worst = max(firsts, default=float("nan"))
@@ -457,7 +469,18 @@ async def sign_in_bursts(
             f"{statistics.median(signs or [0]):.2f} s, worst {max(signs, default=0):.2f} s"
             + (f"; {len(errors)} failed: {errors[0]}" if errors else "")
         )
+        print(
+            "    CPU spent until the last first screen: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in spent.items())
+            + f" (on {os.cpu_count()} cores at least "
+            f"{sum(spent.values()) / (os.cpu_count() or 1):.1f} s)"
+        )
     return tasks
+
+
+def _spent_s(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """CPU seconds each group used between two readings (the apps that exist now)."""
+    return {k: after[k] - before.get(k, 0.0) for k in ("server", "inspector apps")}
 
 
 async def updates(run: Run) -> dict[str, list[float]]:
@@ -540,10 +563,11 @@ async def measure(args: argparse.Namespace, root: Path, broker: MosquittoBroker)
             f"with {sessions} sessions ({args.deputies} deputies at {args.gates} gates, "
             f"{args.inspectors} inspectors)", run.machine.memory(),
         )  # fmt: skip
-        verdict = "ok" if rss / 1024 < TARGET_GB else "OVER"
+        verdict = "ok" if pss / 1024 < TARGET_GB else "OVER"
         print(
-            f"  the command post's share (server and its apps): RSS {rss:.0f} MiB, PSS "
-            f"{pss:.0f} MiB (target {sessions} sessions under {TARGET_GB:g} GB: {verdict})"
+            f"  the command post's share (server and its apps): PSS {pss:.0f} MiB (target "
+            f"{sessions} sessions under {TARGET_GB:g} GB: {verdict}); RSS {rss:.0f} MiB, "
+            "which counts the pages the forked apps share once for each of them"
         )
         if args.deputies:
             extra = (run.machine.memory()["server"][1] - base_rss) / args.deputies
@@ -577,7 +601,9 @@ async def measure(args: argparse.Namespace, root: Path, broker: MosquittoBroker)
         stop.set()
         await asyncio.gather(*tasks, *(app.stop() for app in olds), return_exceptions=True)
         publisher.close()
-        ended = await until(lambda: not _children(server.pid), 30)
+        ended = await until(
+            lambda: not [p for p in _children(server.pid) if not _is_fork_server(p)], 30
+        )
         server.terminate()
         server.wait(30)
     print(f"after the pages closed, every app process ended: {'yes' if ended else 'NO'}")

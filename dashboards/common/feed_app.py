@@ -22,6 +22,7 @@ from typing import ClassVar
 
 from textual import on
 from textual.app import App
+from textual.drivers.web_driver import WebDriver
 from textual.reactive import reactive
 from textual.timer import Timer
 
@@ -41,6 +42,7 @@ from dashboards.common.messages import (
     StatusReceived,
     to_message,
 )
+from dashboards.common.shared_css import share_parsed_css
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.core import wire
 from kent_ops.core.wire import Topics
@@ -77,6 +79,11 @@ class FeedApp(App[int]):
         no_aggregator_after_s: float = NO_AGGREGATOR_AFTER_S,
     ) -> None:
         super().__init__()
+        share_parsed_css(self)
+        if issubclass(self.driver_class, WebDriver):
+            # In a browser the app starts without focus (the web driver says so as it
+            # starts): saying so first spares restyling every widget for the blur.
+            self.set_reactive(App.app_focus, False)
         self.event_id = event_id
         self.topics = Topics(event_id)
         self.broker = broker
@@ -101,6 +108,9 @@ class FeedApp(App[int]):
         self._draw_timer: Timer | None = None
         self.feed: MqttFeed | None = None
         if broker is not None:
+            # Connecting: the figures are grey from the first frame (as the first tick
+            # would make them), set before any widget is styled rather than after.
+            self.add_class("-stale", update=False)
             self.feed = MqttFeed(
                 broker,
                 self.topics,
@@ -151,6 +161,26 @@ class FeedApp(App[int]):
 
     def watch_problem(self, problem: str | None) -> None:
         self.set_class(problem is not None, "-stale")
+
+    def watch_app_focus(self, focus: bool) -> None:
+        """A page that takes the focus first focuses what a terminal would have.
+
+        A screen composed while the page had no focus focused nothing (Textual focuses
+        only in a focused app): its ``focus_first()`` says what, or else its
+        ``AUTO_FOCUS``, as Textual would have.
+        """
+        screen = self.screen
+        if not focus or screen.focused is not None:
+            return
+        first = getattr(screen, "focus_first", None)
+        if callable(first):
+            first()
+            return
+        selector = screen.AUTO_FOCUS if screen.AUTO_FOCUS is not None else self.AUTO_FOCUS
+        for widget in screen.query(selector) if selector else ():
+            if widget.focusable:
+                screen.set_focus(widget)
+                return
 
     @on(LinkChanged)
     def _link_changed(self, message: LinkChanged) -> None:

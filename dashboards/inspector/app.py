@@ -70,6 +70,9 @@ class InspectorApp(ActingApp):
     TITLE = "kent-ops inspector"
     STATUS_EVERY_S = 0.25
     """Four statuses a second at most (FeedApp): more than anyone reads on a phone."""
+    FIRST_STATUS_WAIT_S = 0.5
+    """How long a connecting dashboard waits for the retained status before it shows
+    its screen anyway (greyed, the banner saying why)."""
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("question_mark,f1", "help", "Help"),
@@ -136,12 +139,14 @@ class InspectorApp(ActingApp):
         self._flash_phase: bool | None = None
         self._held_notices: list[tuple[str, str, SeverityLevel, float | None, bool]] = []
         """Toasts that came while a dialog or an alert's detail was open (see notify)."""
+        self._main_screen: MainScreen | None = None
+        """The main screen until it is shown (then on the screen stack)."""
         self._setup_acting()
 
     # lifecycle ----------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        main = MainScreen(
+        self._main_screen = MainScreen(
             self.event_id, self.inspector, clerk=self.clerk, notice=self.notice
         ).data_bind(
             InspectorApp.status,
@@ -152,7 +157,13 @@ class InspectorApp(ActingApp):
             InspectorApp.problem,
             InspectorApp.actions,
         )
-        self.push_screen(main)
+        if self.feed is None:
+            self.show_main()
+        else:
+            # The broker hands over its retained status a moment after the connection:
+            # the screen is laid out and drawn once, with the figures, rather than
+            # greyed and empty first and whole again a moment later.
+            self.set_timer(self.FIRST_STATUS_WAIT_S, self.show_main, name="first-status")
         for status in self._initial_statuses:
             self.show_status(status)
         for alert in self._initial_alerts:
@@ -191,13 +202,23 @@ class InspectorApp(ActingApp):
         """Put ``line`` first in the notice at the foot of the main screen and in help:
         the demo says so when its simulated day is over, so the end is not an outage."""
         self.notice = (line, *self.notice)
+        if self._main_screen is not None:  # not shown yet: it composes with the new lines
+            self._main_screen.notice = self.notice
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen):
                 screen.show_notice(self.notice)
 
     # what arrives -------------------------------------------------------------------
 
+    def show_main(self) -> None:
+        """Show the main screen, once: at the first status, or when the wait is over."""
+        main, self._main_screen = self._main_screen, None
+        if main is not None:
+            self.push_screen(main)
+
     def watch_status(self, status: wire.Status | None) -> None:
+        if status is not None:
+            self.show_main()
         if status is not None and self._trend.add_status(status):
             # Once a second, as a new point begins: a line of an hour in a few dozen
             # cells cannot show a figure raised within the second, and drawing it
@@ -283,17 +304,20 @@ class InspectorApp(ActingApp):
 
     def open_alert(self, alert_id: str) -> None:
         """Show one alert in full."""
+        self.show_main()
         self.push_screen(AlertDetailScreen(alert_id))
 
     def open_checklist(self) -> None:
         """Show the facilities checklist, where the inspector left it (one screen, kept)."""
         if isinstance(self.screen, ChecklistScreen):
             return
+        self.show_main()
         if not self.is_screen_installed(CHECKLIST_SCREEN):
             self.install_screen(ChecklistScreen(self.inspector), CHECKLIST_SCREEN)
         self.push_screen(CHECKLIST_SCREEN)
 
     def action_help(self) -> None:
+        self.show_main()
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(clerk=self.clerk, notice=self.notice))
 

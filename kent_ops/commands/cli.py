@@ -56,9 +56,13 @@ def _run(args: argparse.Namespace) -> int:
     return int(getattr(module, func_name)(args) or 0)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; turn every expected failure into one sentence and an exit code."""
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """Run one command; turn every expected failure into one sentence and an exit code.
+
+    ``parser``: one :func:`build_parser` made earlier (the apps' fork server builds it
+    once for every app it forks: building it is several milliseconds of each app's start).
+    """
+    parser = parser or build_parser()
     args = parser.parse_args(argv)
     try:
         return _run(args)

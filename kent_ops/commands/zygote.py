@@ -3,10 +3,11 @@
 Each person's app used to be a fresh ``python -m kent_ops dashboard`` (or ``gate``):
 every one imported Python, Textual, Rich and kent-ops again, about 0.3 s of CPU and
 35 MB of memory of its own before drawing anything. This process imports them once,
-draws one dashboard and one gate view headless (so the caches their first screens
-fill are filled here), freezes what it holds (``gc.freeze``: the collector then never
-writes to those objects, so the pages stay shared), and forks an app for each
-request. A forked app shares every page it does not write to with this process and
+draws a dashboard (at a terminal's width and a phone's) and a gate view headless (so
+the caches their first screens fill, the parsed stylesheets among them, are filled
+here), builds the command line's parser, freezes what it holds (``gc.freeze``: the
+collector then never writes to those objects, so the pages stay shared), and forks
+an app for each request. A forked app shares every page it does not write to with this process and
 with every other app; it starts in about half the time.
 
 The web server (:mod:`kent_ops.web.zygote`) starts it with the environment every app
@@ -29,6 +30,7 @@ Run only by the web server: ``python -m kent_ops.commands.zygote SOCKET SERVER_P
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import gc
@@ -49,6 +51,8 @@ ADOPTION_WAIT_S = 5.0
 """How long an app waits to be adopted by the server (its parent fork exits at once)."""
 MOST_REQUEST = 1 << 20
 """A request is a command line and an environment: far less than this."""
+PHONE = (40, 40)
+"""A phone held upright, in cells (docs/architecture.md, "Inspectors on phones")."""
 
 
 def _prctl(option: int, value: int) -> None:
@@ -56,18 +60,21 @@ def _prctl(option: int, value: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(option, value)
 
 
-def _warm() -> None:
-    """Import what apps use and draw each app once, headless, to fill its caches.
+def _warm() -> argparse.ArgumentParser:
+    """Import what apps use and draw each app once, headless, to fill its caches; return
+    the command line's parser, built once for every app.
 
-    A failure here only costs the apps their warm start: they import what they need.
+    The dashboard is drawn at a terminal's width and at a phone's (its one-column
+    layout has widgets and styles of its own). A failure here only costs the apps
+    their warm start: they import what they need.
     """
     import asyncio
     import tempfile
 
-    import kent_ops.commands.cli  # noqa: F401  (the command line every app goes through)
+    from kent_ops.commands.cli import build_parser
 
-    async def draw(app: Any) -> None:
-        async with app.run_test(size=(80, 24), headless=True) as pilot:
+    async def draw(app: Any, size: tuple[int, int] = (80, 24)) -> None:
+        async with app.run_test(size=size, headless=True) as pilot:
             await pilot.pause()
 
     try:
@@ -78,9 +85,11 @@ def _warm() -> None:
 
         with tempfile.TemporaryDirectory(prefix="kent-ops-zygote-") as folder:
             asyncio.run(draw(make_inspector_app("warm-up", None, "warm-up")))
+            asyncio.run(draw(make_inspector_app("warm-up", None, "warm-up"), PHONE))
             asyncio.run(draw(make_gate_app("warm-up", "warm-up", None, state_dir=folder)))
     except Exception as exc:  # pragma: no cover - a broken app shows when it is opened
         sys.stderr.write(f"kent-ops zygote: the apps were not warmed: {exc}\n")
+    return build_parser()
 
 
 def _receive(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
@@ -125,7 +134,9 @@ def _show(argv: list[str], environment: dict[str, str]) -> None:
             ctypes.memmove(start, data + b"\0" * (size - len(data)), size)
 
 
-def _become_app(request: dict[str, Any], fds: list[int], server_pid: int) -> int:
+def _become_app(
+    request: dict[str, Any], fds: list[int], server_pid: int, parser: argparse.ArgumentParser
+) -> int:
     """In the app's process: take its streams, environment, cap and name; run it."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
@@ -150,12 +161,12 @@ def _become_app(request: dict[str, Any], fds: list[int], server_pid: int) -> int
     from kent_ops.commands.cli import main
 
     try:
-        return main(argv[3:])  # after "python -m kent_ops", as a started app
+        return main(argv[3:], parser)  # after "python -m kent_ops", as a started app
     except SystemExit as stop:
         return stop.code if isinstance(stop.code, int) else 1
 
 
-def _serve_one(connection: socket.socket, server_pid: int) -> None:
+def _serve_one(connection: socket.socket, server_pid: int, parser: argparse.ArgumentParser) -> None:
     """In a fork of the fork server: read the request, fork the app, report its pid."""
     try:
         request, fds = _receive(connection)
@@ -167,7 +178,7 @@ def _serve_one(connection: socket.socket, server_pid: int) -> None:
         connection.close()
         code = 1
         try:
-            code = _become_app(request, fds, server_pid)
+            code = _become_app(request, fds, server_pid, parser)
         finally:
             with contextlib.suppress(Exception):
                 sys.stdout.flush()
@@ -185,7 +196,7 @@ def main(argv: list[str]) -> int:
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != server_pid:
         return 1
-    _warm()
+    parser = _warm()
     gc.collect()
     gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -202,7 +213,7 @@ def main(argv: list[str]) -> int:
                 if child == 0:
                     listener.close()
                     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                    _serve_one(connection, server_pid)
+                    _serve_one(connection, server_pid, parser)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(child, 0)
     finally:

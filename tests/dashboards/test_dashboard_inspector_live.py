@@ -310,3 +310,34 @@ async def test_an_empty_alert_list_says_so() -> None:
         await pilot.press("a")  # nothing to acknowledge: a warning, no form
         await pilot.pause()
         assert app.screen.id == "main"
+
+
+@pytest.mark.integration
+async def test_the_main_screen_is_first_drawn_with_the_retained_figures(
+    retained: MosquittoBroker,
+) -> None:
+    app = make_app(retained)
+    async with app.run_test(size=(43, 40)) as pilot:
+        await until(pilot, lambda: app.status is not None)
+        assert app.screen.id == "main"
+        await pilot.pause()
+        panel = app.screen.query_one(AttendancePanel)
+        drawn = "\n".join(strip.text for strip in panel.render_lines(panel.region.reset_offset))
+        assert "ADMIT" in drawn
+        assert "max 4,000" in drawn
+        assert not app.has_class("-stale")
+
+
+@pytest.mark.integration
+async def test_without_a_status_the_main_screen_shows_greyed_after_the_wait(
+    broker: MosquittoBroker,
+) -> None:
+    app = make_app(broker)  # nothing retained: no status will come
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.screen.id != "main"  # waiting for the retained status
+        await until(pilot, lambda: app.screen.id == "main", within=app.FIRST_STATUS_WAIT_S + 5)
+        await pilot.pause()
+        assert app.status is None
+        assert app.has_class("-stale")
+        assert app.screen.query_one(ConnectionBanner).has_class("-shown")

@@ -8,7 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+from dashboards.common.widgets.keys_footer import KeysFooter
 
 __all__ = ["GateHelpScreen"]
 
@@ -57,4 +59,4 @@ class GateHelpScreen(Screen[None]):
                     style="italic",
                 )
             )
-        yield Footer()
+        yield KeysFooter()

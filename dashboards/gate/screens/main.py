@@ -13,9 +13,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.common.widgets.keys_footer import KeysFooter
 from dashboards.gate.panels import GateOrder, gate_order
 from dashboards.gate.tally import TallyState
 from dashboards.gate.widgets.figures import GateCounts, GateHeader, OrderDetails, TallyPanel
@@ -64,7 +64,7 @@ class GateScreen(Screen[None]):
             GateScreen.tally, GateScreen.delivered, GateScreen.unheard, GateScreen.status
         )
         yield TallyKeys(id="tally-keys")
-        yield Footer()
+        yield KeysFooter()
 
     def _reorder(self) -> None:
         self.order = gate_order(self.command, self.status)

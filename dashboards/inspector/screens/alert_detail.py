@@ -8,10 +8,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from dashboards.common.format import clean
 from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.common.widgets.keys_footer import KeysFooter
 from dashboards.inspector.messages import AckRequested, NoteRequested
 from dashboards.inspector.panels import alert_detail
 from kent_ops.core import wire
@@ -42,7 +43,7 @@ class AlertDetailScreen(Screen[None]):
         yield ConnectionBanner(id="connection-banner")
         with VerticalScroll(id="detail-scroll"):
             yield Static(id="alert-detail-body")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.watch(self.app, "alerts", self._alerts_changed)

@@ -18,10 +18,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 
 from dashboards.common.format import clean, event_zone, local_clock
 from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.common.widgets.keys_footer import KeysFooter
 from dashboards.inspector.actions import SentAction
 from dashboards.inspector.checklist_panels import checklist_summary, item_detail
 from dashboards.inspector.messages import InspectionRequested
@@ -78,7 +79,7 @@ class ChecklistScreen(Screen[None]):
             id="action-log",
             hint="No markings yet: o ok · d deficient (with a note) · n n/a, then y to send",
         )
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         app = self.app

@@ -27,9 +27,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList
+from textual.widgets import OptionList
 
 from dashboards.common.widgets.banner import ConnectionBanner
+from dashboards.common.widgets.keys_footer import KeysFooter
 from dashboards.common.widgets.panel import set_border_title
 from dashboards.inspector.actions import SentAction
 from dashboards.inspector.messages import (
@@ -101,6 +102,7 @@ class MainScreen(Screen[None]):
         self.notice = tuple(notice)
         self.narrow = False
         """Whether the screen is in its one-column layout (set as it is composed)."""
+        self._resumed = False
 
     def compose(self) -> ComposeResult:
         self.narrow = self.app.size.width < NARROW_BELOW
@@ -134,7 +136,7 @@ class MainScreen(Screen[None]):
             yield alerts
         yield ActionLog(id="action-log").data_bind(MainScreen.actions, MainScreen.status)
         yield NoticeBar(self.notice, id="notice-bar")
-        yield Footer()
+        yield KeysFooter()
 
     def show_notice(self, lines: Sequence[str]) -> None:
         """New lines for the notice at the foot, kept if the screen is composed again."""
@@ -144,13 +146,25 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self._composed()
 
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        """Shown the first time: its widgets were styled as they were mounted, a moment
+        ago, so Textual's restyle of all of them on resuming would change nothing (it is
+        for a screen coming back from under another). Later resumes restyle as ever."""
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
+
     def _composed(self) -> None:
         """What the stylesheet cannot say: titles, and the alert list's focus."""
         self.query_one("#attendance-panel").border_title = "Attendance"
         self.query_one("#properties-table").border_title = "Properties"
-        # Not scrolled to: on a phone the column stays at its top, attendance first.
-        self.query_one(AlertList).focus(scroll_visible=False)
+        if self.app.app_focus:  # else when the page takes the focus (FeedApp)
+            self.focus_first()
         self._titles()
+
+    def focus_first(self) -> None:
+        """The alert list, not scrolled to: on a phone the column stays at its top."""
+        self.query_one(AlertList).focus(scroll_visible=False)
 
     async def on_resize(self, event: events.Resize) -> None:
         if (event.size.width < NARROW_BELOW) != self.narrow:
