@@ -109,6 +109,15 @@ def chirpstack_up(f_cnt: int, at: float, free: int) -> bytes:
     ).encode()
 
 
+def adapter_raw_records(evidence: Path) -> list[dict[str, Any]]:
+    """The adapter's raw records in the log, each with whether it was accepted and why not."""
+    return [
+        {**json.loads(r.payload), "accepted": r.accepted, "log_reason": r.reason}
+        for r in read_records(evidence)
+        if r.kind == "message" and "/adapter/" in (r.topic or "")
+    ]
+
+
 class Device:
     """A network server's MQTT publisher: one real paho connection, QoS 1."""
 
@@ -180,11 +189,7 @@ class Rig:
         return self.watcher.status(predicate, timeout)
 
     def raw_records(self) -> list[dict[str, Any]]:
-        return [
-            {**json.loads(r.payload), "accepted": r.accepted, "log_reason": r.reason}
-            for r in read_records(self.evidence)
-            if r.kind == "message" and "/adapter/" in (r.topic or "")
-        ]
+        return adapter_raw_records(self.evidence)
 
     def close(self) -> None:
         self.device.close()

@@ -29,11 +29,11 @@ from typing import Any
 
 import pytest
 from live_support import T0, Watcher, permit_text, ts, wait_until
-from test_adapt import chirpstack_up, ttn_uplink
+from test_adapt import adapter_raw_records, chirpstack_up, ttn_uplink
 
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.commands.deploy import make_certs
-from kent_ops.evidence.log import read_records, verify
+from kent_ops.evidence.log import verify
 
 pytestmark = pytest.mark.integration
 
@@ -201,11 +201,7 @@ class Rig:
         return self.watcher.status(predicate, timeout)
 
     def raw_records(self) -> list[dict[str, Any]]:
-        return [
-            {**json.loads(r.payload), "accepted": r.accepted, "log_reason": r.reason}
-            for r in read_records(self.evidence)
-            if r.kind == "message" and "/adapter/" in (r.topic or "")
-        ]
+        return adapter_raw_records(self.evidence)
 
     def close(self) -> None:
         _stop(self.adapter)
