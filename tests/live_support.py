@@ -279,16 +279,10 @@ class Publisher:
         self.sent: list[tuple[str, bytes]] = []
         self.infos: list[mqtt.MQTTMessageInfo] = []
 
-    def send(
-        self, topic: str, payload: dict[str, Any] | bytes | str, wait: bool | None = None
-    ) -> None:
-        """Publish at QoS 1 to ``topic``, a whole topic (:func:`whole_topic`)."""
-        if isinstance(payload, dict):
-            data = json.dumps(payload).encode()
-        elif isinstance(payload, str):
-            data = payload.encode()
-        else:
-            data = payload
+    def send(self, topic: str, payload: bytes | str, wait: bool | None = None) -> None:
+        """Publish ``payload`` (from :mod:`wire_support`, or a test's own malformed bytes)
+        at QoS 1 to ``topic``, a whole topic (:func:`whole_topic`)."""
+        data = payload.encode() if isinstance(payload, str) else payload
         full = whole_topic(topic)
         info = self.client.publish(full, data, qos=1)
         self.sent.append((full, data))

@@ -7,7 +7,6 @@ is the ``broker`` fixture's Mosquitto, the clients are paho's, and the aggregato
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -17,6 +16,7 @@ from typing import Literal
 
 from live_support import FAST, T0, TOPICS, Watcher, ts
 from live_support import write_permit as write_any_permit
+from wire_support import inspection
 
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
@@ -37,9 +37,9 @@ def engine_status(
     """A real engine's status and alerts after ``(who, item, result, note, seconds)`` marks."""
     engine = Engine(permit, clock="sensor")
     for who, item, result, note, seconds in marks:
-        body = {"ts": ts(seconds), "item": item, "result": result, "note": note}
+        mark = inspection(ts(seconds), item, result, note)
         at = T0 + timedelta(seconds=seconds)
-        r = engine.feed(TOPICS.inspector(who, "inspection"), json.dumps(body).encode(), at)
+        r = engine.feed(TOPICS.inspector(who, "inspection"), mark, at)
         assert r.accepted, r.reason
     engine.collect_changes()
     return engine.status(), list(engine.alerts.values())

@@ -146,16 +146,14 @@ class Driver:
     def feed(
         self,
         topic: str,
-        payload: bytes | str | dict[str, Any],
+        payload: bytes | str,
         t: datetime,
         *,
         received: datetime | None = None,
         record_id: int | None = None,
     ) -> FeedResult:
-        """Feed ``payload`` on ``topic`` (built with :attr:`topics`), received at ``received``
-        (or ``t``)."""
-        if isinstance(payload, dict):
-            payload = json.dumps(payload)
+        """Feed ``payload`` (from :mod:`wire_support`, or a test's malformed bytes) on
+        ``topic`` (built with :attr:`topics`), received at ``received`` (or ``t``)."""
         if isinstance(payload, str):
             payload = payload.encode()
         return self.engine.feed(topic, payload, received or t, record_id)

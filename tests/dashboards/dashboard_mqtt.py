@@ -8,11 +8,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import paho.mqtt.client as mqtt
 from live_support import wait_until
 from paho.mqtt.enums import CallbackAPIVersion
 
 from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core import wire
 
 
 def _client(broker: MosquittoBroker, name: str) -> mqtt.Client:
@@ -26,13 +28,19 @@ def _client(broker: MosquittoBroker, name: str) -> mqtt.Client:
 
 
 def publish(
-    broker: MosquittoBroker, messages: list[tuple[str, Any]], *, retain: bool = True
+    broker: MosquittoBroker,
+    messages: list[tuple[str, bytes | str | msgspec.Struct]],
+    *,
+    retain: bool = True,
 ) -> None:
-    """Publish each (topic, payload) at QoS 1 (dicts as JSON) and wait until the broker has it."""
+    """Publish each (topic, payload) at QoS 1 and wait until the broker has it.
+
+    A wire record (a status, an alert, a gate command) goes as the aggregator encodes it;
+    bytes and text go as they are (availability, Mosquitto's bridge word)."""
     client = _client(broker, "publisher")
     try:
         for topic, payload in messages:
-            body = payload if isinstance(payload, str | bytes) else json.dumps(payload)
+            body = wire.encode(payload) if isinstance(payload, msgspec.Struct) else payload
             client.publish(topic, body, qos=1, retain=retain).wait_for_publish(timeout=5)
     finally:
         client.disconnect()

@@ -8,12 +8,12 @@ likewise an afternoon of the example assembly over three properties.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from core.core_support import NY, QUICK, Driver, local, permit_variant
+from wire_support import clerk_permit, gate_count
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine
@@ -63,13 +63,7 @@ def afternoon(*, revoked: bool = False) -> EngineDay:
     ).accepted
     if revoked:
         t = local(14, 5)
-        body = {
-            "ts": t.isoformat(),
-            "status": "revoked",
-            "effective_at": t.isoformat(),
-            "resolution": "TB-2027-41",
-            "reason": "no doctor on site since 14:00",
-        }
+        body = clerk_permit(t, "revoked", t, "TB-2027-41", "no doctor on site since 14:00")
         assert driver.feed(driver.topics.clerk_permit("town-clerk"), body, t).accepted
     t += timedelta(seconds=5)
     driver.tick(t)
@@ -100,8 +94,7 @@ def three_properties() -> EngineDay:
         ("meadow-road", 300, 0),
         ("field-to-meadow", 150, 20),
     ):
-        body = {"seq": 1, "ts": t.isoformat(), "in_total": in_total, "out_total": out_total}
-        fed = engine.feed(topics.gate_count(gate), json.dumps(body).encode(), t)
+        fed = engine.feed(topics.gate_count(gate), gate_count(1, t, in_total, out_total), t)
         assert fed.accepted, fed.reason
     t += timedelta(seconds=5)
     engine.tick(t)

@@ -164,11 +164,12 @@ TOPICS = Topics("fest")
 
 
 def _json(data: object) -> bytes:
+    """By hand, for refusals only: a payload the aggregator's Structs would not encode."""
     return json.dumps(data).encode()
 
 
 def test_classify_decodes_a_status_into_the_typed_record() -> None:
-    got = classify(TOPICS, TOPICS.status, _json(samples.status_data()), T0)
+    got = classify(TOPICS, TOPICS.status, wire.encode(samples.status()), T0)
     assert isinstance(got, StatusUpdate)
     assert got.received_at == T0
     assert got.status == samples.status()
@@ -179,7 +180,7 @@ def test_classify_decodes_a_status_into_the_typed_record() -> None:
 
 
 def test_classify_decodes_alerts_and_a_cleared_one() -> None:
-    got = classify(TOPICS, TOPICS.alert("A-0004"), _json(samples.alert_data()), T0)
+    got = classify(TOPICS, TOPICS.alert("A-0004"), wire.encode(samples.alert()), T0)
     assert got == AlertUpdate("A-0004", samples.alert())
     assert isinstance(got.alert, wire.Alert)
     assert got.alert.worst.observed == {"nurses_on_duty": 5, "attendance": 3300}
@@ -187,7 +188,7 @@ def test_classify_decodes_alerts_and_a_cleared_one() -> None:
 
 
 def test_classify_decodes_gate_commands_and_a_cleared_one() -> None:
-    got = classify(TOPICS, TOPICS.gate_command("north"), _json(samples.command_data(False)), T0)
+    got = classify(TOPICS, TOPICS.gate_command("north"), wire.encode(samples.command(False)), T0)
     assert got == CommandUpdate("north", samples.command(False))
     assert isinstance(got.command, wire.GateCommand)
     assert got.command.hold_at == 4000
@@ -212,7 +213,7 @@ def test_classify_reads_the_aggregators_availability() -> None:
     ],
 )
 def test_classify_ignores_topics_the_dashboards_do_not_show(topic: str) -> None:
-    assert classify(TOPICS, topic, _json(samples.status_data()), T0) is None
+    assert classify(TOPICS, topic, wire.encode(samples.status()), T0) is None
 
 
 @pytest.mark.parametrize(
@@ -257,7 +258,7 @@ def test_the_feed_counts_a_bad_payload_and_carries_on() -> None:
     assert got == []
     assert feed.receive(Topics("other").status, b"{broken") is None  # not ours: not counted
     assert feed.rejected == 2
-    good = feed.receive(TOPICS.status, _json(samples.status_data()))
+    good = feed.receive(TOPICS.status, wire.encode(samples.status()))
     assert isinstance(good, StatusUpdate)
     assert got == [good]
 

@@ -28,7 +28,7 @@ from dashboards.gate.widgets.figures import TallyPanel
 from dashboards.inspector.app import make_inspector_app
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
-from kent_ops.core.wire import Topics
+from kent_ops.core.wire import Topics, encode_availability
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -45,8 +45,11 @@ def shown(widget: Static) -> str:
 def other_event(broker: MosquittoBroker) -> MosquittoBroker:
     """The real event's aggregator is there: its retained status and availability."""
     topics = Topics(samples.EVENT)
-    status = samples.status_data(ts=datetime.now(UTC).isoformat())
-    publish(broker, [(topics.status, status), (topics.aggregator_availability, "online")])
+    status = samples.status(ts=datetime.now(UTC).isoformat())
+    publish(
+        broker,
+        [(topics.status, status), (topics.aggregator_availability, encode_availability(True))],
+    )
     return broker
 
 
@@ -76,7 +79,9 @@ async def test_the_gate_view_says_no_aggregator_answers_for_its_event_within_10_
         assert "delivered ✓" not in tally
 
         # An aggregator for this event comes up: the banner goes, the tally is heard.
-        publish(other_event, [(Topics(MISTYPED).aggregator_availability, "online")])
+        publish(
+            other_event, [(Topics(MISTYPED).aggregator_availability, encode_availability(True))]
+        )
         await until(pilot, lambda: not app.unheard)
         await until(pilot, lambda: app.problem == "Waiting for the aggregator's first status…")
         await until(pilot, lambda: "delivered ✓" in shown(app.screen.query_one(TallyPanel)))

@@ -22,7 +22,7 @@ from dashboards.gate.app import GateApp, make_gate_app
 from dashboards.gate.widgets.order_sign import OrderSign
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
-from kent_ops.core.wire import Topics
+from kent_ops.core.wire import Topics, encode_availability
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -44,9 +44,9 @@ async def test_the_gate_view_says_the_command_post_is_unreachable_and_keeps_the_
     publish(
         broker,
         [
-            (TOPICS.status, samples.status_data(ts=datetime.now(UTC).isoformat())),
-            (TOPICS.aggregator_availability, "online"),
-            (TOPICS.gate_command("north"), samples.command_data(admit=False)),
+            (TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat())),
+            (TOPICS.aggregator_availability, encode_availability(True)),
+            (TOPICS.gate_command("north"), samples.command(admit=False)),
             (STATE, "1"),
         ],
     )
@@ -79,8 +79,8 @@ async def test_a_view_started_during_an_outage_says_so_from_the_retained_state(
     publish(
         broker,
         [
-            (TOPICS.status, samples.status_data(ts=datetime.now(UTC).isoformat())),
-            (TOPICS.gate_command("north"), samples.command_data(admit=True)),
+            (TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat())),
+            (TOPICS.gate_command("north"), samples.command(admit=True)),
             (STATE, "0"),
         ],
     )
@@ -97,7 +97,7 @@ async def test_the_brokers_own_silence_comes_before_the_bridges_word(
 ) -> None:
     publish(
         broker,
-        [(TOPICS.status, samples.status_data(ts=datetime.now(UTC).isoformat())), (STATE, "0")],
+        [(TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat())), (STATE, "0")],
     )
     app = make_app(broker, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -114,7 +114,7 @@ async def test_a_word_that_is_not_the_bridges_is_ignored(
     publish(
         broker,
         [
-            (TOPICS.status, samples.status_data(ts=datetime.now(UTC).isoformat())),
+            (TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat())),
             (TOPICS.bridge_state("x"), "down"),
             (STATE, "1"),
         ],

@@ -23,7 +23,7 @@ from dashboards.gate.widgets.order_sign import OrderSign
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.commands.cli import main
-from kent_ops.core.wire import Topics, generate_keys_file, unsign
+from kent_ops.core.wire import Topics, encode_availability, generate_keys_file, unsign
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -57,14 +57,14 @@ def counts(collector: Collector) -> list[tuple[int, int, int]]:
 async def test_the_gate_view_flips_to_hold_when_its_command_says_so(
     broker: MosquittoBroker, tmp_path: Path
 ) -> None:
-    status = samples.status_data(ts=datetime.now(UTC).isoformat())
+    status = samples.status(ts=datetime.now(UTC).isoformat())
     publish(
         broker,
         [
             (TOPICS.status, status),
-            (TOPICS.aggregator_availability, "online"),
-            (TOPICS.gate_command("north"), samples.command_data(admit=True)),
-            (TOPICS.gate_command("south"), samples.command_data(admit=False)),  # not ours
+            (TOPICS.aggregator_availability, encode_availability(True)),
+            (TOPICS.gate_command("north"), samples.command(admit=True)),
+            (TOPICS.gate_command("south"), samples.command(admit=False)),  # not ours
         ],
     )
     app = make_app(broker, tmp_path)
@@ -73,7 +73,7 @@ async def test_the_gate_view_flips_to_hold_when_its_command_says_so(
         await until(pilot, lambda: sign.order.word == "ADMIT")
         assert app.screen.query_one("#order").has_class("-admit")
         assert app.problem is None
-        publish(broker, [(TOPICS.gate_command("north"), samples.command_data(admit=False))])
+        publish(broker, [(TOPICS.gate_command("north"), samples.command(admit=False))])
         await until(pilot, lambda: sign.order.word == "HOLD")
         await pilot.pause()
         order = app.screen.query_one("#order")
@@ -122,8 +122,11 @@ async def test_beside_a_demo_the_view_and_its_tally_keep_the_demos_clock(
     shows that time, not the tablet's, and the tally stamps its taps with it, so the
     aggregator never takes a tap for a count from hours away."""
     simulated = datetime(2027, 7, 10, 14, 42, tzinfo=UTC)  # 10:42 EDT; the wall clock is not
-    status = samples.status_data(ts=simulated.isoformat(), clock="sensor")
-    publish(broker, [(TOPICS.status, status), (TOPICS.aggregator_availability, "online")])
+    status = samples.status(ts=simulated.isoformat(), clock="sensor")
+    publish(
+        broker,
+        [(TOPICS.status, status), (TOPICS.aggregator_availability, encode_availability(True))],
+    )
     app = make_app(broker, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.status is not None and app.now == simulated)
@@ -171,8 +174,8 @@ async def test_the_gate_view_shows_the_banner_when_the_broker_stops(
     publish(
         broker,
         [
-            (TOPICS.status, samples.status_data(ts=datetime.now(UTC).isoformat())),
-            (TOPICS.gate_command("north"), samples.command_data(admit=True)),
+            (TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat())),
+            (TOPICS.gate_command("north"), samples.command(admit=True)),
         ],
     )
     app = make_app(broker, tmp_path)
@@ -223,7 +226,7 @@ def test_the_gate_command_refuses_a_keys_file_without_its_key(
 def test_the_gate_command_refuses_a_gate_the_permit_does_not_have(
     broker: MosquittoBroker, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    publish(broker, [(TOPICS.status, samples.status_data(ts=datetime.now(UTC).isoformat()))])
+    publish(broker, [(TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat()))])
     argv = ["gate", "nrth", "--event", samples.EVENT, "--broker", broker.url]
     assert main([*argv, "--state-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -26,6 +26,7 @@ from dashboards.inspector.widgets.glance import AttendancePanel
 from dashboards.inspector.widgets.tables import GatesTable, LotsTable
 from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
+from kent_ops.core import wire
 from kent_ops.core.wire import Topics
 
 pytestmark = pytest.mark.timeout(60)
@@ -38,9 +39,9 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def live_status(**changes: Any) -> dict[str, Any]:
+def live_status(**changes: Any) -> wire.Status:
     """The fixture status stamped now, so the wall clock does not find it stale."""
-    return samples.status_data(ts=now_iso(), **changes)
+    return samples.status(ts=now_iso(), **changes)
 
 
 def shown(widget: Any) -> str:
@@ -54,8 +55,11 @@ def shown(widget: Any) -> str:
 def retained(broker: MosquittoBroker) -> MosquittoBroker:
     publish(
         broker,
-        [(TOPICS.status, live_status()), (TOPICS.aggregator_availability, "online")]
-        + [(TOPICS.alert(a["id"]), a) for a in samples.alerts_data()],
+        [
+            (TOPICS.status, live_status()),
+            (TOPICS.aggregator_availability, wire.encode_availability(True)),
+        ]
+        + [(TOPICS.alert(a.id), a) for a in samples.alerts()],
     )
     return broker
 
@@ -116,7 +120,7 @@ async def test_acknowledging_publishes_spec_payload_and_shows_recorded(
 
         # The aggregator records it: the alert is republished with the acknowledgement.
         ack = {"by": "insp-2", "at": now_iso(), "comment": "Called"}
-        publish(retained, [(TOPICS.alert("A-0004"), samples.alert_data(acknowledged=[ack]))])
+        publish(retained, [(TOPICS.alert("A-0004"), samples.alert(acknowledged=[ack]))])
         await until(pilot, lambda: app.actions[-1].state == "recorded")
         await pilot.pause()
         assert "✓ recorded" in shown(app.screen.query_one(ActionLog))
@@ -230,9 +234,9 @@ async def test_the_banner_shows_when_the_aggregator_goes_offline(retained: Mosqu
     app = make_app(retained)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.status is not None and app.problem is None)
-        publish(retained, [(TOPICS.aggregator_availability, "offline")])
+        publish(retained, [(TOPICS.aggregator_availability, wire.encode_availability(False))])
         await until(pilot, lambda: (app.problem or "").startswith("The aggregator is offline"))
-        publish(retained, [(TOPICS.aggregator_availability, "online")])
+        publish(retained, [(TOPICS.aggregator_availability, wire.encode_availability(True))])
         await until(pilot, lambda: app.problem is None)
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from live_support import permit_text
+from wire_support import gate_count
 
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.wire import Topics
@@ -43,9 +43,8 @@ def fill(path: Path, n: int = 8) -> None:
     with EvidenceLog.open(path, event_id=EVENT, permit_sha256=SHA) as log:
         log.append_json("system", T0, {"event": "started", "clock": "sensor"})
         for i in range(n):
-            body = {"seq": i + 1, "ts": format_time(T0), "in_total": i, "out_total": 0}
             log.append("message", T0 + timedelta(seconds=i), topic=TOPIC,
-                       payload=json.dumps(body).encode(), accepted=True)  # fmt: skip
+                       payload=gate_count(i + 1, T0, i), accepted=True)  # fmt: skip
         log.commit()
 
 

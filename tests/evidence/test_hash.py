@@ -10,12 +10,12 @@ against each other and against a reader's own implementation.
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from wire_support import gate_count
 
 from kent_ops.core.wire import Topics
 from kent_ops.evidence.log import ChainBroken, EvidenceLog, format_time, read_records, verify
@@ -129,9 +129,8 @@ def test_every_field_changes_the_hash(position: int, other: object) -> None:
 def fill(path: Path, n: int = 8) -> None:
     with EvidenceLog.open(path, event_id=EVENT, permit_sha256=SHA) as log:
         for i in range(n):
-            body = {"seq": i + 1, "ts": format_time(T0), "in_total": 10 * i, "out_total": 0}
             log.append("message", T0 + timedelta(seconds=i), topic=NORTH,
-                       payload=json.dumps(body).encode(), accepted=True)  # fmt: skip
+                       payload=gate_count(i + 1, T0, 10 * i), accepted=True)  # fmt: skip
         log.commit()
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from live_support import TOPICS, permit_text
+from wire_support import gate_count
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine
@@ -60,9 +61,7 @@ def live_day(path: Path, permit: Permit) -> Engine:
         log.append("status", at(seconds), payload=wire.encode(engine.status()))
 
     def send(seconds: float, seq: int, in_total: int, out_total: int = 0) -> None:
-        body = {"seq": seq, "ts": at(seconds).isoformat(), "in_total": in_total,
-                "out_total": out_total}  # fmt: skip
-        data = json.dumps(body).encode()
+        data = gate_count(seq, at(seconds), in_total, out_total)
         r = engine.feed(TOPICS.gate_count("north"), data, at(seconds), log.head[0] + 1)
         log.append("message", at(seconds), topic=TOPICS.gate_count("north"), payload=data,
                    accepted=r.accepted, reason=r.reason)  # fmt: skip

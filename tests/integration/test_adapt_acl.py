@@ -23,6 +23,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from live_support import wait_until
 from test_adapt import chirpstack_up
+from wire_support import gate_count
 
 from kent_ops.broker.acl import People, acl_text, users_for
 from kent_ops.broker.client import BrokerAddress, make_client
@@ -102,8 +103,8 @@ def test_the_adapters_account_carries_a_device_to_the_aggregator_and_a_device_ca
             "the adapter's subscription",
         )
         # the device forges a kent-ops count: the broker drops it (and acknowledges it)
-        forged = {"seq": 1, "ts": "2027-07-04T14:00:00Z", "in_total": 9999, "out_total": 0}
-        device.publish(T.gate_count("north"), json.dumps(forged), qos=1).wait_for_publish(5)
+        forged = gate_count(1, "2027-07-04T14:00:00Z", 9999)
+        device.publish(T.gate_count("north"), forged, qos=1).wait_for_publish(5)
         device.publish(CS_TOPIC, _deltas(1, 12, 3), qos=1)
         wait_until(lambda: len(got) >= 2, 20, "the translation and the raw record")
         topics = [t for t, _ in got]

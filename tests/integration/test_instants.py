@@ -101,7 +101,7 @@ def test_on_the_sensor_clock_an_instant_out_of_range_is_refused_and_the_service_
         publisher.send(TOPICS.gate_count("north"), gate_count(1, ts(1), 100))
         watcher.status(lambda s: s["attendance"]["entries"] == 100)
         for topic, body, _ in BAD:
-            publisher.send(topic, body)
+            publisher.send(topic, json.dumps(body).encode())
         publisher.send(TOPICS.gate_count("north"), gate_count(4, ts(4), 250))
         status = watcher.status(lambda s: s["attendance"]["entries"] == 250)
         assert status["rejected"] == len(BAD)
@@ -150,11 +150,10 @@ def test_a_revocation_from_the_year_9999_is_refused_live_and_the_report_is_writt
     now = datetime.now(UTC)
     with serving(agg):
         publisher.send(TOPICS.gate_count("north"), gate_count(1, now, 40))
-        publisher.send(
-            TOPICS.clerk_permit("town"),
-            {"ts": now.isoformat(), "status": "revoked", "effective_at": FAR,
-             "resolution": "TB-9999"},
-        )  # fmt: skip
+        # Hand-made: its effective_at lies outside the years kent-ops holds (the subject).
+        revocation = {"ts": now.isoformat(), "status": "revoked", "effective_at": FAR,
+                      "resolution": "TB-9999"}  # fmt: skip
+        publisher.send(TOPICS.clerk_permit("town"), json.dumps(revocation).encode())
         publisher.send(TOPICS.gate_count("north"), gate_count(2, now, 50))
         status = watcher.status(lambda s: s["attendance"]["entries"] == 50)
         assert status["rejected"] == 1
@@ -184,6 +183,7 @@ def test_the_report_holds_a_log_that_accepted_such_a_revocation(tmp_path: Path) 
     log.append_json("system", T0, {"event": "started", "clock": "wall", "replayed": 0})
     log.append("message", T0 + timedelta(seconds=1), topic=TOPICS.gate_count("north"),
                payload=gate_count(1, ts(1), 40), accepted=True)  # fmt: skip
+    # Hand-made: as an earlier version stored them, instants kent-ops now refuses.
     clerk = {"ts": ts(2), "status": "revoked", "effective_at": FAR, "resolution": "TB-9999"}
     log.append("message", T0 + timedelta(seconds=2), topic=TOPICS.clerk_permit("town"),
                payload=json.dumps(clerk).encode(), accepted=True)  # fmt: skip

@@ -11,7 +11,6 @@ with a real one.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -62,8 +61,8 @@ class ScriptedLog:
     def at(self, seconds: float) -> datetime:
         return self.t0 + timedelta(seconds=seconds)
 
-    def send(self, topic: str, payload: dict[str, Any] | bytes, seconds: float) -> None:
-        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    def send(self, topic: str, data: bytes, seconds: float) -> None:
+        """Log and feed ``data`` (from :mod:`wire_support`, or a test's malformed bytes)."""
         received = self.at(seconds)
         rid = self.log.head[0] + 1
         topic = whole_topic(topic)

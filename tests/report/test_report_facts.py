@@ -4,6 +4,7 @@ the wire without their control characters."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -97,7 +98,8 @@ def test_the_permits_status_over_time_and_control_characters_stripped(tmp_path: 
     log.inspector("insp-1", "ack", 1950, alert="A-0001", comment="called\x1b[0m the Clerk\r\n")
     log.inspector("insp-2", "adjust", 2000, attendance=880, reason="sweep\x08 count\x00")
     # hand-made: refused for its unlisted gate and its missing field, the report quotes it
-    log.send(TOPICS.gate_count("west\x1b"), {"seq": 1, "ts": log.ts(2050), "in_total": 1}, 2050)
+    west = json.dumps({"seq": 1, "ts": log.ts(2050), "in_total": 1}).encode()
+    log.send(TOPICS.gate_count("west\x1b"), west, 2050)
     clerk(log, 3600, "issued", "TB-2027-42", "doctor back on site")
     log.gate("north", 3660, 900, 20)
     log.close(3661)

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from wire_support import gate_count
 
 from kent_ops.core.ordinance import car_spaces_required, nurses_required
 from kent_ops.core.permit import Permit, load_permit, parse_permit
@@ -259,10 +260,7 @@ def test_faults_change_no_figure_once_stitched(permit: Permit, faults: list[SimM
 
 def test_expected_totals_stitch_restarts_and_ignore_repeats(permit: Permit) -> None:
     def gate(seq: int, in_total: int, out_total: int, gate: str = "north") -> SimMessage:
-        payload = json.dumps(
-            {"seq": seq, "ts": "2027-07-04T12:00:00-04:00", "in_total": in_total,
-             "out_total": out_total}
-        ).encode()  # fmt: skip
+        payload = gate_count(seq, "2027-07-04T12:00:00-04:00", in_total, out_total)
         return SimMessage(permit.windows[0].start, Topics(permit.event_id).gate_count(gate),
                           payload, False)  # fmt: skip
 

@@ -112,6 +112,6 @@ def open_worker(
     return worker, link
 
 
-def message(topic: str, body: dict[str, Any], at: datetime, mid: int = 0) -> Item:
-    """A queued message as the link stamps it (generation 1)."""
-    return (whole_topic(topic), json.dumps(body).encode(), at, 1, mid)
+def message(topic: str, payload: bytes, at: datetime, mid: int = 0) -> Item:
+    """A queued message as the link stamps it (generation 1); ``payload`` from wire_support."""
+    return (whole_topic(topic), payload, at, 1, mid)

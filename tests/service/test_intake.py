@@ -16,6 +16,7 @@ from pathlib import Path
 
 from live_support import write_permit
 from service_support import T0, HandClock, message, open_worker
+from wire_support import gate_count
 
 from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
@@ -52,8 +53,8 @@ def guard(budget: int = 1000, period_s: float = 60.0) -> tuple[FloodGuard, Mono]
     return FloodGuard(budget, period_s, numbers(), mono), mono  # type: ignore[arg-type]
 
 
-def count(seq: int, in_total: int, ts: str = "2027-07-04T14:00:05Z") -> dict[str, object]:
-    return {"seq": seq, "ts": ts, "in_total": in_total, "out_total": 0}
+def count(seq: int, in_total: int, ts: str = "2027-07-04T14:00:05Z") -> bytes:
+    return gate_count(seq, ts, in_total)
 
 
 # -- the guard alone --------------------------------------------------------------------------
@@ -176,7 +177,8 @@ def test_an_oversized_payload_is_kept_as_its_size_hash_and_first_bytes(tmp_path:
     path = tmp_path / "e.sqlite"
     now = HandClock()
     worker, link = open_worker(path, load_permit(write_permit(tmp_path)), "sensor", now)
-    big = json.dumps({**count(1, 5), "pad": "p" * 1_000_000}).encode()
+    pad = b',"pad":"' + b"p" * 1_000_000 + b'"}'
+    big = count(1, 5)[:-1] + pad  # by hand: a valid reading grown past the 64 KiB limit
     worker.handle([(GATE, big, now.at(1), 1, 5)])
     assert link.acked == [(1, 5)]
     (kept,) = [r for r in read_records(path) if r.kind == "message"]

@@ -17,6 +17,7 @@ import msgspec
 import pytest
 from live_support import TOPICS, write_permit
 from service_support import HandClock, message, open_worker
+from wire_support import gate_count, lot_occupancy
 
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import load_permit
@@ -35,9 +36,8 @@ ALWAYS = Timing(engine_snapshot_s=1e-9, snapshot_s=3, checkpoint_s=7)
 """An engine snapshot at every timer pass."""
 
 
-def count(seq: int, seconds: float, in_total: int, out_total: int = 0) -> dict[str, object]:
-    return {"seq": seq, "ts": f"2027-07-04T14:00:{seconds:02.0f}Z", "in_total": in_total,
-            "out_total": out_total}  # fmt: skip
+def count(seq: int, seconds: float, in_total: int, out_total: int = 0) -> bytes:
+    return gate_count(seq, f"2027-07-04T14:00:{seconds:02.0f}Z", in_total, out_total)
 
 
 def snapshots(path: Path) -> list[int]:
@@ -67,8 +67,8 @@ def test_a_restart_from_any_snapshot_stands_where_the_live_worker_stood(
     permit = load_permit(write_permit(tmp_path, pending_s=2, clear_s=3, stale_after_s=6))
     now = HandClock()
     worker, _ = open_worker(path, permit, clock, now, ALWAYS)  # type: ignore[arg-type]
-    lot = {"seq": 1, "ts": "2027-07-04T14:00:03Z", "occupied": 590}
-    empty = {"seq": 2, "ts": "2027-07-04T14:00:22Z", "occupied": 10}
+    lot = lot_occupancy(1, "2027-07-04T14:00:03Z", 590)
+    empty = lot_occupancy(2, "2027-07-04T14:00:22Z", 10)
     stream = [
         (1, GATE, count(1, 1, 800)),
         (3, LOT, lot),
@@ -78,9 +78,9 @@ def test_a_restart_from_any_snapshot_stands_where_the_live_worker_stood(
     ]
     checked = 0
     for second in range(1, 25):
-        for at, topic, body in stream:
+        for at, topic, payload in stream:
             if at == second:
-                worker.handle([message(topic, body, now.at(second))])
+                worker.handle([message(topic, payload, now.at(second))])
         now.at(second + 0.5)
         worker.timers()  # a snapshot every time: each one a point a crash could restart from
         if clock == "wall" or second in (1, 3, 8, 15, 22):

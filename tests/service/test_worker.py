@@ -11,6 +11,7 @@ from pathlib import Path
 
 from live_support import TOPICS, write_permit
 from service_support import HandClock, message, open_worker
+from wire_support import gate_count, note
 
 from kent_ops.core.permit import load_permit
 from kent_ops.evidence.log import EvidenceRecord, read_records, verify
@@ -21,9 +22,8 @@ from kent_ops.service.worker import rebuild
 GATE = TOPICS.gate_count("north")
 
 
-def count(seq: int, seconds: float, in_total: int, out_total: int = 0) -> dict[str, object]:
-    return {"seq": seq, "ts": f"2027-07-04T14:00:{seconds:02.0f}Z", "in_total": in_total,
-            "out_total": out_total}  # fmt: skip
+def count(seq: int, seconds: float, in_total: int, out_total: int = 0) -> bytes:
+    return gate_count(seq, f"2027-07-04T14:00:{seconds:02.0f}Z", in_total, out_total)
 
 
 def kinds_after(path: Path, record: int) -> list[str]:
@@ -128,7 +128,7 @@ def test_a_refused_commit_acknowledges_and_publishes_nothing_and_holds_the_batch
     conn.execute(f"PRAGMA max_page_count={pages}")  # the disk is now full
     batch = [
         message(TOPICS.inspector("insp-1", "note"),
-                {"ts": f"2027-07-04T14:00:0{i}Z", "text": "n" * 3900}, now.at(i), mid=10 + i)
+                note(f"2027-07-04T14:00:0{i}Z", "n" * 3900), now.at(i), mid=10 + i)
         for i in range(1, 4)
     ] + [message(GATE, count(1, 5, 800), now.at(5), mid=20)]  # fmt: skip
     before = len(link.published)

@@ -20,6 +20,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 from live_support import permit_text, wait_until
+from wire_support import gate_count
 
 from kent_ops.broker.acl import People, acl_text, users_for
 from kent_ops.broker.client import BrokerAddress, make_client
@@ -166,9 +167,8 @@ class Field:
         else:
             self.north_out += now - net
         self.north_seq += 1
-        body = {"seq": self.north_seq, "ts": datetime.now(UTC).isoformat(),
-                "in_total": self.north_in, "out_total": self.north_out}  # fmt: skip
-        publish(self.address("sensor-north"), TOPICS.gate_count("north"), body)
+        reading = gate_count(self.north_seq, datetime.now(UTC), self.north_in, self.north_out)
+        publish(self.address("sensor-north"), TOPICS.gate_count("north"), reading)
 
     def close(self) -> None:
         self.watcher.close()
@@ -200,13 +200,13 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def publish(address: BrokerAddress, topic: str, body: dict[str, Any]) -> None:
+def publish(address: BrokerAddress, topic: str, payload: bytes) -> None:
     """One QoS 1 publish on a connection of its own, waiting for the PUBACK."""
     client = make_client(address)
     client.connect(address.host, address.port)
     client.loop_start()
     try:
-        client.publish(topic, json.dumps(body).encode(), qos=1).wait_for_publish(10)
+        client.publish(topic, payload, qos=1).wait_for_publish(10)
     finally:
         client.disconnect()
         client.loop_stop()
