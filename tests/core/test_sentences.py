@@ -294,6 +294,86 @@ CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
         "sensor-north sends more rejected messages than the evidence log keeps whole "
         "(65,536 bytes every 60 s); the log keeps the rest as a count and their hashes",
     ),
+    (
+        "broker-session",
+        None,
+        {"changed_id": True},
+        {},
+        "the aggregator's broker session is new because its session id changed (a new "
+        "broker password or session key, or an upgrade of kent-ops): readings queued for "
+        "the old session while it was away are not in the evidence log",
+    ),
+    (
+        "sensor-offline",
+        "north",
+        {"kind": "gate", "available": True, "stale": False, "online": True},
+        {"online": True},
+        "gate sensor north is reporting again",
+    ),
+    (
+        "evidence-storage",
+        None,
+        {"record": 1234, "error": "its hash does not match"},
+        {},
+        "the evidence log does not verify at record 1234 (its hash does not match); the "
+        "service stopped rather than go on over a broken log",
+    ),
+    (
+        "evidence-storage",
+        None,
+        {"record": None, "error": "no meta table"},
+        {},
+        "the evidence log does not verify (no meta table); the service stopped rather than "
+        "go on over a broken log",
+    ),
+    (
+        "evidence-flood",
+        "sensor-south",
+        {"rejected_bytes": 9_000},
+        {"rejected_bytes_at_most": 8_192, "per_s": 30.0},
+        "sensor-south sends more rejected messages than the evidence log keeps whole "
+        "(8,192 bytes every 30 s); the log keeps the rest as a count and their hashes",
+    ),
+    (
+        "dispersing",
+        None,
+        {
+            "attendance": 500,
+            "ended_at": "2027-07-04T23:30:00-04:00",
+            "ended_by": "window",
+            "allowance_until": "2027-07-05T00:30:00-04:00",
+        },
+        {"attendance_at_most": 500, "dispersed_by": "2027-07-05T00:30:00-04:00"},
+        "500 persons present: not more than 500 (permit:A)",
+    ),
+    (
+        "nurse-ratio",
+        None,
+        {"nurses_on_duty": 4, "attendance": 2600, "assembly_on": False},
+        {"nurses": 6},
+        "4 nurses on duty; 2,600 persons need 6; the assembly is over (permit:C(9))",
+    ),
+    (
+        "application-staffing",
+        None,
+        {"doctors_on_duty": 3, "nurses_on_duty": 9, "attendance": 3000},
+        {"doctors": 4, "nurses": 8, "law_doctors": 1, "law_nurses": 6, "persons_per_nurse": 400},
+        "3 doctors on duty; the application specified 4 (the law requires 1) (permit:G)",
+    ),
+    (
+        "application-staffing",
+        None,
+        {"doctors_on_duty": 1, "nurses_on_duty": 1, "attendance": 300},
+        {"doctors": 1, "nurses": 1, "law_doctors": 1, "law_nurses": 1, "persons_per_nurse": 400},
+        "1 doctor and 1 nurse on duty, as the application specified (permit:G)",
+    ),
+    (
+        "application-staffing",
+        None,
+        {"doctors_on_duty": 2, "nurses_on_duty": 3, "attendance": 1200},
+        {"doctors": 2, "nurses": 3, "law_doctors": 1, "law_nurses": 3, "persons_per_nurse": 400},
+        "2 doctors and 3 nurses on duty, as the application specified (permit:G)",
+    ),
 ]
 
 

@@ -181,3 +181,27 @@ def test_a_peak_is_judged_at_the_instant_it_was_reached() -> None:
     (alert,) = d.alerts("nurse-ratio")
     assert when(alert["ended_at"]) == local(23, 30)
     assert worst(alert) == (300, 0, 1)
+
+
+def test_the_fewest_guards_on_duty_is_the_worst_security_figure() -> None:
+    """20 guards declared (permit:B(8)): 15 on duty is worse than 18 or 17."""
+    d = Driver(permit_variant(QUICK))
+    d.staff(local(9, 50), doctors=1, nurses=2, security=18)  # before the window opens
+    d.present(900, local(12))
+    d.staff(local(12, 1), security=15)
+    d.staff(local(12, 2), security=17)
+    (alert,) = d.alerts("security-staffing")
+    assert alert["observed"]["security_on_duty"] == 17
+    assert alert["worst"]["observed"]["security_on_duty"] == 15
+
+
+def test_the_largest_shortfall_of_the_applications_doctors_is_the_worst() -> None:
+    """The application specifies 3 doctors; the law's one is met throughout."""
+    d = Driver(permit_variant({**QUICK, "staffing.doctors_min": 3}))
+    d.staff(local(12), doctors=2, nurses=2, security=20)
+    d.present(900, local(12))
+    d.staff(local(12, 1), doctors=1)
+    d.staff(local(12, 2), doctors=2)
+    (alert,) = d.alerts("application-staffing")
+    assert alert["observed"]["doctors_on_duty"] == 2
+    assert alert["worst"]["observed"]["doctors_on_duty"] == 1
