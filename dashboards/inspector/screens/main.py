@@ -103,6 +103,8 @@ class MainScreen(Screen[None]):
         self.narrow = False
         """Whether the screen is in its one-column layout (set as it is composed)."""
         self._resumed = False
+        self._titled: tuple[GatesTable, LotsTable, AlertList] | None = None
+        """The widgets whose titles carry counts, once composed."""
 
     def compose(self) -> ComposeResult:
         self.narrow = self.app.size.width < NARROW_BELOW
@@ -123,6 +125,12 @@ class MainScreen(Screen[None]):
         alerts = AlertList(id="alert-list").data_bind(
             MainScreen.alerts, MainScreen.status, MainScreen.flash_on
         )
+        # Titles go on the widgets as they are made: when the screen's mount is handled,
+        # a container's own children may still be mounting, so a query could miss them.
+        attendance.border_title = "Attendance"
+        properties.border_title = "Properties"
+        self._titled = (gates, lots, alerts)
+        self._titles()
         if self.narrow:
             with VerticalScroll(id="narrow-column"):
                 yield from (attendance, alerts, compliance, gates, lots, properties)
@@ -155,10 +163,11 @@ class MainScreen(Screen[None]):
             event.refresh_styles = False
 
     def _composed(self) -> None:
-        """What the stylesheet cannot say: titles, and the alert list's focus."""
-        self.query_one("#attendance-panel").border_title = "Attendance"
-        self.query_one("#properties-table").border_title = "Properties"
+        """What the stylesheet cannot say: the alert list's focus, and the titles."""
         if self.app.app_focus:  # else when the page takes the focus (FeedApp)
+            if not self.query(AlertList):  # still mounting inside its container
+                self.call_after_refresh(self._composed)
+                return
             self.focus_first()
         self._titles()
 
@@ -184,18 +193,20 @@ class MainScreen(Screen[None]):
         self._titles()
 
     def _titles(self) -> None:
-        if not self.is_mounted:
-            return
+        """The counts in the tables' titles, set on the widgets composed (mounted or not)."""
+        if self._titled is None:
+            return  # not composed yet
+        gates_table, lots_table, alert_list = self._titled
         status = self.status
         gates = status.gates if status is not None else {}
         lots = status.lots if status is not None else {}
         pending = len(status.pending) if status is not None else 0
         down = sum(1 for g in gates.values() if g.down())
-        set_border_title(self.query_one("#gates-table"), f"Gates ({len(gates)}, {down} down)")
-        set_border_title(self.query_one("#lots-table"), f"Lots ({len(lots)})")
+        set_border_title(gates_table, f"Gates ({len(gates)}, {down} down)")
+        set_border_title(lots_table, f"Lots ({len(lots)})")
         active = sum(1 for a in self.alerts.values() if a.state == "active")
         set_border_title(
-            self.query_one("#alert-list"),
+            alert_list,
             f"Alerts ({active} active, {pending} pending, {len(self.alerts)} in all)",
         )
 
