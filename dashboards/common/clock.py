@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from kent_ops.core import wire
 
-__all__ = ["Clock", "FollowingClock", "fixed_clock", "wall_clock"]
+__all__ = ["Clock", "FollowingClock", "fixed_clock", "following", "wall_clock"]
 
 Clock = Callable[[], datetime]
 """A function returning the current time, timezone-aware."""
@@ -58,11 +58,6 @@ class FollowingClock:
     def __call__(self) -> datetime:
         return self.followed if self.followed is not None else self.base()
 
-    @property
-    def simulated(self) -> bool:
-        """True once it follows an aggregator on its sensors' clock."""
-        return self.followed is not None
-
     def saw(self, status: wire.Status) -> None:
         """Take a status's time when its aggregator runs on its sensors' clock."""
         if not self.follow:
@@ -74,3 +69,12 @@ class FollowingClock:
                 self.followed = status.ts
         else:
             self.followed = None
+
+
+def following(clock: Clock | None) -> FollowingClock:
+    """A screen's clock from what its caller gave: a following clock as it is; none, the
+    wall clock that follows an aggregator on its sensors' clock; any other (a test's
+    fixed clock), kept whatever the status says."""
+    if isinstance(clock, FollowingClock):
+        return clock
+    return FollowingClock(clock or wall_clock, follow=clock is None)

@@ -26,7 +26,7 @@ from textual.drivers.web_driver import WebDriver
 from textual.reactive import reactive
 from textual.timer import Timer
 
-from dashboards.common.clock import Clock, FollowingClock, wall_clock
+from dashboards.common.clock import Clock, FollowingClock, following
 from dashboards.common.connection import (
     NO_AGGREGATOR_AFTER_S,
     STALE_AFTER_S,
@@ -87,11 +87,7 @@ class FeedApp(App[int]):
         self.event_id = event_id
         self.topics = Topics(event_id)
         self.broker = broker
-        self.clock: FollowingClock = (
-            clock
-            if isinstance(clock, FollowingClock)
-            else FollowingClock(clock or wall_clock, follow=clock is None)
-        )
+        self.clock: FollowingClock = following(clock)
         """"Now": the wall clock, or the aggregator's while it runs on its sensors' clock
         (the demo); an injected clock (tests) is kept as it is."""
         self.stale_after_s = stale_after_s

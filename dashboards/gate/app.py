@@ -25,7 +25,7 @@ from textual import on
 from textual.binding import Binding
 from textual.reactive import reactive
 
-from dashboards.common.clock import Clock, FollowingClock, wall_clock
+from dashboards.common.clock import Clock, following
 from dashboards.common.connection import NO_AGGREGATOR_AFTER_S, STALE_AFTER_S
 from dashboards.common.feed_app import FeedApp
 from dashboards.common.format import event_zone
@@ -284,11 +284,7 @@ def make_gate_app(
     directory = Path(state_dir) if state_dir is not None else DEFAULT_STATE_DIR
     # One clock for the view and its tally: beside a demo both run on the demo's time,
     # so the counts the deputy taps carry the time the aggregator keeps.
-    shared = (
-        clock
-        if isinstance(clock, FollowingClock)
-        else FollowingClock(clock or wall_clock, follow=clock is None)
-    )
+    shared = following(clock)
     try:
         tally = ManualTally(
             event_id,

@@ -200,10 +200,10 @@ def test_a_following_clock_reads_the_sensors_time_and_a_fixed_one_stays() -> Non
     wall = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)
     clock = FollowingClock(fixed_clock(wall))
     assert clock() == wall
-    assert not clock.simulated
+    assert clock.followed is None
     clock.saw(day_over_status())
     assert clock() == DAY_END
-    assert clock.simulated
+    assert clock.followed == DAY_END
     clock.saw(samples.status(ts=(DAY_END - timedelta(minutes=1)).isoformat(), clock="sensor"))
     assert clock() == DAY_END  # an older status never turns it back
     clock.saw(samples.status())  # an aggregator on the wall clock

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import signal
 import socket
 import ssl
@@ -29,7 +28,7 @@ from typing import Any
 
 import pytest
 from live_support import T0, Watcher, permit_text, ts, wait_until
-from test_adapt import adapter_raw_records, chirpstack_up, ttn_uplink
+from test_adapt import _spawn, adapter_raw_records, chirpstack_up, ttn_uplink
 
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.commands.deploy import make_certs
@@ -100,15 +99,6 @@ def any_json(n: int, at: float, cars: int) -> bytes:
 
 def _when(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def _spawn(args: list[str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "kent_ops", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("ab"),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
 
 
 def _stop(proc: subprocess.Popen[bytes] | None) -> None:
