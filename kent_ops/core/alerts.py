@@ -7,22 +7,100 @@ A condition (a rule and its subject) that starts holding is *pending*; once it h
 is *cleared* at ``ended_at + clear_s`` and a later return opens a new id. Instants are
 computed from the deadlines, not from whenever the caller happened to look, so a live
 run and its replay agree to the microsecond.
+
+While a condition holds, each rule pass also says what it rests on (core/basis.py): a
+condition is split into *stretches*, one per basis, from ``since`` on; the alert's
+``uncertain`` is its last stretch's (judged now, not once when raised). A condition of
+the staffing rules that ends before ``pending_s`` raises no alert but is kept as a
+*brief gap* (:attr:`AlertBook.brief`): the law asks for doctors and nurses at all times.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from kent_ops.core import wire
+from kent_ops.core.basis import MEASURED, Judged
 from kent_ops.core.rules import RULES, Condition
 from kent_ops.core.timeutil import from_us
 
-__all__ = ["Alert", "AlertBook"]
+__all__ = ["BRIEF_RULES", "Alert", "AlertBook", "Brief", "Stretch"]
 
 Key = tuple[str, str | None]
+
+BRIEF_RULES = frozenset({"doctor-on-duty", "nurse-ratio", "application-staffing"})
+"""Rules whose every shortfall is kept on the record, however brief: doctors and nurses
+are required "at all times" (permit:C(9); docs/law.md, "At all times")."""
+
+
+@dataclass(slots=True)
+class Stretch:
+    """A part of a condition's time with one basis: ``[start, end)``, end None while open."""
+
+    start: int
+    end: int | None
+    basis: str
+    rests_on: tuple[str, ...] = ()
+
+    def to_record(self) -> wire.Stretch:
+        return wire.Stretch(
+            start=from_us(self.start),
+            end=_time(self.end),
+            basis=self.basis,
+            rests_on=list(self.rests_on),
+        )
+
+
+def _judge(stretches: list[Stretch], t: int, judged: Judged) -> bool:
+    """Bring ``stretches`` to instant ``t`` with the basis judged now; True if it changed.
+
+    A stretch begun at this very instant is re-judged in place (and merged into the one
+    before when that had the same basis), so no stretch is ever empty.
+    """
+    last = stretches[-1] if stretches else None
+    if last is not None and last.end is None:
+        if last.basis == judged.basis and last.rests_on == judged.rests_on:
+            return False
+        if last.start == t:
+            before = stretches[-2] if len(stretches) > 1 else None
+            if before is not None and before.end == t and _same(before, judged):
+                stretches.pop()
+                before.end = None
+            else:
+                last.basis, last.rests_on = judged.basis, judged.rests_on
+            return True
+        last.end = t
+    elif last is not None and last.end == t and _same(last, judged):
+        last.end = None  # the condition is back at the instant it ended: one stretch
+        return True
+    stretches.append(Stretch(t, None, judged.basis, judged.rests_on))
+    return True
+
+
+def _same(stretch: Stretch, judged: Judged) -> bool:
+    return stretch.basis == judged.basis and stretch.rests_on == judged.rests_on
+
+
+def _close(stretches: list[Stretch], t: int) -> None:
+    if stretches and stretches[-1].end is None:
+        stretches[-1].end = t
+
+
+@dataclass(slots=True)
+class Brief:
+    """A staffing shortfall that ended before it could become an alert (under
+    ``pending_s``): not a finding, but on the record (permit:C(9) "at all times")."""
+
+    rule: str
+    subject: str | None
+    since: int
+    until: int | None
+    observed: dict[str, Any]
+    required: dict[str, Any]
+    stretches: list[Stretch]
 
 
 def worst_rank(cond: Condition) -> tuple[float, float]:
@@ -49,8 +127,8 @@ class Alert:
     worst_observed: dict[str, Any]
     worst_required: dict[str, Any]
     worst_rank: tuple[float, float]
-    uncertain: bool
     evidence_record: int | None
+    stretches: list[Stretch]
     ended_at: int | None = None
     cleared_at: int | None = None
     acknowledged: list[wire.Acknowledgement] = field(default_factory=list)
@@ -59,6 +137,11 @@ class Alert:
     @property
     def state(self) -> wire.AlertState:
         return "cleared" if self.cleared_at is not None else "active"
+
+    @property
+    def uncertain(self) -> bool:
+        """Its figures are indeterminate as it stands now (its last stretch)."""
+        return bool(self.stretches) and self.stretches[-1].basis == "indeterminate"
 
     def observe(self, cond: Condition) -> bool:
         """Take the figures seen now; True if they differ from the ones it showed."""
@@ -97,6 +180,7 @@ class Alert:
             notes=list(self.notes),
             evidence=wire.EvidenceRef(record=self.evidence_record),
             uncertain=self.uncertain,
+            stretches=[x.to_record() for x in self.stretches],
         )
 
 
@@ -109,6 +193,7 @@ class _Pending:
     since: int
     record: int | None
     cond: Condition
+    stretches: list[Stretch] = field(default_factory=list)
 
 
 class AlertBook:
@@ -134,6 +219,8 @@ class AlertBook:
         self.alerts: dict[str, Alert] = {}
         self.changed: set[str] = set()
         self._next_number = 1
+        self.brief: list[Brief] = []
+        """Staffing shortfalls that ended before ``pending_s`` (:data:`BRIEF_RULES`)."""
 
     def _delay(self, rule: str) -> int:
         return self.pending_us if RULES[rule].waits else 0
@@ -145,12 +232,9 @@ class AlertBook:
         raised_at: int,
         cond: Condition,
         record: int | None,
-        uncertain: bool,
+        stretches: list[Stretch],
     ) -> Alert:
         alert_id = f"A-{self._next_number:04d}"
-        # Only a rule whose figures come from the gate counts is in doubt while a
-        # counter is down; an inspector's observation or a lot sensor's is not.
-        uncertain = uncertain and RULES[key[0]].counts_attendance
         self._next_number += 1
         alert = Alert(
             id=alert_id,
@@ -163,8 +247,8 @@ class AlertBook:
             worst_observed=cond.observed,
             worst_required=cond.required,
             worst_rank=worst_rank(cond),
-            uncertain=uncertain,
             evidence_record=record,
+            stretches=stretches,
         )
         self.alerts[alert_id] = alert
         self.live[key] = alert
@@ -172,9 +256,15 @@ class AlertBook:
         return alert
 
     def update(
-        self, t: int, held: dict[Key, Condition], *, uncertain: bool, record: int | None
+        self,
+        t: int,
+        held: dict[Key, Condition],
+        judged: Mapping[Key, Judged],
+        *,
+        record: int | None,
     ) -> list[Alert]:
-        """Bring every condition and alert to instant ``t`` given what holds now.
+        """Bring every condition and alert to instant ``t`` given what holds now and what
+        each rests on (``judged``; a key it lacks is measured).
 
         Returns the alerts it ended: their ending figures are the caller's to set.
         """
@@ -182,10 +272,13 @@ class AlertBook:
         live = self.live
         pending = self.pending
         for key, cond in held.items():
+            basis = judged.get(key, MEASURED)
             alert = live.get(key)
             if alert is not None:
                 if alert.ended_at is not None:
                     alert.ended_at = None
+                    self.changed.add(alert.id)
+                if _judge(alert.stretches, t, basis):
                     self.changed.add(alert.id)
                 if alert.observe(cond):
                     self.changed.add(alert.id)  # its live figures are what it shows
@@ -198,19 +291,40 @@ class AlertBook:
                     self._schedule(t + delay)
             elif worst_rank(cond) > worst_rank(waiting.cond):
                 waiting.cond = cond
+            _judge(waiting.stretches, t, basis)
             matures = waiting.since + self._delay(key[0])
             if t >= matures:
                 del pending[key]
                 alert = self._new_alert(
-                    key, waiting.since, matures, waiting.cond, waiting.record, uncertain
+                    key, waiting.since, matures, waiting.cond, waiting.record, waiting.stretches
                 )
                 alert.observe(cond)
         if len(pending) > len(held) or any(k not in held for k in pending):
             for key in [k for k in pending if k not in held]:
-                del pending[key]
+                self._lapse(key, pending.pop(key), t)
         if len(live) != len(held) or any(k not in held for k in live):
             self._end_missing(t, held, ended)
         return ended
+
+    def _lapse(self, key: Key, waiting: _Pending, t: int) -> None:
+        """A condition gone before it matured: a staffing one stays on the record."""
+        if key[0] not in BRIEF_RULES:
+            return
+        _close(waiting.stretches, t)
+        cond = waiting.cond
+        self.brief.append(
+            Brief(key[0], key[1], waiting.since, t, cond.observed, cond.required, waiting.stretches)
+        )
+
+    def brief_gaps(self) -> list[Brief]:
+        """Every brief staffing gap so far, with any still short of ``pending_s`` now
+        (their ``until`` None), in the order they began."""
+        open_ = [
+            Brief(k[0], k[1], p.since, None, p.cond.observed, p.cond.required, p.stretches)
+            for k, p in self.pending.items()
+            if k[0] in BRIEF_RULES
+        ]
+        return sorted([*self.brief, *open_], key=lambda b: (b.since, b.rule))
 
     def _end_missing(self, t: int, held: dict[Key, Condition], ended: list[Alert]) -> None:
         """Alerts whose condition no longer holds end now, and clear ``clear_s`` later."""
@@ -220,6 +334,7 @@ class AlertBook:
                 continue
             if alert.ended_at is None:
                 alert.ended_at = t
+                _close(alert.stretches, t)
                 self.changed.add(alert.id)
                 ended.append(alert)
                 self._schedule(t + self.clear_us)
@@ -238,9 +353,7 @@ class AlertBook:
             if waiting is not None and worst_rank(cond) > worst_rank(waiting.cond):
                 waiting.cond = cond
 
-    def event(
-        self, key: Key, t: int, cond: Condition, *, uncertain: bool, record: int | None
-    ) -> None:
+    def event(self, key: Key, t: int, cond: Condition, *, record: int | None) -> None:
         """A momentary condition (a counter restart): raised at once, cleared ``clear_s`` later."""
         alert = self.live.get(key)
         if alert is not None:
@@ -248,7 +361,7 @@ class AlertBook:
             alert.observe(cond)
             self.changed.add(alert.id)
         else:
-            alert = self._new_alert(key, t, t, cond, record, uncertain)
+            alert = self._new_alert(key, t, t, cond, record, [Stretch(t, t, "measured")])
             alert.ended_at = t
         self._schedule(t + self.clear_us)
 

@@ -4,11 +4,13 @@ The assembly is **on** while persons are present inside a permitted window, or w
 more than 500 are present at any time (an assembly that runs past its hours, or one
 without a permit, is still an assembly). The duties of permit:C that hold "at all
 times" (doctors, nurses, parking) and housing past midnight hold only while it is on
-(docs/law.md, "The assembly's edges").
+(docs/law.md, "The assembly's edges"); housing only from a midnight that fell inside a
+permitted window (docs/law.md, "Housing only where contemplated").
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 from kent_ops.core.ordinance import PERMIT_THRESHOLD
@@ -44,26 +46,42 @@ class AssemblyTrack:
         self.tz = tz
         self.on_since: int | None = None
         self.overnight_from: int | None = None
-        """The first local midnight since it has been continuously on."""
+        """While it is on: the next local midnight it may be on across, until one passes
+        inside a permitted window, then that one (the night housing binds from)."""
         self.spans: list[list[int | None]] = []
 
     @property
     def on(self) -> bool:
         return self.on_since is not None
 
-    def update(self, on: bool, t: int) -> int | None:
-        """Take the assembly's state at ``t``; return a midnight to look again at, if any."""
+    def update(self, on: bool, t: int, inside_at: Callable[[int], bool]) -> int | None:
+        """Take the assembly's state at ``t``; return a midnight to look again at, if any.
+
+        ``inside_at`` says whether an instant lies inside a permitted window: a midnight
+        that passed outside every window (the crowd dispersing, an overrun) is passed
+        over, and the next one watched instead.
+        """
         if on and self.on_since is None:
             self.on_since = t
             self.spans.append([t, None])
-            midnight = to_us(local_midnight_after(from_us(t), self.tz))
+            midnight = self._after(t)
             self.overnight_from = midnight
             return midnight
         if not on and self.on_since is not None:
             self.on_since = None
             self.overnight_from = None
             self.spans[-1][1] = t
-        return None
+            return None
+        midnight = self.overnight_from
+        if midnight is None or midnight > t or inside_at(midnight):
+            return None
+        while midnight <= t and not inside_at(midnight):
+            midnight = self._after(midnight)
+        self.overnight_from = midnight
+        return midnight if midnight > t else None
+
+    def _after(self, t: int) -> int:
+        return to_us(local_midnight_after(from_us(t), self.tz))
 
     @property
     def last_on(self) -> int | None:

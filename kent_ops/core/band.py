@@ -27,8 +27,9 @@ from kent_ops.core.rules import Condition
 __all__ = ["AttendanceBand", "ConditionsAt"]
 
 Key = tuple[str, str | None]
-ConditionsAt = Callable[[int, int], dict[Key, Condition]]
-"""What held at an attendance and an instant: ``(attendance, t) -> {(rule, subject): …}``."""
+ConditionsAt = Callable[[int, int, dict[str, int] | None], dict[Key, Condition]]
+"""What held at an attendance, an instant and (for an assembly over several properties)
+the persons on each property then: ``(attendance, t, split) -> {(rule, subject): …}``."""
 
 
 class AttendanceBand:
@@ -45,6 +46,8 @@ class AttendanceBand:
         """The highest attendance since the last evaluation, while deferred."""
         self.stretch_at = 0
         """When the stretch's peak was reached (0 without a peak, so states compare)."""
+        self.stretch_split: dict[str, int] | None = None
+        """The persons on each property at the peak, for an assembly over several."""
 
     def evaluated(self, limits: tuple[int, int], over_collective: bool) -> None:
         """The rules passed: the band around the attendance now."""
@@ -52,7 +55,12 @@ class AttendanceBand:
         self.over_collective = over_collective
 
     def defers(
-        self, counts: Counting, max_collective: int, dispersal: Dispersal, now: int | None
+        self,
+        counts: Counting,
+        max_collective: int,
+        dispersal: Dispersal,
+        now: int | None,
+        several_properties: bool = False,
     ) -> bool:
         """True when the message just fed leaves every rule and the gate command as they
         were (it moved attendance alone, within the band); the peak is kept."""
@@ -72,12 +80,14 @@ class AttendanceBand:
         if self.stretch_peak is None or attendance > self.stretch_peak:
             self.stretch_peak = attendance
             self.stretch_at = t
+            if several_properties:
+                self.stretch_split = counts.by_property()
         return True
 
     def at_peak(self, conditions_at: ConditionsAt) -> dict[Key, Condition] | None:
         """What held at the stretch's peak, if messages were deferred since the rules passed."""
         peak = self.stretch_peak
-        return None if peak is None else conditions_at(peak, self.stretch_at)
+        return None if peak is None else conditions_at(peak, self.stretch_at, self.stretch_split)
 
     def fold(self, book: AlertBook, conditions_at: ConditionsAt) -> None:
         """Offer the stretch's peak to the alerts' worst figures, and forget it.
@@ -91,4 +101,5 @@ class AttendanceBand:
         if held is not None:
             self.stretch_peak = None
             self.stretch_at = 0
+            self.stretch_split = None
             book.observe_worst(held)

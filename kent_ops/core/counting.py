@@ -16,9 +16,11 @@ from kent_ops.core.sensor_kinds import GATE, LOT, STATION, kind_of
 from kent_ops.core.sensor_payloads import Badge, GateCount, LotOccupancy, Reading
 from kent_ops.core.timeutil import SECOND, to_us
 
-__all__ = ["Counting", "GateCounter", "GateOutcome", "LotSensor", "SensorLiveness", "StaffRoster"]
+__all__ = ["CLAMPED", "Counting", "GateCounter", "GateOutcome", "LotSensor", "SensorLiveness", "StaffRoster"]
 
 RATE_WINDOW_US = 60 * SECOND
+CLAMPED = "attendance clamped at 0"
+"""The doubt a clamp puts on attendance (the counts less an adjustment went below 0)."""
 
 
 class GateOutcome(NamedTuple):
@@ -193,6 +195,15 @@ class SensorLiveness:
         return self.available is not False and not self.stale
 
     @property
+    def doubt(self) -> str | None:
+        """Why its figure cannot be relied on now (``offline``, ``silent``), or None."""
+        if self.available is False:
+            return "offline"
+        if self.stale:
+            return "silent"
+        return None
+
+    @property
     def watched_for_silence(self) -> bool:
         """Counters and lot sensors heartbeat; badge readers and a deputy's manual tally
         publish only when used, so their silence is never a fault (docs/protocol.md):
@@ -211,6 +222,9 @@ class Counting:
     offset: int = 0
     peak: int = 0
     counter_attendance: int = 0
+    clamped: bool = False
+    """The counts plus the last adjustment went below 0 since it was made: attendance
+    reads 0 and is indeterminate until the next adjustment (docs/law.md, "Adjustments")."""
     entries: int = 0
     exits: int = 0
     occupied_total: int = 0
@@ -262,7 +276,15 @@ class Counting:
 
     @property
     def attendance(self) -> int:
-        return self.counter_attendance + self.offset
+        """Persons present: the counts plus the last adjustment, never below 0."""
+        raw = self.counter_attendance + self.offset
+        return raw if raw > 0 else 0
+
+    @property
+    def unadjusted(self) -> int:
+        """Persons present by the gate counts alone, as if no adjustment had been made."""
+        raw = self.counter_attendance
+        return raw if raw > 0 else 0
 
     def apply_gate(self, gate: str, msg: GateCount, t: int) -> GateOutcome:
         counter = self.gates[gate]
@@ -277,6 +299,8 @@ class Counting:
             self.counter_attendance += d_in - d_out
             if self.attendance > self.peak:
                 self.peak = self.attendance
+            elif self.counter_attendance + self.offset < 0 and not self.clamped:
+                self.clamped = True
         return outcome
 
     def apply(self, sensor: str, msg: Reading, t: int) -> GateOutcome:
@@ -316,8 +340,12 @@ class Counting:
         return True
 
     def adjust(self, attendance: int) -> int:
-        """Set attendance by hand; from now on it is the counters plus this offset."""
+        """Set attendance by hand; from now on it is the counters plus this offset.
+
+        A new adjustment ends a clamp: attendance is known again from it.
+        """
         self.offset = attendance - self.counter_attendance
+        self.clamped = attendance < 0
         if self.attendance > self.peak:
             self.peak = self.attendance
         return self.offset
@@ -353,10 +381,26 @@ class Counting:
 
     @property
     def uncertain(self) -> bool:
-        """True while any sensor whose kind makes attendance uncertain (an automatic gate
-        counter) is offline or stale: its count may be behind. A manual tally never does:
-        the automatic counter it stands in for already did, if it failed."""
+        """True while attendance is indeterminate: any sensor whose kind makes it so (an
+        automatic gate counter) is offline or stale, so its count may be behind, or the
+        counts went below 0 after an adjustment. A manual tally never does: the automatic
+        counter it stands in for already did, if it failed."""
+        return bool(self.doubts("attendance"))
+
+    def doubts(self, figure: str) -> tuple[str, ...]:
+        """Why ``figure`` (``attendance``, ``staff``, ``vehicles``) is indeterminate now:
+        each sensor in doubt as ``"<kind> <id> <why>"``, in id order (empty: measured).
+
+        Attendance is also in doubt while clamped at 0 (``"attendance clamped at 0"``).
+        """
         sensors = self.sensors
-        return any(
-            kind_of(sensors[s].kind, sensors[s].manual).makes_uncertain for s in self.offline
-        )
+        out = []
+        for sensor in sorted(self.offline):
+            live = sensors[sensor]
+            kind = kind_of(live.kind, live.manual)
+            if kind.figure != figure or (figure == "attendance" and not kind.makes_uncertain):
+                continue
+            out.append(f"{kind.noun} {sensor} {live.doubt or 'offline'}")
+        if figure == "attendance" and self.clamped:
+            out.append(CLAMPED)
+        return tuple(out)

@@ -29,10 +29,12 @@ from kent_ops.core import wire
 from kent_ops.core.alerts import Alert, AlertBook
 from kent_ops.core.assembly import AssemblyTrack, assembly_on
 from kent_ops.core.band import AttendanceBand
+from kent_ops.core.basis import Doubts, Judged, judge
 from kent_ops.core.checklist import applicable_items
 from kent_ops.core.counting import Counting
-from kent_ops.core.coverage import Dispersal, cover_end, why_uncovered
+from kent_ops.core.coverage import Dispersal, cover_end, local_clock, why_uncovered
 from kent_ops.core.deadlines import Deadlines
+from kent_ops.core.doubt import DoubtTrack
 from kent_ops.core.engine_io import Changes, FeedResult
 from kent_ops.core.gate_orders import GateOrders
 from kent_ops.core.inspectors import InspectorRecords, Refused
@@ -124,6 +126,8 @@ class Engine:
         self.rejected = 0
         self.accepted = 0
         self.band = AttendanceBand()
+        self.doubt = DoubtTrack()
+        """When each figure was in doubt, and why (the report's indeterminate time)."""
 
     # -- snapshots ----------------------------------------------------------------------
 
@@ -235,7 +239,10 @@ class Engine:
             self.rejected += 1
             return FeedResult(False, str(refused), decoded.kind, at)
         self.accepted += 1
-        if not band.defers(self.counts, self.terms.max_collective, self.dispersal, self._now):
+        terms = self.terms
+        if not band.defers(
+            self.counts, terms.max_collective, self.dispersal, self._now, terms.several_properties
+        ):
             self._evaluate()
         return FeedResult(True, reason, decoded.kind, at)
 
@@ -282,6 +289,7 @@ class Engine:
         """A reading of any kind of sensor (core/sensor_kinds.py): counted, its sensor heard."""
         counts = self.counts
         skew_changed = self._note_skew(sensor, rec, received)
+        clamped = counts.clamped
         outcome = counts.apply(sensor, rec, t)
         if outcome.effect == "rejected":
             raise Refused(outcome.reason or "refused")
@@ -293,12 +301,12 @@ class Engine:
                 ("counter-reset", sensor),
                 t,
                 Condition({"seq": rec.seq, "restarts": restarts}, {}, 1),
-                uncertain=counts.uncertain,
                 record=record,
             )
         elif type(rec) in _ATTENDANCE_ONLY:
-            # A stale gate heard again ends its sensor-offline now: not counts only.
-            self.band.counts_only = not (skew_changed or was_stale)
+            # A stale gate heard again ends its sensor-offline now, and attendance gone
+            # below 0 starts a clamp: not counts only.
+            self.band.counts_only = not (skew_changed or was_stale or counts.clamped != clamped)
         return outcome.reason
 
     def _apply_clerk(self, who: str, rec: wire.ClerkPermit, t: int) -> str | None:
@@ -336,7 +344,8 @@ class Engine:
         allowance_end = self.dispersal.update(ended, counts.entries, t)
         if allowance_end is not None:
             self._deadlines.evaluate_at(allowance_end)
-        midnight = self.assembly.update(assembly_on(attendance, inside, terms.regulated), t)
+        on = assembly_on(attendance, inside, terms.regulated)
+        midnight = self.assembly.update(on, t, terms.inside_window)
         if midnight is not None:
             self._deadlines.evaluate_at(midnight)
         s = Situation(
@@ -352,8 +361,13 @@ class Engine:
             allowance=self.dispersal.view(t),
         )
         held = held_in(s)
+        doubts = self._doubts()
+        self.doubt.update(t, doubts)
+        judged: dict[Key, Judged] = {
+            key: judge(RULES[key[0]], key[1], s, doubts) for key in held
+        }
         book = self.alert_book
-        ended_alerts = book.update(t, held, uncertain=counts.uncertain, record=self._last_record)
+        ended_alerts = book.update(t, held, judged, record=self._last_record)
         for alert in ended_alerts:  # the figures that ended it, not the last breaching ones
             ending = RULES[alert.rule].measure(s, alert.subject)
             if ending is not None:
@@ -379,13 +393,41 @@ class Engine:
         )
         self.band.evaluated(limits, counts.entries > terms.max_collective)
 
+    def _doubts(self) -> Doubts:
+        """The figures in doubt now, and the adjustment attendance rests on (core/basis.py)."""
+        counts = self.counts
+        lots = tuple(
+            (lot, why)
+            for lot in counts.lots
+            if (why := counts.sensors[lot].doubt) is not None
+        )
+        adjustment = None
+        adjustments = self.inspectors.adjustments
+        if counts.offset and adjustments:
+            last = adjustments[-1]
+            when = local_clock(to_us(last.at), self.terms.tz) if last.at is not None else "?"
+            adjustment = (
+                f"the adjustment by {last.by} at {when} to {last.attendance:,} persons "
+                f"({last.reason})"
+            )
+        return Doubts(
+            attendance=counts.doubts("attendance"),
+            staff=counts.doubts("staff"),
+            vehicles=counts.doubts("vehicles"),
+            lots=tuple((lot, f"lot {lot} {why}") for lot, why in lots),
+            adjustment=adjustment,
+        )
+
     def _fold_stretch(self) -> None:
         """Offer the peak of the messages whose evaluation waited to the alerts' worst
         figures (core/band.py)."""
         self.band.fold(self.alert_book, self._conditions_at)
 
-    def _conditions_at(self, attendance: int, at: int) -> dict[Key, Condition]:
-        """What held at ``at`` with this attendance, everything else as it is now."""
+    def _conditions_at(
+        self, attendance: int, at: int, split: dict[str, int] | None = None
+    ) -> dict[Key, Condition]:
+        """What held at ``at`` with this attendance (and these persons on each property),
+        everything else as it is now."""
         return evaluate(
             self.terms,
             self.counts,
@@ -396,6 +438,7 @@ class Engine:
             skewed=self._skewed,
             allowance=self.dispersal.view(at),
             attendance=attendance,
+            split=split,
         )
 
     # -- outputs --------------------------------------------------------------------------

@@ -207,6 +207,16 @@ class Permit:
         return self.max_at_one_time > PERMIT_THRESHOLD
 
     @property
+    def night_contemplated(self) -> bool:
+        """The permit itself contemplates the night: declared overnight, or a window that
+        crosses a local midnight (windows on several dates that each close before
+        midnight do not: docs/law.md, "Housing only where contemplated")."""
+        if self.overnight:
+            return True
+        tz = self.timezone
+        return any(local_midnight_after(w.start, tz) < w.end for w in self.windows)
+
+    @property
     def may_run_overnight(self) -> bool:
         """Contemplated to extend from one day to another (permit:B(14), C(7)).
 

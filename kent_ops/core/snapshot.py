@@ -34,9 +34,10 @@ import msgspec
 
 from kent_ops import __version__
 from kent_ops.core import wire
-from kent_ops.core.alerts import Alert, _Pending
+from kent_ops.core.alerts import Alert, Brief, _Pending
 from kent_ops.core.counting import Counting
 from kent_ops.core.coverage import CoverEnd
+from kent_ops.core.doubt import DoubtTrack
 from kent_ops.core.inspectors import NOTES_KEPT
 from kent_ops.core.permit import Permit
 from kent_ops.core.permit_status import StatusChange
@@ -59,10 +60,13 @@ __all__ = [
     "take",
 ]
 
-FORMAT = 3
+FORMAT = 4
 """The layout of the document; raise it whenever a state struct changes (and say in
-:func:`_upgrade` how an older layout reads, where it can)."""
+how an older layout reads, where it can, or why it cannot)."""
 PROGRAM = "kent-ops"
+_EARLIER_READING = 2
+"""Formats 2 and 3 were written before each alert carried its stretches (docs/law.md):
+their state cannot be carried over, so a restart or a report replays the whole log."""
 
 
 class SnapshotRefused(ValueError):
@@ -106,6 +110,7 @@ class AlertBookState(_State):
     """(rule, subject, alert id): the live alert is the very object in ``alerts``."""
     changed: set[str]
     next_number: int
+    brief: list[Brief]
 
 
 class OrdersState(_State):
@@ -137,6 +142,7 @@ class BandState(_State):
     over_collective: bool
     stretch_peak: int | None
     stretch_at: int
+    stretch_split: dict[str, int] | None
 
 
 class InspectorsState(_State):
@@ -157,6 +163,7 @@ class EngineState(_State):
     assembly: AssemblyState
     inspectors: InspectorsState
     band: BandState
+    doubt: DoubtTrack
     now: int | None
     start: int | None
     skewed: dict[str, float]
@@ -375,30 +382,9 @@ def read_header(data: bytes) -> Header:
         raise SnapshotRefused(f"it is not an engine snapshot ({exc})") from None
 
 
-_BAND_IN_FORMAT_2 = {
-    "counts_only": "counts_only",
-    "band": "limits",
-    "over_collective": "over_collective",
-    "stretch_peak": "stretch_peak",
-    "stretch_at": "stretch_at",
-}
-"""Format 2 kept the band's fields in the engine's own state; format 3 has them as a part."""
-
-
-def _upgrade(data: bytes) -> bytes:
-    """A format 2 document in format 3's layout (the same state, its band a part of its
-    own), so a log written before reads as it did: restarts start from its snapshots and
-    the report compares them."""
-    doc = msgspec.json.decode(data)
-    state = doc["state"]
-    state["band"] = {new: state.pop(old) for old, new in _BAND_IN_FORMAT_2.items()}
-    doc["format"] = FORMAT
-    return msgspec.json.encode(doc)
-
-
 def _decode(data: bytes, header: Header) -> _Document:
     try:
-        return _DOCUMENT.decode(_upgrade(data) if header.format == 2 else data)
+        return _DOCUMENT.decode(data)
     except (msgspec.DecodeError, NotImplementedError, TypeError, ValueError, KeyError) as exc:
         raise SnapshotRefused(f"its state cannot be read by this program ({exc})") from None
 
@@ -408,7 +394,12 @@ def check_header(header: Header, engine: Engine) -> None:
     mine = header_of(engine)
     if header.program != PROGRAM or header.version != mine.version:
         raise SnapshotRefused(f"it was written by {header.program} {header.version}")
-    if header.format not in (2, FORMAT):
+    if header.format < FORMAT and header.format >= _EARLIER_READING:
+        raise SnapshotRefused(
+            f"it is in snapshot format {header.format}, written under an earlier reading of "
+            "the law (its alerts carry no stretches): the whole log is replayed instead"
+        )
+    if header.format != FORMAT:
         raise SnapshotRefused(f"it is in snapshot format {header.format}, not {FORMAT}")
     if header.clock != mine.clock:
         raise SnapshotRefused(f"it was taken with the {header.clock} clock")

@@ -97,6 +97,7 @@ def build_status(s: Snapshot) -> wire.Status:
             doctors_required=permit.doctors_min,
             nurses_on_duty=roster["nurse"],
             nurses_required=law.nurses_required(present, permit.persons_per_nurse),
+            uncertain=bool(counts.doubts("staff")),
         ),
         security=wire.Security(on_duty=roster["security"], declared=permit.security_guards),
         sensors=_sensors(counts),

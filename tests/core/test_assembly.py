@@ -36,32 +36,48 @@ def test_set_up_crew_before_the_gates_open_is_not_the_assembly() -> None:
     d.present(20, local(8, 45))
     assert assembly(d) == {"on": False, "window": None}
     assert not any(d.holds(rule) for rule in (*MEDICAL, "parking-ratio"))
-    d.tick(local(9, 59, 59))
-    assert not d.holds("doctor-on-duty")
     d.tick(local(10))  # the window opens with the crew still inside: the assembly is on
     assert assembly(d) == {"on": True, "window": 0}
+    # but 20 persons are no assembly the chapter regulates: its duties bind above 500
+    assert not any(d.holds(rule) for rule in (*MEDICAL, "parking-ratio"))
+    d.present(501, local(10, 5))
     for rule in MEDICAL:
         (alert,) = d.alerts(rule)
-        assert when(alert["since"]) == local(10)
+        assert when(alert["since"]) == local(10, 5)
 
 
-@pytest.mark.parametrize(("persons", "on"), [(0, False), (1, True)])
-def test_persons_at_the_windows_first_second(persons: int, on: bool) -> None:
+@pytest.mark.parametrize(
+    ("persons", "on", "bound"), [(0, False, False), (1, True, False), (500, True, False),
+                                 (501, True, True)]  # fmt: skip
+)
+def test_persons_at_the_windows_first_second(persons: int, on: bool, bound: bool) -> None:
+    """Inside the window any crowd is the assembly; its duties bind only above 500."""
     d = unstaffed()
     d.present(persons, local(10))
     assert assembly(d)["on"] is on
-    assert d.holds("doctor-on-duty") is on
+    assert d.holds("doctor-on-duty") is bound
+    assert d.holds("nurse-ratio") is bound
 
 
 def test_the_assembly_ends_at_the_windows_last_instant() -> None:
     d = unstaffed()
     d.present(1, local(23, 29, 59))
     assert assembly(d)["on"] is True
-    (alert,) = d.alerts("doctor-on-duty")
     d.tick(local(23, 30))  # windows are half-open: 23:30 is outside
     assert assembly(d) == {"on": False, "window": None}
+    assert d.alerts("doctor-on-duty") == []  # one person never bound the duty
+
+
+def test_more_than_500_after_the_window_keep_the_assembly_and_its_duties_on() -> None:
+    d = unstaffed()
+    d.present(501, local(23, 29, 59))
+    d.tick(local(23, 30))
+    assert assembly(d) == {"on": True, "window": None}
     (alert,) = d.alerts("doctor-on-duty")
-    assert when(alert["ended_at"]) == local(23, 30)
+    assert alert["ended_at"] is None
+    d.present(500, local(23, 40))
+    (alert,) = d.alerts("doctor-on-duty")
+    assert when(alert["ended_at"]) == local(23, 40)
 
 
 @pytest.mark.parametrize(("persons", "on"), [(500, False), (501, True)])

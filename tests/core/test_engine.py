@@ -112,6 +112,7 @@ def test_status_has_spec_3s_shape_and_the_extras() -> None:
         "doctors_required": 1,
         "nurses_on_duty": 6,
         "nurses_required": 7,
+        "uncertain": False,
     }
     assert status["security"] == {"on_duty": 18, "declared": 20}
     assert status["sensors"]["north"] == {
@@ -481,11 +482,11 @@ def test_topics_are_under_the_event_prefix() -> None:
 
 
 def stretch(look: bool, attendances: list[int], *, end: str) -> dict[str, dict[str, Any]]:
-    """Raise application-staffing (a nurse per 10 asked, the law's one met), move attendance
-    where no rule flips, then end the stretch."""
-    d = Driver(permit_variant({**QUICK, "staffing.persons_per_nurse": 10}))
-    d.staff(local(12), doctors=1, nurses=1, security=20)
-    d.present(11, local(12))  # 2 nurses needed, 1 short: raised
+    """Raise application-staffing (a nurse per 100 asked, the law's one per 500 met), move
+    attendance where no rule flips, then end the stretch."""
+    d = Driver(permit_variant({**QUICK, "staffing.persons_per_nurse": 100}))
+    d.staff(local(12), doctors=1, nurses=2, security=20)
+    d.present(511, local(12))  # 6 nurses asked, 2 on duty (the law's 2 met): raised
     for i, n in enumerate(attendances, start=1):
         d.present(n, local(12, 0, i))
         if look:
@@ -493,7 +494,7 @@ def stretch(look: bool, attendances: list[int], *, end: str) -> dict[str, dict[s
             d.engine.alerts  # noqa: B018 - a dashboard reading the alerts
     t = local(12, 1)
     if end == "badge":
-        d.staff(t, nurses=3)
+        d.staff(t, nurses=6)
     elif end == "empty":
         d.present(0, t)
     else:
@@ -502,17 +503,17 @@ def stretch(look: bool, attendances: list[int], *, end: str) -> dict[str, dict[s
 
 
 @pytest.mark.parametrize("end", ["badge", "empty", "tick"])
-@pytest.mark.parametrize("attendances", [[22, 25], [25, 22], [12, 15, 14]])
+@pytest.mark.parametrize("attendances", [[522, 525], [525, 522], [512, 515, 514]])
 def test_looking_during_a_stretch_changes_no_alert(attendances: list[int], end: str) -> None:
     assert stretch(True, attendances, end=end) == stretch(False, attendances, end=end)
 
 
 def test_the_worst_of_equal_shortfalls_is_the_largest_attendance() -> None:
-    alerts = stretch(False, [22, 25, 23], end="badge").values()
+    alerts = stretch(False, [522, 525, 523], end="badge").values()
     (alert,) = [a for a in alerts if a["rule"] == "application-staffing"]
     assert alert["worst"]["observed"] == {
-        "doctors_on_duty": 1, "nurses_on_duty": 1, "attendance": 25,
+        "doctors_on_duty": 1, "nurses_on_duty": 2, "attendance": 525,
     }  # fmt: skip
     assert alert["worst"]["required"] == {
-        "doctors": 1, "nurses": 3, "law_doctors": 1, "law_nurses": 1, "persons_per_nurse": 10,
+        "doctors": 1, "nurses": 6, "law_doctors": 1, "law_nurses": 2, "persons_per_nurse": 100,
     }  # fmt: skip

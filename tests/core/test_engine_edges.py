@@ -161,7 +161,7 @@ def test_a_second_restart_within_clear_s_republishes_the_same_alert() -> None:
 def test_pending_conditions_are_listed_oldest_first() -> None:
     d = Driver(permit_variant({**QUICK, "alerting.pending_s": 60}))
     d.staff(local(12), doctors=1, nurses=0, security=20)
-    d.present(300, local(12, 0, 1))  # no nurse: nurse-ratio pending from 12:00:01
+    d.present(600, local(12, 0, 1))  # no nurse: nurse-ratio pending from 12:00:01
     d.lot("lot-a", local(12, 0, 5), 590)  # lot-a full: pending from 12:00:05
     assert [(p["rule"], p["since"]) for p in d.status()["pending"]] == [
         ("nurse-ratio", "2027-07-04T16:00:01Z"),

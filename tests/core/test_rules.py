@@ -169,14 +169,18 @@ def test_entries_from_several_gates_add_up_for_max_collective() -> None:
 # -- medical ---------------------------------------------------------------------------------
 
 
-def test_doctor_on_duty_holds_once_anyone_is_present() -> None:
+def test_doctor_on_duty_holds_once_more_than_500_are_present() -> None:
+    """The chapter regulates an assembly that exceeds 500 persons: 500 with no doctor is
+    no breach (docs/law.md, "Duties bind above 500"); 501 is."""
     d = Driver(permit_variant(QUICK))
-    d.staff(local(12), nurses=1, security=20)
+    d.staff(local(12), nurses=2, security=20)
     d.gate("north", local(12), 0, 0)
     assert not d.holds("doctor-on-duty")
-    d.present(1, local(12, 1))
+    d.present(500, local(12, 0, 30))
+    assert not d.holds("doctor-on-duty")
+    d.present(501, local(12, 1))
     alert = only_alert(d, "doctor-on-duty")
-    assert alert["observed"] == {"doctors_on_duty": 0, "attendance": 1}
+    assert alert["observed"] == {"doctors_on_duty": 0, "attendance": 501}
     assert alert["required"] == {"doctors": 1}
     assert alert["cite"] == "permit:C(9)"
     d.staff(local(12, 2), doctors=1)
@@ -189,7 +193,7 @@ def test_doctor_on_duty_holds_once_anyone_is_present() -> None:
 def test_a_stricter_permit_needs_its_own_doctor_count() -> None:
     d = Driver(permit_variant({**QUICK, "staffing.doctors_min": 2}))
     d.staff(local(12), doctors=1, nurses=10, security=20)
-    d.present(10, local(12))
+    d.present(501, local(12))
     # One doctor meets the law (permit:C(9)); the application's second is a ground under G.
     assert not d.holds("doctor-on-duty")
     alert = only_alert(d, "application-staffing")
@@ -238,9 +242,11 @@ def test_a_stricter_nurse_ratio_is_the_applications_not_the_laws() -> None:
     d.present(1600, local(12))
     assert not d.holds("nurse-ratio")
     assert not d.holds("application-staffing")
-    d.present(1601, local(12, 1))  # 5 by the application, only by rounding up
+    d.present(1601, local(12, 1))  # 5 by the application
     alert = only_alert(d, "application-staffing")
-    assert alert["observed"]["within_rounding"] is True
+    # A figure short of the application is never "within the rounding" (docs/law.md).
+    assert "within_rounding" not in alert["observed"]
+    assert [x["basis"] for x in alert["stretches"]] == ["measured"]
     d.present(2000, local(12, 2))
     assert not d.holds("nurse-ratio")  # 4 nurses meet the law's 4 for 2,000
     worst = only_alert(d, "application-staffing")["worst"]
@@ -256,18 +262,22 @@ def test_a_stricter_nurse_ratio_is_the_applications_not_the_laws() -> None:
 def test_a_nurse_going_off_duty_breaks_the_ratio() -> None:
     d = Driver(permit_variant(QUICK))
     d.staff(local(12), doctors=1, nurses=1, security=20)
-    d.present(500, local(12))
+    d.present(501, local(12))
+    assert d.holds("nurse-ratio")  # 501 need 2
+    d.present(500, local(12, 0, 30))
     assert not d.holds("nurse-ratio")
     d.staff(local(12, 1), nurses=0)
+    assert not d.holds("nurse-ratio")  # 500 persons: the duty does not bind
+    d.present(501, local(12, 2))
     assert d.holds("nurse-ratio")
 
 
 # -- parking -----------------------------------------------------------------------------------
 
-SMALL_LOTS = {"lots": [{"id": "lot-a", "capacity": 10}, {"id": "lot-b", "capacity": 15}]}
+SMALL_LOTS = {"lots": [{"id": "lot-a", "capacity": 100}, {"id": "lot-b", "capacity": 30}]}
 
 
-@pytest.mark.parametrize("n", [1, 25])
+@pytest.mark.parametrize("n", [126, 250])
 def test_parking_4n_persons_fit_4n_plus_1_do_not(n: int) -> None:
     d = festival({"lots": [{"id": "lot-a", "capacity": n}]})
     d.present(4 * n, local(12))
@@ -285,18 +295,22 @@ def test_parking_4n_persons_fit_4n_plus_1_do_not(n: int) -> None:
 
 def test_parking_adds_every_lot() -> None:
     d = festival(SMALL_LOTS)
-    assert d.status()["parking"]["spaces_provided"] == 25
-    d.present(100, local(12))
+    assert d.status()["parking"]["spaces_provided"] == 130
+    d.present(520, local(12))
     assert not d.holds("parking-ratio")
-    d.present(101, local(12, 1))
+    d.present(521, local(12, 1))
     assert only_alert(d, "parking-ratio")["message"] == (
-        "25 car spaces provided; 101 persons need 26; this holds only by rounding up "
-        "(kent-ops' reading): 25 car spaces meet one for each whole 4 persons (permit:C(6))"
+        "130 car spaces provided; 521 persons need 131; this holds only by rounding up "
+        "(kent-ops' reading): 130 car spaces meet one for each whole 4 persons (permit:C(6))"
     )
-    d.present(104, local(12, 2))  # 26 whole fours: beyond the rounding
-    assert only_alert(d, "parking-ratio")["worst"]["observed"] == {
-        "spaces_provided": 25, "attendance": 104,
-    }  # fmt: skip
+    d.present(524, local(12, 2))  # 131 whole fours: beyond the rounding
+    alert = only_alert(d, "parking-ratio")
+    assert alert["worst"]["observed"] == {"spaces_provided": 130, "attendance": 524}
+    # Its time splits where the rounding stops carrying it: only the second part is proven.
+    assert [(x["basis"], when(x["start"])) for x in alert["stretches"]] == [
+        ("rounding", local(12, 1)),
+        ("measured", local(12, 2)),
+    ]
 
 
 # -- overnight-housing ---------------------------------------------------------------------------

@@ -117,9 +117,9 @@ CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
         None,
         {"doctors_on_duty": 2, "nurses_on_duty": 2, "attendance": 801, "within_rounding": True},
         {"doctors": 2, "nurses": 3, "law_doctors": 1, "law_nurses": 2, "persons_per_nurse": 400},
-        "2 nurses on duty for 801 persons; the application specified 3 (the law requires 2); "
-        "this holds only by rounding up (kent-ops' reading): 2 nurses meet one for each whole "
-        "400 persons (permit:G)",
+        # An older log's flag: a figure short of the application is never "rounding".
+        "2 nurses on duty for 801 persons; the application specified 3 (the law requires 2) "
+        "(permit:G)",
     ),
     (
         "nurse-ratio",

@@ -165,22 +165,24 @@ def test_the_published_alert_carries_the_highest_figure_up_to_its_publication() 
 
 
 def test_a_peak_is_judged_at_the_instant_it_was_reached() -> None:
-    """A peak just before the window closes counts as it stood then, assembly on.
+    """A peak between two rule passes counts as it stood then.
 
-    Inside the window any crowd is an assembly (nurses needed from the first person);
-    after 23:30 only more than 500 are, so the same 300 persons an instant later would
-    need no nurse at all.
+    The nurses' duty binds above 500 persons: 1,000 with one nurse need 2 (pending, then
+    raised); 1,300 for five seconds just before the window closes need 3, and are the
+    worst figure though no rule pass saw them; the crowd above 500 keeps the assembly on
+    past 23:30, and the breach ends only when 500 or fewer remain.
     """
     d = Driver(permit_variant(PENDING))
-    d.staff(local(23), doctors=1, nurses=0, security=20)
-    d.present(100, local(23))  # no nurse for 100 persons: pending
+    d.staff(local(23), doctors=1, nurses=1, security=20)
+    d.present(1_000, local(23))  # one nurse for 1,000 persons: pending
     d.tick(local(23, 0, 11))  # raised
-    d.present(300, local(23, 29, 50))  # the highest, between two passes
-    d.present(150, local(23, 29, 55))
-    d.tick(local(23, 31))  # the window closed at 23:30: the assembly ended there
+    d.present(1_300, local(23, 29, 50))  # the highest, between two passes
+    d.present(1_150, local(23, 29, 55))
+    d.present(400, local(23, 31))  # 500 or fewer: the duty no longer binds
+    d.tick(local(23, 32))
     (alert,) = d.alerts("nurse-ratio")
-    assert when(alert["ended_at"]) == local(23, 30)
-    assert worst(alert) == (300, 0, 1)
+    assert when(alert["ended_at"]) == local(23, 31)
+    assert worst(alert) == (1_300, 1, 3)
 
 
 def test_the_fewest_guards_on_duty_is_the_worst_security_figure() -> None:

@@ -78,6 +78,16 @@ def test_the_november_day_has_25_hours_in_the_timeline(tmp_path: Path) -> None:
 # -- tampering ------------------------------------------------------------------------------
 
 
+def record_saying(evidence: Path, needle: bytes) -> int:
+    """The id of the one record whose payload holds ``needle`` (so a test does not depend
+    on how many alert records the engine wrote before it)."""
+    conn = sqlite3.connect(evidence)
+    rows = [i for i, payload in conn.execute("SELECT id, payload FROM records") if needle in payload]
+    conn.close()
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
 def tamper(evidence: Path, sql: str) -> None:
     """What someone with the file could do: drop the append-only triggers and edit it."""
     conn = sqlite3.connect(evidence)
@@ -92,14 +102,15 @@ def test_a_tampered_log_is_refused_naming_the_record(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     permit, evidence = small_event(tmp_path)
+    rid = record_saying(evidence, b'"in_total":400')
     # 400 in becomes 900 in, the payload staying bytes: only its content differs.
     tamper(
         evidence,
         "UPDATE records SET payload = CAST(replace(CAST(payload AS TEXT), "
-        "'\"in_total\":400', '\"in_total\":900') AS BLOB) WHERE id = 9",
+        f"'\"in_total\":400', '\"in_total\":900') AS BLOB) WHERE id = {rid}",
     )
     conn = sqlite3.connect(evidence)
-    (payload,) = conn.execute("SELECT payload FROM records WHERE id = 9").fetchone()
+    (payload,) = conn.execute("SELECT payload FROM records WHERE id = ?", (rid,)).fetchone()
     conn.close()
     assert isinstance(payload, bytes)
     assert b'"in_total":900' in payload
@@ -109,7 +120,7 @@ def test_a_tampered_log_is_refused_naming_the_record(
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert "record 9" in lines[0]
+    assert f"record {rid}" in lines[0]
     assert "no report was written" in lines[0]
     assert not out.exists()
 
@@ -133,40 +144,43 @@ def test_a_rewritten_record_with_a_fresh_hash_breaks_the_next_one(
     tmp_path: Path, parallel: bool
 ) -> None:
     permit, evidence = small_event(tmp_path)
+    rid = record_saying(evidence, b'"in_total":400')
     conn = sqlite3.connect(evidence)
-    (prev,) = conn.execute("SELECT hash FROM records WHERE id = 8").fetchone()
+    (prev,) = conn.execute("SELECT hash FROM records WHERE id = ?", (rid - 1,)).fetchone()
     kind, at, topic, payload, accepted, reason, old_hash = conn.execute(
-        "SELECT kind, received_at, topic, payload, accepted, reason, hash FROM records WHERE id = 9"
+        "SELECT kind, received_at, topic, payload, accepted, reason, hash FROM records "
+        "WHERE id = ?",
+        (rid,),
     ).fetchone()
     conn.close()
-    # Record 9 says 4,000 came in instead of 400, and its hash is recomputed to match
-    # its new content on the true chain before it: record 9 checks out on its own, and
-    # only record 10, chained to the old hash, can show that it was rewritten.
+    # The record says 4,000 came in instead of 400, and its hash is recomputed to match
+    # its new content on the true chain before it: it checks out on its own, and only
+    # the next record, chained to the old hash, can show that it was rewritten.
     forged = payload.replace(b'"in_total":400', b'"in_total":4000')
     assert forged != payload
-    fresh = record_hash(prev, 9, kind, at, topic, forged, accepted, reason)
+    fresh = record_hash(prev, rid, kind, at, topic, forged, accepted, reason)
     assert fresh != old_hash
     conn = sqlite3.connect(evidence)
     conn.execute("DROP TRIGGER records_no_update")
-    conn.execute("UPDATE records SET payload = ?, hash = ? WHERE id = 9", (forged, fresh))
+    conn.execute("UPDATE records SET payload = ?, hash = ? WHERE id = ?", (forged, fresh, rid))
     conn.commit()
     conn.close()
-    # What the file now holds is what the test's name says: record 9 is a gate count
+    # What the file now holds is what the test's name says: the record is a gate count
     # saying 4,000, stored with the hash of that content on the true chain before it.
-    (stored,) = [r for r in read_records(evidence) if r.id == 9]
+    (stored,) = [r for r in read_records(evidence) if r.id == rid]
     assert (stored.kind, stored.topic) == (kind, topic)
     assert topic.endswith("/gate/north/count")
     assert json.loads(stored.payload)["in_total"] == 4000
-    assert stored.hash == fresh == record_hash(prev, 9, kind, at, topic, stored.payload,
+    assert stored.hash == fresh == record_hash(prev, rid, kind, at, topic, stored.payload,
                                                accepted, reason)  # fmt: skip
     checked = verify(evidence)
-    assert (checked.ok, checked.first_bad, checked.count) == (False, 10, 9)
+    assert (checked.ok, checked.first_bad, checked.count) == (False, rid + 1, rid)
     assert "does not match its hash" in (checked.problem or "")
     out = tmp_path / "report"
     with pytest.raises(ChainBroken) as caught:
         build_report(permit, evidence, out, parallel_verify=parallel)
-    assert caught.value.record == 10
-    assert "record 10" in str(caught.value)
+    assert caught.value.record == rid + 1
+    assert f"record {rid + 1}" in str(caught.value)
     assert "no report was written" in str(caught.value)
     assert not out.exists()
 

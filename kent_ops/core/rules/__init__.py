@@ -126,6 +126,7 @@ def evaluate(
     skewed: Mapping[str, float],
     allowance: Allowance | None = None,
     attendance: int | None = None,
+    split: Mapping[str, int] | None = None,
 ) -> dict[Key, Condition]:
     """Every condition that holds at instant ``t``.
 
@@ -140,6 +141,7 @@ def evaluate(
         skewed: sensors whose clock is off by more than 30 s, with the skew in seconds.
         allowance: the dispersal allowance after the permit last stopped covering.
         attendance: evaluate as if this were the attendance (for an alert's worst figure).
+        split: and these the persons on each property (an assembly over several).
     """
     s = Situation(
         terms=terms,
@@ -152,6 +154,7 @@ def evaluate(
         deficient=deficient,
         skewed=skewed,
         allowance=allowance,
+        split=split,
     )
     return held_in(s)
 
@@ -198,6 +201,10 @@ def attendance_band(
     )
     rules = _BANDED if terms.regulated else tuple(r for r in _BANDED if r.binds_any_assembly)
     edges = [x for rule in rules for x in rule.edges(s)]
+    if counts.offset:
+        # A condition that holds only by an inspector's adjustment is an estimate: it
+        # would hold on the gate counts alone above x, that is above x + offset now.
+        edges += [x + counts.offset for x in edges]
     # The command holds at attendance >= hold_at, and admits again below resume_below;
     # when the permit covers no assembly over 500, every gate holds at 500 or more.
     edges.append(hold_at - 1 if admit_capacity else resume_below - 1)

@@ -29,6 +29,14 @@ def _after_end(s: Situation) -> dict[str, Any]:
     return out
 
 
+def _split(observed: dict[str, Any], s: Situation) -> None:
+    """For an assembly over several properties, the persons on each one at this instant:
+    each owner who let property be used is answerable (permit:A, penalties:A)."""
+    persons = s.by_property()
+    if persons is not None:
+        observed["properties"] = persons
+
+
 class PermitRequired(Rule):
     name = "permit-required"
     severity = "breach"
@@ -38,7 +46,7 @@ class PermitRequired(Rule):
         "More than 500 persons without an issued permit, or outside the permitted hours "
         "once the time to disperse is over or someone is admitted."
     )
-    counts_attendance = True
+    reads = frozenset({"attendance"})
     binds_any_assembly = True
 
     def holds(self, s: Situation, subject: str | None) -> bool:
@@ -53,6 +61,7 @@ class PermitRequired(Rule):
         if not s.terms.regulated:
             observed["permit_max_at_one_time"] = s.terms.max_at_one_time
         observed |= _after_end(s)
+        _split(observed, s)
         return Condition(observed, {"attendance_at_most": law.PERMIT_THRESHOLD}, s.attendance)
 
     def edges(self, s: Situation) -> Iterable[int]:
@@ -95,13 +104,14 @@ class Dispersing(Rule):
         "More than 500 persons leaving after the permitted hours ended or the permit was "
         "revoked, within the time allowed to disperse, with nobody admitted."
     )
-    counts_attendance = True
+    reads = frozenset({"attendance"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
         return s.attendance > law.PERMIT_THRESHOLD and s.dispersing
 
     def measure(self, s: Situation, subject: str | None) -> Condition:
         observed = {"attendance": s.attendance, **_after_end(s)}
+        _split(observed, s)
         until = observed.get("allowance_until")
         return Condition(
             observed,
@@ -129,16 +139,16 @@ class MaxAtOneTime(Rule):
     cite = f"{law.CITE_THRESHOLD}, permit:B(2)"
     title = "Attendance above the permitted maximum"
     summary = "Attendance above the permitted maximum at one time."
-    counts_attendance = True
+    reads = frozenset({"attendance"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
         return s.attendance > s.terms.max_at_one_time
 
     def measure(self, s: Situation, subject: str | None) -> Condition:
         most = s.terms.max_at_one_time
-        return Condition(
-            {"attendance": s.attendance}, {"attendance_at_most": most}, s.attendance - most
-        )
+        observed: dict[str, Any] = {"attendance": s.attendance}
+        _split(observed, s)
+        return Condition(observed, {"attendance_at_most": most}, s.attendance - most)
 
     def edges(self, s: Situation) -> Iterable[int]:
         return (s.terms.max_at_one_time,)
@@ -159,7 +169,7 @@ class MaxCollective(Rule):
         "More gate entries than the permit expects collectively (entries, not persons: a "
         "person who leaves and comes back enters twice)."
     )
-    counts_attendance = True
+    reads = frozenset({"attendance"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
         return s.counts.entries > s.terms.max_collective

@@ -76,6 +76,11 @@ class Terms:
     dispersal_us: int
     """The dispersal allowance after a window's end or a revocation (docs/law.md)."""
     tz: ZoneInfo
+    night_contemplated: bool
+    """The permit contemplates the night: ``overnight = true``, or a window crossing a
+    local midnight (docs/law.md, "Housing only where contemplated")."""
+    several_properties: bool
+    """An assembly over several properties: attendance findings give each one's persons."""
 
     @classmethod
     def of(cls, permit: Permit) -> Terms:
@@ -93,6 +98,8 @@ class Terms:
             regulated=permit.regulated,
             dispersal_us=permit.dispersal_minutes * 60 * SECOND,
             tz=permit.timezone,
+            night_contemplated=permit.night_contemplated,
+            several_properties=len(permit.properties) > 1,
         )
 
     def inside_window(self, t: int) -> bool:
@@ -121,10 +128,19 @@ class Situation:
     skewed: Mapping[str, float]
     allowance: Allowance | None = None
     """The dispersal allowance after the permit last stopped covering, if one is tracked."""
+    split: Mapping[str, int] | None = None
+    """Persons on each property at this instant, where it is not the counts' now (an
+    alert's worst moment, reached while the rules waited: core/band.py)."""
 
     @property
     def present(self) -> int:
         return max(self.attendance, 0)
+
+    def by_property(self) -> dict[str, int] | None:
+        """Persons on each property, for an assembly over several (else None)."""
+        if not self.terms.several_properties:
+            return None
+        return dict(self.split) if self.split is not None else self.counts.by_property()
 
     @property
     def covered(self) -> bool:
@@ -166,8 +182,9 @@ class Rule(ABC):
     """One line saying when it holds, for the dashboard's help and the report."""
     per_subject: ClassVar[bool] = False
     """Each lot, sensor or checklist item is its own condition."""
-    counts_attendance: ClassVar[bool] = False
-    """Its figures come from the gate counts: uncertain while a gate counter is down."""
+    reads: ClassVar[frozenset[str]] = frozenset()
+    """The figures it reads (``attendance``, ``staff``, ``vehicles``): while a sensor
+    behind one of them is in doubt, a stretch of it is indeterminate (core/basis.py)."""
     waits: ClassVar[bool] = True
     """It must hold for the permit's ``pending_s`` before it is raised."""
     binds_any_assembly: ClassVar[bool] = False
@@ -199,8 +216,17 @@ class Rule(ABC):
                     yield subject, cond
 
     def edges(self, s: Situation) -> Iterable[int]:
-        """Attendance figures ``x`` at which it flips: it holds iff attendance > x."""
+        """Attendance figures ``x`` at which it flips: it holds iff attendance > x.
+
+        Include where its basis flips too (the rounding's exact ratio): a stretch starts
+        there (core/basis.py).
+        """
         return ()
+
+    def rounding(self, s: Situation, subject: str | None) -> str | None:
+        """While it holds only by kent-ops' rounding up (the staff would meet the exact
+        ratio), the exact ratio it rests on, in words; else None (docs/law.md)."""
+        return None
 
     @abstractmethod
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:

@@ -1,11 +1,15 @@
 """The duties that bind the assembly while it is on: doctors, nurses, parking, housing.
 
-``doctor-on-duty`` and ``nurse-ratio`` test the law's own minimums (permit:C(9)); where
-the permit asks more (two doctors, a nurse per 400), falling short of the application
-while meeting the law is ``application-staffing``, a ground for revocation under
-permit:G ("failed to provide the facilities as specified in the application"), not a
-breach of C(9). Required counts round up; a breach that holds only because of that
-rounding (the staff would meet the exact ratio) says so (docs/law.md, "Rounding up").
+The chapter regulates an assembly that "exceeds 500 persons", so the staffing and parking
+duties hold only while the assembly is on *and* more than 500 are present (docs/law.md,
+"Duties bind above 500"). ``doctor-on-duty`` and ``nurse-ratio`` test the law's own
+minimums (permit:C(9)); where the permit asks more (two doctors, a nurse per 400),
+falling short of the application while meeting the law is ``application-staffing``, a
+ground for revocation under permit:G ("failed to provide the facilities as specified in
+the application"), not a breach of C(9). Required counts round up; while a breach holds
+only because of that rounding (the staff would meet the exact ratio) its stretch is
+``rounding``, not proven (docs/law.md, "Rounding up"); a doctor's shortfall, or a figure
+short of the application, never is.
 """
 
 from __future__ import annotations
@@ -47,6 +51,16 @@ def _rounding(o: Mapping[str, Any], staff: str, noun: str, per: int) -> str:
     )
 
 
+def _binds(s: Situation) -> bool:
+    """The assembly is on and more than 500 persons are present (docs/law.md)."""
+    return s.present > law.PERMIT_THRESHOLD and s.assembly_on
+
+
+def _exact(staff: int, noun: str, per: int) -> str:
+    """The exact ratio a rounding stretch rests on, in words."""
+    return f"{_n(staff)} {noun} meet one for each whole {_n(per)} persons (the exact ratio)"
+
+
 def _plural(n: int, one: str, many: str) -> str:
     return f"{_n(n)} {one if n == 1 else many}"
 
@@ -56,11 +70,14 @@ class DoctorOnDuty(Rule):
     severity = "breach"
     cite = law.CITE_MEDICAL
     title = "Doctor on duty"
-    summary = "During the assembly, no doctor on duty (the law requires at least 1)."
-    counts_attendance = True
+    summary = (
+        "During the assembly, with more than 500 present, no doctor on duty (the law "
+        "requires at least 1)."
+    )
+    reads = frozenset({"attendance", "staff"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
-        return s.counts.roster.counts["doctor"] < law.DOCTORS_MIN and s.assembly_on
+        return s.counts.roster.counts["doctor"] < law.DOCTORS_MIN and _binds(s)
 
     def measure(self, s: Situation, subject: str | None) -> Condition:
         doctors, needed = s.counts.roster.counts["doctor"], law.DOCTORS_MIN
@@ -68,7 +85,7 @@ class DoctorOnDuty(Rule):
         return Condition(observed, {"doctors": needed}, needed - doctors)
 
     def edges(self, s: Situation) -> Iterable[int]:
-        return (s.assembly_edge,)
+        return (s.assembly_edge, law.PERMIT_THRESHOLD)
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
@@ -83,13 +100,13 @@ class NurseRatio(Rule):
     cite = law.CITE_MEDICAL
     title = "Registered nurses per persons present"
     summary = (
-        "During the assembly, fewer registered nurses on duty than the law's one per 500 "
-        "persons (rounded up)."
+        "During the assembly, with more than 500 present, fewer registered nurses on duty "
+        "than the law's one per 500 persons (rounded up)."
     )
-    counts_attendance = True
+    reads = frozenset({"attendance", "staff"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
-        return s.counts.roster.counts["nurse"] < law.nurses_required(s.present) and s.assembly_on
+        return s.counts.roster.counts["nurse"] < law.nurses_required(s.present) and _binds(s)
 
     def measure(self, s: Situation, subject: str | None) -> Condition:
         nurses, needed = s.counts.roster.counts["nurse"], law.nurses_required(s.present)
@@ -99,7 +116,16 @@ class NurseRatio(Rule):
         return Condition(observed, {"nurses": needed}, needed - nurses)
 
     def edges(self, s: Situation) -> Iterable[int]:
-        return (s.counts.roster.counts["nurse"] * law.PERSONS_PER_NURSE, s.assembly_edge)
+        nurses = s.counts.roster.counts["nurse"]
+        per = law.PERSONS_PER_NURSE
+        # It holds above nurses × 500; only by the rounding up to nurses × 500 + 499.
+        return (nurses * per, nurses * per + per - 1, s.assembly_edge, law.PERMIT_THRESHOLD)
+
+    def rounding(self, s: Situation, subject: str | None) -> str | None:
+        nurses = s.counts.roster.counts["nurse"]
+        if within_rounding(nurses, s.present, law.PERSONS_PER_NURSE):
+            return _exact(nurses, "nurses" if nurses != 1 else "nurse", law.PERSONS_PER_NURSE)
+        return None
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
@@ -118,10 +144,11 @@ class ApplicationStaffing(Rule):
     cite = law.CITE_REVOCATION
     title = "Medical staff below the application"
     summary = (
-        "During the assembly, the law's medical minimums met but fewer doctors or nurses on "
-        "duty than the application specified: facilities not provided as specified."
+        "During the assembly, with more than 500 present, the law's medical minimums met but "
+        "fewer doctors or nurses on duty than the application specified: facilities not "
+        "provided as specified."
     )
-    counts_attendance = True
+    reads = frozenset({"attendance", "staff"})
 
     def _short(self, s: Situation) -> tuple[bool, bool]:
         """(doctors short of the application, nurses short of it), each meeting the law."""
@@ -135,7 +162,7 @@ class ApplicationStaffing(Rule):
         )
 
     def holds(self, s: Situation, subject: str | None) -> bool:
-        return s.assembly_on and any(self._short(s))
+        return _binds(s) and any(self._short(s))
 
     def measure(self, s: Situation, subject: str | None) -> Condition:
         roster, terms = s.counts.roster.counts, s.terms
@@ -147,8 +174,6 @@ class ApplicationStaffing(Rule):
             "nurses_on_duty": nurses,
             "attendance": s.attendance,
         }
-        if short_nurses and within_rounding(nurses, s.present, terms.persons_per_nurse):
-            observed["within_rounding"] = True
         required = {
             "doctors": terms.doctors_min,
             "nurses": app_nurses,
@@ -168,6 +193,7 @@ class ApplicationStaffing(Rule):
             nurses * s.terms.persons_per_nurse,
             nurses * law.PERSONS_PER_NURSE,
             s.assembly_edge,
+            law.PERMIT_THRESHOLD,
         )
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
@@ -179,11 +205,10 @@ class ApplicationStaffing(Rule):
                 f"{_n(r['doctors'])} (the law requires {_n(r['law_doctors'])})"
             )
         if r["law_nurses"] <= nurses < r["nurses"]:
-            per = r.get("persons_per_nurse", law.PERSONS_PER_NURSE)
             parts.append(
                 f"{_plural(nurses, 'nurse', 'nurses')} on duty for {_n(o['attendance'])} "
                 f"persons; the application specified {_n(r['nurses'])} (the law requires "
-                f"{_n(r['law_nurses'])}){_rounding(o, 'nurses_on_duty', 'nurses', per)}"
+                f"{_n(r['law_nurses'])})"
             )
         if not parts:
             parts.append(
@@ -198,12 +223,15 @@ class ParkingRatio(Rule):
     severity = "breach"
     cite = law.CITE_PARKING
     title = "Car spaces per persons present"
-    summary = "During the assembly, fewer car spaces than one per four persons in attendance."
-    counts_attendance = True
+    summary = (
+        "During the assembly, with more than 500 present, fewer car spaces than one per four "
+        "persons in attendance."
+    )
+    reads = frozenset({"attendance"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
         needed = law.car_spaces_required(s.present)
-        return s.terms.spaces_provided < needed and s.assembly_on
+        return s.terms.spaces_provided < needed and _binds(s)
 
     def measure(self, s: Situation, subject: str | None) -> Condition:
         provided, needed = s.terms.spaces_provided, law.car_spaces_required(s.present)
@@ -213,7 +241,14 @@ class ParkingRatio(Rule):
         return Condition(observed, {"spaces": needed}, needed - provided)
 
     def edges(self, s: Situation) -> Iterable[int]:
-        return (s.terms.spaces_provided * law.PERSONS_PER_CAR_SPACE, s.assembly_edge)
+        spaces, per = s.terms.spaces_provided, law.PERSONS_PER_CAR_SPACE
+        return (spaces * per, spaces * per + per - 1, s.assembly_edge, law.PERMIT_THRESHOLD)
+
+    def rounding(self, s: Situation, subject: str | None) -> str | None:
+        spaces = s.terms.spaces_provided
+        if within_rounding(spaces, s.present, law.PERSONS_PER_CAR_SPACE):
+            return _exact(spaces, "car spaces", law.PERSONS_PER_CAR_SPACE)
+        return None
 
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (
@@ -229,13 +264,21 @@ class OvernightHousing(Rule):
     severity = "breach"
     cite = "permit:B(14), permit:C(7)"
     title = "Overnight without housing"
-    summary = "The assembly on across a local midnight and no housing declared."
-    counts_attendance = True
+    summary = (
+        "The assembly on across a local midnight inside a permitted window, the permit "
+        "contemplating the night, and no housing declared."
+    )
+    reads = frozenset({"attendance"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
+        """Only where the night was contemplated and the midnight fell inside a window:
+        never while the crowd disperses after the hours, never after the last window
+        (an overrun is ``permit-required``, nothing more; docs/law.md)."""
+        terms = s.terms
+        if terms.housing_declared or not terms.night_contemplated or not s.inside:
+            return False
         since = s.overnight_from
-        late = since is not None and s.t >= since and s.assembly_on
-        return late and not s.terms.housing_declared
+        return since is not None and s.t >= since and s.assembly_on
 
     def measure(self, s: Situation, subject: str | None) -> Condition:
         observed = _over({"attendance": s.attendance}, s)

@@ -45,6 +45,7 @@ class VehiclesAtOneTime(Rule):
     cite = "permit:B(2)"
     title = "More cars than expected"
     summary = "More cars in the lots than the permit expects at one time."
+    reads = frozenset({"vehicles"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
         return s.counts.occupied_total > s.terms.vehicles_at_one_time
@@ -67,6 +68,7 @@ class LotFull(Rule):
     title = "Parking lot nearly full"
     summary = f"A parking lot at {LOT_FULL_SHARE:.0%} of its capacity or more."
     per_subject = True
+    reads = frozenset({"vehicles"})
 
     def subjects(self, s: Situation) -> Iterable[str | None]:
         return s.counts.lots
@@ -100,6 +102,7 @@ class SecurityStaffing(Rule):
     cite = "permit:B(8)"
     title = "Security guards on duty"
     summary = "Fewer security guards on duty than declared, inside the permitted hours."
+    reads = frozenset({"staff"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
         return s.inside and s.counts.roster.counts["security"] < s.terms.security_guards

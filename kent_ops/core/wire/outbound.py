@@ -41,6 +41,7 @@ __all__ = [
     "SensorState",
     "Severity",
     "Status",
+    "Stretch",
     "WindowState",
     "Worst",
     "decode_json",
@@ -119,6 +120,8 @@ class Medical(_Out, frozen=True, kw_only=True):
     doctors_required: int = 0
     nurses_on_duty: int = 0
     nurses_required: int = 0
+    uncertain: bool = False
+    """A staff station's roster is not known now (its badge reader offline)."""
 
 
 class Security(_Out, frozen=True, kw_only=True):
@@ -258,6 +261,20 @@ class Worst(_Out, frozen=True, kw_only=True):
     required: Figures = {}
 
 
+class Stretch(_Out, frozen=True, kw_only=True):
+    """A part of an alert's time with one basis (docs/protocol.md, "Stretches").
+
+    ``basis`` is ``measured`` (proven), ``indeterminate`` (a sensor behind its figures in
+    doubt), ``estimate`` (it holds only by an inspector's adjustment) or ``rounding`` (only
+    by kent-ops' rounding up); ``rests_on`` says what, in words, when not measured.
+    """
+
+    start: datetime
+    end: datetime | None = None
+    basis: str = "measured"
+    rests_on: list[str] = []
+
+
 class EvidenceRef(_Out, frozen=True, kw_only=True):
     """The evidence record the condition started at, and that record's hash."""
 
@@ -286,6 +303,9 @@ class Alert(_Out, frozen=True, kw_only=True):
     notes: list[NoteEntry] = []
     evidence: EvidenceRef = msgspec.field(default_factory=EvidenceRef)
     uncertain: bool = False
+    """Its figures are indeterminate as it stands now (its last stretch's basis)."""
+    stretches: list[Stretch] = []
+    """Its time split by what it rests on, from ``since``; empty from an older program."""
 
 
 # -- deputies and checkpoints ---------------------------------------------------------
