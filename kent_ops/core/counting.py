@@ -16,7 +16,15 @@ from kent_ops.core.sensor_kinds import GATE, LOT, STATION, kind_of
 from kent_ops.core.sensor_payloads import Badge, GateCount, LotOccupancy, Reading
 from kent_ops.core.timeutil import SECOND, to_us
 
-__all__ = ["CLAMPED", "Counting", "GateCounter", "GateOutcome", "LotSensor", "SensorLiveness", "StaffRoster"]
+__all__ = [
+    "CLAMPED",
+    "Counting",
+    "GateCounter",
+    "GateOutcome",
+    "LotSensor",
+    "SensorLiveness",
+    "StaffRoster",
+]
 
 RATE_WINDOW_US = 60 * SECOND
 CLAMPED = "attendance clamped at 0"

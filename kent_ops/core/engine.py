@@ -363,9 +363,7 @@ class Engine:
         held = held_in(s)
         doubts = self._doubts()
         self.doubt.update(t, doubts)
-        judged: dict[Key, Judged] = {
-            key: judge(RULES[key[0]], key[1], s, doubts) for key in held
-        }
+        judged: dict[Key, Judged] = {key: judge(RULES[key[0]], key[1], s, doubts) for key in held}
         book = self.alert_book
         ended_alerts = book.update(t, held, judged, record=self._last_record)
         for alert in ended_alerts:  # the figures that ended it, not the last breaching ones
@@ -397,9 +395,7 @@ class Engine:
         """The figures in doubt now, and the adjustment attendance rests on (core/basis.py)."""
         counts = self.counts
         lots = tuple(
-            (lot, why)
-            for lot in counts.lots
-            if (why := counts.sensors[lot].doubt) is not None
+            (lot, why) for lot in counts.lots if (why := counts.sensors[lot].doubt) is not None
         )
         adjustment = None
         adjustments = self.inspectors.adjustments

@@ -47,8 +47,8 @@ def test_set_up_crew_before_the_gates_open_is_not_the_assembly() -> None:
 
 
 @pytest.mark.parametrize(
-    ("persons", "on", "bound"), [(0, False, False), (1, True, False), (500, True, False),
-                                 (501, True, True)]  # fmt: skip
+    ("persons", "on", "bound"),
+    [(0, False, False), (1, True, False), (500, True, False), (501, True, True)],  # fmt: skip
 )
 def test_persons_at_the_windows_first_second(persons: int, on: bool, bound: bool) -> None:
     """Inside the window any crowd is the assembly; its duties bind only above 500."""

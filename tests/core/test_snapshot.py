@@ -349,8 +349,10 @@ def test_a_snapshot_from_before_the_stretches_is_refused_and_the_log_replayed(
     """A log written before each alert carried its stretches: its snapshots cannot be
     carried over (the law's reading changed), so a restart or a report replays it whole."""
     engine = busy().engine
-    old = _as_format_2(engine.snapshot()) if earlier == 2 else _with_header(
-        engine.snapshot(), format=3
+    old = (
+        _as_format_2(engine.snapshot())
+        if earlier == 2
+        else _with_header(engine.snapshot(), format=3)
     )
     assert snapshots.read_header(old).format == earlier
     with pytest.raises(SnapshotRefused, match="earlier reading of the law"):

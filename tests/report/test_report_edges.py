@@ -82,7 +82,9 @@ def record_saying(evidence: Path, needle: bytes) -> int:
     """The id of the one record whose payload holds ``needle`` (so a test does not depend
     on how many alert records the engine wrote before it)."""
     conn = sqlite3.connect(evidence)
-    rows = [i for i, payload in conn.execute("SELECT id, payload FROM records") if needle in payload]
+    rows = [
+        i for i, payload in conn.execute("SELECT id, payload FROM records") if needle in payload
+    ]
     conn.close()
     assert len(rows) == 1, rows
     return rows[0]
