@@ -72,9 +72,10 @@ class AssemblyTrack:
             self.overnight_from = None
             self.spans[-1][1] = t
             return None
-        midnight = self.overnight_from
-        if midnight is None or midnight > t or inside_at(midnight):
+        watched = self.overnight_from
+        if watched is None or watched > t or inside_at(watched):
             return None
+        midnight = watched
         while midnight <= t and not inside_at(midnight):
             midnight = self._after(midnight)
         self.overnight_from = midnight
