@@ -233,7 +233,7 @@ def _report_data(
         if permit.regulated
         else not_applicable()
     )
-    frame = minute_table(collector.samples, permit, result.end)
+    frame = minute_table(collector.samples, permit, result.end, engine.doubt.spans)
     pre_event = pre_event_findings(permit)
     status = engine.status()
     return ReportData(

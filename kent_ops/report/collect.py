@@ -96,6 +96,10 @@ class Samples:
     vehicles_max: array[int] = field(default_factory=lambda: array("q"))
     vehicles_last: array[int] = field(default_factory=lambda: array("q"))
     changed_at_start: array[int] = field(default_factory=lambda: array("q"))
+    property_max: dict[str, array[int]] = field(default_factory=dict)
+    """For an assembly over several properties: each one's most persons in the second."""
+    property_last: dict[str, array[int]] = field(default_factory=dict)
+    """... and the persons on it the second ended with."""
 
     def __len__(self) -> int:
         return len(self.second)
@@ -191,6 +195,12 @@ class Collector:
         self.property_peaks: dict[str, tuple[int, datetime]] = {}
         self._single = properties[0] if len(properties) == 1 else None
         self._several = len(properties) > 1
+        self._props = list(properties) if self._several else []
+        self._prop_now = dict.fromkeys(self._props, 0)
+        self._prop_max = dict.fromkeys(self._props, _LOW)
+        for prop in self._props:
+            self.samples.property_max[prop] = array("q")
+            self.samples.property_last[prop] = array("q")
         self.notes: list[InspectorNote] = []
         self.acks: list[InspectorAck] = []
         self.inspections: list[InspectionMark] = []
@@ -252,7 +262,9 @@ class Collector:
                 if peak is None or counts.counter_attendance > peak[0]:
                     self.property_peaks[self._single] = (counts.counter_attendance, t)
             elif self._several:
-                self._property_peaks(counts.by_property(), t)
+                persons = counts.by_property()
+                self._property_peaks(persons, t)
+                self._property_now(persons)
             return result.reason is not None
         if figure == "vehicles":
             if t != self._t_veh:
@@ -280,11 +292,23 @@ class Collector:
             if peak is None or n > peak[0]:
                 peaks[prop] = (n, t)
 
+    def _property_now(self, persons: dict[str, int]) -> None:
+        """The persons on each property now (their old figures held until now: the caller
+        has already taken them into the second's extremes)."""
+        now = self._prop_now
+        for prop in self._props:
+            now[prop] = persons.get(prop, 0)
+
     def _attendance_held(self, t: datetime) -> None:
         """Attendance changes at ``t``, later than it last did: its old value held until now."""
         if t != self._sec_start:
             if self._att > self._att_max:
                 self._att_max = self._att
+            if self._several:
+                most = self._prop_max
+                for prop, n in self._prop_now.items():
+                    if n > most[prop]:
+                        most[prop] = n
         elif self._minute_start:
             self._flags |= ATTENDANCE_AT_START
         self._t_att = t
@@ -341,6 +365,10 @@ class Collector:
         s.vehicles_max.append(max(self._veh_max, self._veh))
         s.vehicles_last.append(self._veh)
         s.changed_at_start.append(self._flags)
+        for prop, n in self._prop_now.items():
+            s.property_max[prop].append(max(self._prop_max[prop], n))
+            s.property_last[prop].append(n)
+            self._prop_max[prop] = _LOW
         self._att_max = self._veh_max = _LOW
         self._doc_min = self._nurse_min = _HIGH
         self._flags = 0

@@ -4,7 +4,10 @@ Columns are :data:`FINDINGS_COLUMNS`. Times are in the event's zone with their o
 the second; ``end`` is empty while the breach was still in progress when the log ends,
 and ``duration_s`` then runs to the log's end. Figures are plain ``key=value; key=value``
 text (never JSON), acknowledgements ``by=…; at=…; comment=…`` one after another with
-`` | `` between them. Every cell is cleaned of control characters.
+`` | `` between them. Every cell is cleaned of control characters. ``proven_s`` is the
+seconds of its measured stretches (the time it is proven for), ``basis`` what it rests on:
+``measured``, ``indeterminate``, ``estimate``, ``rounding``, or ``mixed`` (docs/law.md);
+``uncertain`` is ``true`` when any stretch of it is indeterminate.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ FINDINGS_COLUMNS = (
     "required",
     "uncertain",
     "acknowledged",
+    "proven_s",
+    "basis",
 )
 
 
@@ -86,5 +91,7 @@ def write_findings_csv(findings: Iterable[Finding], tz: ZoneInfo, path: Path) ->
                 figure_text(x.required),
                 "true" if x.uncertain else "false",
                 _acks(x.acknowledged, tz),
+                str(round(x.proven_s)),
+                x.basis,
             ]
             writer.writerow([clean(cell) for cell in row])

@@ -6,8 +6,12 @@ required. From the findings come the distinct breaches (one per rule and local d
 which the rule was breached: how the law's "each violation" may be read, though how many
 violations occurred is for the prosecutor and the court, docs/law.md "Penalties") and the
 verdict, which also counts the breaches the permit file showed before the assembly and a
-late or missed clean-up (permit:F). A breach found while attendance was uncertain is
-indeterminate: listed apart, never counted as proven.
+late or missed clean-up (permit:F).
+
+Each finding is split into the stretches its alert carries (core/basis.py): only its
+``measured`` stretches are proven, and only they make distinct breaches, the verdict and
+the grounds for revocation; an ``indeterminate``, ``estimate`` or ``rounding`` stretch is
+listed apart with what it rests on (docs/law.md, "Each stretch says what it rests on").
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ __all__ = [
     "REVOCATION_GROUNDS",
     "DistinctBreach",
     "Finding",
+    "FindingStretch",
     "Verdict",
     "day_spans",
     "distinct_breaches",
@@ -65,6 +70,22 @@ def rule_name(rule: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class FindingStretch:
+    """A part of a finding with one basis; ``end`` None while still open at the log's end
+    (``stop`` is then the log's end)."""
+
+    start: datetime
+    end: datetime | None
+    stop: datetime
+    basis: str
+    rests_on: tuple[str, ...] = ()
+
+    @property
+    def seconds(self) -> float:
+        return max((self.stop - self.start).total_seconds(), 0.0)
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One alert, as the report states it (texts from the wire already cleaned)."""
 
@@ -85,15 +106,32 @@ class Finding:
     message: str
     evidence_record: int | None
     evidence_hash: str | None
+    stretches: tuple[FindingStretch, ...] = ()
 
     @property
     def is_breach(self) -> bool:
         return self.severity == "breach"
 
     @property
+    def proven_s(self) -> float:
+        """Seconds of its measured stretches: the time it is proven for."""
+        return sum(x.seconds for x in self.stretches if x.basis == "measured")
+
+    @property
     def proven(self) -> bool:
-        """A breach found while every gate counter was reporting."""
-        return self.is_breach and not self.uncertain
+        """A breach with a measured stretch: proven for that time."""
+        return self.is_breach and any(x.basis == "measured" for x in self.stretches)
+
+    @property
+    def basis(self) -> str:
+        """``measured``, ``indeterminate``, ``estimate``, ``rounding``, or ``mixed``."""
+        bases = {x.basis for x in self.stretches}
+        return bases.pop() if len(bases) == 1 else ("mixed" if bases else "measured")
+
+    @property
+    def apart(self) -> tuple[FindingStretch, ...]:
+        """Its stretches that are not proven, each listed with what it rests on."""
+        return tuple(x for x in self.stretches if x.basis != "measured")
 
     @property
     def name(self) -> str:
@@ -114,8 +152,8 @@ class Finding:
 
     @property
     def within_rounding(self) -> bool:
-        """It holds only by kent-ops' rounding up: the staff met the exact ratio."""
-        return self.is_breach and self.worst_observed.get("within_rounding") is True
+        """A breach with a stretch that held only by kent-ops' rounding up."""
+        return self.is_breach and any(x.basis == "rounding" for x in self.stretches)
 
 
 def _ack(a: wire.Acknowledgement) -> wire.Acknowledgement:
@@ -145,6 +183,7 @@ def findings_from_alerts(
             continue
         end = a.ended_at
         stop = end if end is not None else (log_end if log_end is not None else start)
+        stretches = _stretches(a, start, end, stop)
         record = a.evidence.record
         out.append(
             Finding(
@@ -159,7 +198,7 @@ def findings_from_alerts(
                 duration_s=max((stop - start).total_seconds(), 0.0),
                 worst_observed=clean_figures(a.worst.observed),
                 required=clean_figures(a.worst.required),
-                uncertain=a.uncertain,
+                uncertain=any(x.basis == "indeterminate" for x in stretches),
                 acknowledged=[_ack(x) for x in a.acknowledged],
                 notes=[_note(x) for x in a.notes],
                 message=clean(a.message),
@@ -167,9 +206,38 @@ def findings_from_alerts(
                 evidence_hash=hashes.get(record, a.evidence.hash)
                 if record is not None
                 else a.evidence.hash,
+                stretches=stretches,
             )
         )
     return out
+
+
+def _stretches(
+    a: wire.Alert, start: datetime, end: datetime | None, stop: datetime
+) -> tuple[FindingStretch, ...]:
+    """The alert's stretches, an open one running to the log's end.
+
+    An alert from a log written before alerts carried stretches is one stretch, from its
+    start to its end: indeterminate if it was uncertain, rounding if its worst figures held
+    only by the rounding, else measured.
+    """
+    if a.stretches:
+        return tuple(
+            FindingStretch(
+                x.start,
+                x.end,
+                x.end if x.end is not None else max(stop, x.start),
+                x.basis,
+                tuple(clean(r) for r in x.rests_on),
+            )
+            for x in a.stretches
+        )
+    basis = "measured"
+    if a.uncertain:
+        basis = "indeterminate"
+    elif a.worst.observed.get("within_rounding") is True:
+        basis = "rounding"
+    return (FindingStretch(start, end, max(stop, start), basis),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,25 +273,27 @@ def _days(start: datetime, stop: datetime, tz: ZoneInfo) -> list[tuple[date, dat
 def distinct_breaches(
     findings: Sequence[Finding], tz: ZoneInfo, log_end: datetime | None
 ) -> list[DistinctBreach]:
-    """One entry per (rule, local day) on which a proven breach held, by day then rule.
+    """One entry per (rule, local day) on which a breach held proven, by day then rule.
 
     A breach from 22:00 to 01:00 gives two (one each day); two breaches of one rule on
-    one afternoon give one. Indeterminate (uncertain) breaches are left out, and so are
-    those that hold only within the rounding: the page lists them apart.
+    one afternoon give one. Only measured stretches count: an indeterminate, estimated or
+    rounding stretch is listed apart on the page, never here.
     """
     order = {name: i for i, name in enumerate(RULES)}
     by_key: dict[tuple[date, str], DistinctBreach] = {}
     for f in findings:
-        if not f.proven or f.within_rounding:
+        if not f.is_breach:
             continue
-        stop = f.end or log_end or f.start
-        parts = _days(f.start, max(stop, f.start), tz)
-        for i, (day, a, b) in enumerate(parts):
-            entry = by_key.setdefault((day, f.rule), DistinctBreach(f.rule, day, [], []))
-            still = f.end is None and i == len(parts) - 1
-            entry.spans.append((a, None if still else b))
-            if f.id not in entry.findings:
-                entry.findings.append(f.id)
+        for x in f.stretches:
+            if x.basis != "measured":
+                continue
+            parts = _days(x.start, x.stop, tz)
+            for i, (day, a, b) in enumerate(parts):
+                entry = by_key.setdefault((day, f.rule), DistinctBreach(f.rule, day, [], []))
+                still = x.end is None and i == len(parts) - 1
+                entry.spans.append((a, None if still else b))
+                if f.id not in entry.findings:
+                    entry.findings.append(f.id)
     return sorted(by_key.values(), key=lambda d: (d.day, order.get(d.rule, 99), d.rule))
 
 
@@ -260,14 +330,12 @@ def verdict(
     the permit file shows no breach.
     """
     proven = [f for f in findings if f.proven]
-    uncertain = [f for f in findings if f.is_breach and f.uncertain]
+    uncertain = [f for f in findings if f.is_breach and not f.proven]
     before = [p for p in pre_event if p.severity == "breach"]
     parts = []
     if proven:
-        rounding = sum(1 for f in proven if f.within_rounding)
-        apart = f" ({rounding} of them only within the rounding)" if rounding else ""
-        parts.append(f"{plural(len(proven), 'breach finding')} during the assembly: "
-                     f"{_rules(proven)}{apart}")  # fmt: skip
+        parts.append(f"{plural(len(proven), 'breach finding')} proven during the assembly: "
+                     f"{_rules(proven)}")  # fmt: skip
     if before:
         ids = ", ".join(dict.fromkeys(p.id for p in before))
         parts.append(f"{plural(len(before), 'pre-event breach')} in the permit file ({ids})")
@@ -275,13 +343,13 @@ def verdict(
         parts.append(f"clean-up {clean_up.status} (permit:F)")
     if parts:
         if uncertain:
-            parts.append(f"{len(uncertain)} more found while counts were uncertain")
+            parts.append(f"{len(uncertain)} more not proven (listed apart)")
         return Verdict("breached", "; ".join(parts))
     if uncertain:
         return Verdict(
             "indeterminate",
-            f"{plural(len(uncertain), 'breach finding')} ({_rules(uncertain)}) arose while a "
-            "gate counter was offline or stale, so the counts behind them are uncertain",
+            f"{plural(len(uncertain), 'breach finding')} ({_rules(uncertain)}) rest only on "
+            "figures that were indeterminate, an estimate or the rounding, so none is proven",
         )
     if messages == 0:
         return Verdict(

@@ -9,7 +9,11 @@ figure carried in from before it:
 - ``entries``: entries counted by the end of the minute;
 - ``doctors_on_duty``/``nurses_on_duty``: the fewest on duty at any moment of it;
 - ``nurses_required``/``spaces_required``: what ``attendance_max`` requires;
-- ``spaces_provided``: the permit's lots; ``vehicles``: the most cars in the lots.
+- ``spaces_provided``: the permit's lots; ``vehicles``: the most cars in the lots;
+- ``uncertain``: 1 when some figure of the minute rested, for any part of it, on a
+  sensor in doubt or on attendance clamped at 0 (the engine's doubt spans, core/doubt.py);
+- for an assembly over several properties, ``attendance_{property}``: the most persons on
+  each property at any moment of the minute.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from kent_ops.core import ordinance as law
+from kent_ops.core.doubt import DoubtSpan
 from kent_ops.core.permit import Permit
 from kent_ops.report.collect import (
     ATTENDANCE_AT_START,
@@ -33,7 +38,14 @@ from kent_ops.report.collect import (
 )
 from kent_ops.report.findings import Finding
 
-__all__ = ["COLUMNS", "breach_minutes", "minute_table", "minutes_of", "write_timeline_csv"]
+__all__ = [
+    "COLUMNS",
+    "breach_minutes",
+    "columns_of",
+    "minute_table",
+    "minutes_of",
+    "write_timeline_csv",
+]
 
 COLUMNS = (
     "minute",
@@ -45,7 +57,16 @@ COLUMNS = (
     "spaces_provided",
     "spaces_required",
     "vehicles",
+    "uncertain",
 )
+"""The columns of every timeline; an assembly over several properties adds one
+``attendance_{property}`` column each after them (:func:`columns_of`)."""
+
+
+def columns_of(frame: pd.DataFrame) -> list[str]:
+    """The timeline's columns in order, ``minute`` first."""
+    extra = [c for c in frame.columns if c.startswith("attendance_") and c != "attendance_max"]
+    return [*COLUMNS, *extra]
 
 
 def _series(values: array[int], index: pd.DatetimeIndex) -> pd.Series:
@@ -60,12 +81,18 @@ def minutes_of(frame: pd.DataFrame) -> pd.DatetimeIndex:
     return minutes
 
 
-def minute_table(samples: Samples, permit: Permit, end: datetime | None) -> pd.DataFrame:
+def minute_table(
+    samples: Samples,
+    permit: Permit,
+    end: datetime | None,
+    doubts: list[DoubtSpan] | None = None,
+) -> pd.DataFrame:
     """One row per minute from the first sample to the log's end; index in UTC.
 
-    Returns an empty frame (with :data:`COLUMNS` but ``minute``) when nothing was sampled.
+    ``doubts`` are the engine's spans of figures in doubt (``uncertain``). Returns an
+    empty frame (with the columns but ``minute``) when nothing was sampled.
     """
-    columns = list(COLUMNS[1:])
+    columns = list(COLUMNS[1:]) + [f"attendance_{p}" for p in samples.property_max]
     if len(samples) == 0:
         return pd.DataFrame(
             {c: pd.Series(dtype="int64") for c in columns},
@@ -122,19 +149,36 @@ def minute_table(samples: Samples, permit: Permit, end: datetime | None) -> pd.D
             "vehicles": whole_minute(
                 samples.vehicles_max, samples.vehicles_last, "max", VEHICLES_AT_START
             ),
+            "uncertain": _uncertain(minutes, doubts or []),
         },
         index=minutes,
     )
+    for prop, most in samples.property_max.items():
+        frame[f"attendance_{prop}"] = whole_minute(
+            most, samples.property_last[prop], "max", ATTENDANCE_AT_START
+        )
     return frame
 
 
+def _uncertain(minutes: pd.DatetimeIndex, spans: list[DoubtSpan]) -> pd.Series:
+    """1 for each minute that some doubt span overlaps, for any part of it."""
+    starts = minutes.asi8 // 1000  # microseconds, as the engine keeps instants
+    stops = starts + 60_000_000
+    marked = np.zeros(len(starts), dtype=np.int64)
+    for span in spans:
+        until = span.end if span.end is not None else np.iinfo(np.int64).max
+        marked |= ((starts < until) & (stops > span.start)).astype(np.int64)
+    return pd.Series(marked, index=minutes, dtype="int64")
+
+
 def write_timeline_csv(frame: pd.DataFrame, tz: ZoneInfo, path: Path) -> None:
-    """``timeline.csv``: :data:`COLUMNS`, minutes in the event's zone with their offset."""
+    """``timeline.csv``: :func:`columns_of`, minutes in the event's zone with their offset."""
     local = minutes_of(frame).tz_convert(tz)
+    columns = columns_of(frame)
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        values = frame[list(COLUMNS[1:])].to_numpy(dtype=np.int64).tolist()
+        writer.writerow(columns)
+        values = frame[columns[1:]].to_numpy(dtype=np.int64).tolist()
         for minute, row in zip(local, values, strict=True):
             writer.writerow([minute.isoformat(), *row])
 

@@ -92,11 +92,16 @@ def test_a_breach_only_by_rounding_up_says_so_and_stands_apart(tmp_path: Path) -
     outcome = build_report(permit, evidence, out)
     (nurses,) = [f for f in outcome.data.findings if f.rule == "nurse-ratio"]
     assert nurses.within_rounding
+    assert (nurses.basis, nurses.proven, nurses.proven_s) == ("rounding", False, 0)
+    assert nurses.apart[0].rests_on == (
+        "2 nurses meet one for each whole 500 persons (the exact ratio)",
+    )
     assert "only by rounding up" in nurses.worst_sentence
     assert outcome.data.distinct == []
     law = section((out / "index.html").read_text(encoding="utf-8"), "the-law")
+    assert "Not proven: listed apart" in law
     assert "Within the rounding" in law
-    assert "(1 of them only within the rounding)" in outcome.data.verdict.reason
+    assert outcome.data.verdict.word != "breached"
 
 
 def test_an_assembly_of_500_or_fewer_is_no_one_elses_duty(tmp_path: Path) -> None:

@@ -23,17 +23,16 @@ _CLEAN_UP_TAG = {"done": "ok", "open": "warning", "not applicable": "ok"}
 
 def _row_class(f: Finding) -> str:
     if f.is_breach:
-        return "uncertain" if f.uncertain else "breach"
+        return "breach" if f.proven else "uncertain"
     return "warning-row" if f.severity == "warning" else "data"
 
 
 def _finding_row(f: Finding, fmt: Fmt) -> str:
     tag = f'<span class="tag {escape(f.severity)}">{escape(f.severity)}</span>'
-    if f.uncertain:
-        tag += ' <span class="tag uncertain">uncertain: indeterminate</span>'
-    if f.within_rounding:
-        tag += ' <span class="tag warning">within the rounding</span>'
-    if f.revocation_ground:
+    if f.is_breach and f.basis != "measured":
+        words = "not proven" if not f.proven else f"proven for {duration(f.proven_s)} of it"
+        tag += f' <span class="tag uncertain">{escape(words)}: see "Not proven"</span>'
+    if f.revocation_ground and f.proven:
         tag += ' <span class="tag breach">a ground for revocation (permit:G)</span>'
     acks = "<br>".join(
         f"{escape(a.by)} at {escape(fmt.when(a.at))}: {escape(a.comment)}" for a in f.acknowledged
@@ -94,8 +93,10 @@ def findings(data: ReportData, fmt: Fmt) -> str:
     out = [
         f"<p>{len(data.findings)} finding{'s' if len(data.findings) != 1 else ''}: every alert "
         "the engine raised when the evidence log was replayed. Start is when the condition "
-        "first held; end when it stopped holding. A breach marked uncertain arose while a "
-        "gate counter was offline or stale: it is indeterminate, not proven.</p>",
+        "first held; end when it stopped holding. A breach is proven only for the time its "
+        "figures were measured; the rest of it (indeterminate, an estimate, or within the "
+        "rounding) is listed under \u201cNot proven: listed apart\u201d with what it rests on."
+        "</p>",
         table(head, [_finding_row(f, fmt) for f in ordered], {5}),
         *_by_rule(data),
     ]

@@ -5,9 +5,9 @@ The report measures and records; it does not decide that anyone committed an off
 law provides for a violation, lists the distinct breaches (one line per rule and local
 day, with the times it was in breach that day), says in words that this is not a count of
 offences, ties each finding that is one of permit:G's two grounds to it (and no other),
-and names who the law reaches. A breach found while attendance was uncertain is listed
-apart as indeterminate, and one that holds only by rounding a required count up apart
-as within the rounding. No fine is totalled anywhere.
+and names who the law reaches. Only a finding's measured stretches are proven; each
+stretch that is indeterminate, an estimate or within the rounding is listed apart with
+what it rests on. No fine is totalled anywhere.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from kent_ops.core import ordinance as law
 from kent_ops.report.citations import EXCERPTS, cites_in
 from kent_ops.report.findings import DistinctBreach, day_spans
 from kent_ops.report.model import ReportData
-from kent_ops.report.page.fmt import Fmt, cites, table
+from kent_ops.report.page.fmt import Fmt, cites, duration, table
 
 __all__ = ["legend", "what_the_law_provides"]
 
@@ -43,7 +43,7 @@ def _provides() -> str:
 
 def _grounds(data: ReportData, fmt: Fmt) -> list[str]:
     """The findings that are a ground for revocation under permit:G, and only those."""
-    grounds = [f for f in data.findings if f.revocation_ground]
+    grounds = [f for f in data.findings if f.revocation_ground and f.proven]
     out = ["<h3>Grounds for revocation (permit:G)</h3>"]
     if not grounds:
         out.append(
@@ -55,11 +55,11 @@ def _grounds(data: ReportData, fmt: Fmt) -> list[str]:
         )
         return out
     rows = [
-        f"<tr class='{'uncertain' if f.uncertain else 'breach'}'><td class='id'>{escape(f.id)}"
+        f"<tr class='breach'><td class='id'>{escape(f.id)}"
         f"</td><td><b>{escape(f.name)}</b> <span class='muted'>({escape(f.rule)})</span>"
         f"</td><td>{cites(f.cite)}</td><td>{escape(fmt.when(f.start))}</td>"
-        f"<td>the facilities were not provided as specified in the application"
-        f"{' (indeterminate: counts uncertain)' if f.uncertain else ''}</td></tr>"
+        f"<td>the facilities were not provided as specified in the application "
+        f"(proven for {escape(duration(f.proven_s))})</td></tr>"
         for f in grounds
     ]
     out.append(
@@ -108,29 +108,6 @@ def _distinct(data: ReportData, fmt: Fmt) -> list[str]:
     return out
 
 
-def _within_rounding(data: ReportData, fmt: Fmt) -> list[str]:
-    """Breaches that hold only because kent-ops rounds a required count up."""
-    apart = [f for f in data.findings if f.proven and f.within_rounding]
-    if not apart:
-        return []
-    rows = [
-        f"<tr class='breach'><td class='id'>{escape(f.id)}</td><td><b>{escape(f.name)}</b> "
-        f"<span class='muted'>({escape(f.rule)})</span></td><td>{cites(f.cite)}</td>"
-        f"<td>{escape(fmt.when(f.start))}</td><td>{escape(f.worst_sentence)}</td></tr>"
-        for f in apart
-    ]
-    return [
-        "<h3>Within the rounding</h3>",
-        "<p>kent-ops reads a ratio of one nurse per 500 persons, or one car space per four, "
-        "as one for each whole 500 (or four) and one more for any part of one, so 1,001 "
-        "persons need 3 nurses and 251 car spaces. That is kent-ops' reading, not the law's "
-        "words. These breaches hold only because of it: the staff or spaces met one for "
-        "each whole 500 (or four). They are listed apart, outside the distinct breaches "
-        "above, for the Board to weigh.</p>",
-        table(["Finding", "Rule", "Cite", "Start", "As found"], rows),
-    ]
-
-
 def _other_breaches(data: ReportData, fmt: Fmt) -> list[str]:
     """Breaches outside the live rules: before the assembly, and in its clean-up."""
     out = []
@@ -152,24 +129,58 @@ def _other_breaches(data: ReportData, fmt: Fmt) -> list[str]:
     return out
 
 
-def _indeterminate(data: ReportData, fmt: Fmt) -> list[str]:
-    uncertain = [f for f in data.findings if f.is_breach and f.uncertain]
-    if not uncertain:
+_BASIS_WORDS = {
+    "indeterminate": (
+        "Indeterminate",
+        "a sensor behind the figures was offline, silent or otherwise in doubt (named), so "
+        "the figures may be wrong",
+    ),
+    "estimate": (
+        "An estimate",
+        "attendance rested on an inspector's adjustment (named) and the breach would not "
+        "hold on the gate counts alone",
+    ),
+    "rounding": (
+        "Within the rounding",
+        "the staff or spaces met the exact ratio (one for each whole 500 persons, or four); "
+        "the breach holds only by kent-ops' reading of a part of 500 (or four) as needing "
+        "one more (docs/law.md, \u201cRounding up\u201d)",
+    ),
+}
+
+
+def _apart(data: ReportData, fmt: Fmt) -> list[str]:
+    """Every stretch of a breach that is not proven, with what it rests on."""
+    rows = []
+    bases: set[str] = set()
+    for f in data.findings:
+        if not f.is_breach:
+            continue
+        for x in f.apart:
+            bases.add(x.basis)
+            word = _BASIS_WORDS.get(x.basis, (x.basis, ""))[0]
+            until = fmt.when(x.end) if x.end is not None else "still in progress when the log ends"
+            rests = "; ".join(x.rests_on) or "\u2014"
+            rows.append(
+                f"<tr class='uncertain'><td class='id'>{escape(f.id)}</td><td><b>"
+                f"{escape(f.name)}</b> <span class='muted'>({escape(f.rule)})</span></td>"
+                f"<td>{escape(word)}</td><td>{escape(fmt.when(x.start))} to {escape(until)}"
+                f"</td><td>{escape(duration(x.seconds))}</td><td>{escape(rests)}</td></tr>"
+            )
+    if not rows:
         return []
-    rows = [
-        f"<tr class='uncertain'><td class='id'>{escape(f.id)}</td><td><b>{escape(f.name)}</b> "
-        f"<span class='muted'>({escape(f.rule)})</span></td><td>{cites(f.cite)}</td>"
-        f"<td>{escape(fmt.when(f.start))}</td>"
-        f"<td>{escape(fmt.when(f.end) if f.end else 'still in progress when the log ends')}"
-        "</td></tr>"
-        for f in uncertain
-    ]
+    why = "".join(
+        f"<li><b>{escape(_BASIS_WORDS[b][0])}</b>: {escape(_BASIS_WORDS[b][1])}.</li>"
+        for b in ("indeterminate", "estimate", "rounding")
+        if b in bases
+    )
     return [
-        "<h3>Indeterminate</h3>",
-        "<p>These breaches were found while a gate counter was offline or stale, so the "
-        "attendance behind them is uncertain. They are listed here as indeterminate and "
-        "are kept out of the lists above and out of the verdict's proven breaches.</p>",
-        table(["Finding", "Rule", "Cite", "Start", "End"], rows),
+        "<h3>Not proven: listed apart</h3>",
+        "<p>A breach is proven only for the time its figures were measured. These stretches "
+        "of breaches are not: they are kept out of the distinct breaches, the verdict and "
+        "the grounds for revocation, and listed here for the Board to weigh.</p>",
+        f"<ul>{why}</ul>",
+        table(["Finding", "Rule", "Basis", "From (local time)", "For", "Rests on"], rows),
     ]
 
 
@@ -206,9 +217,8 @@ def what_the_law_provides(data: ReportData, fmt: Fmt) -> str:
     out = [
         _provides(),
         *_distinct(data, fmt),
-        *_within_rounding(data, fmt),
         *_other_breaches(data, fmt),
-        *_indeterminate(data, fmt),
+        *_apart(data, fmt),
         *_grounds(data, fmt),
         *_reaches(data),
     ]

@@ -41,12 +41,12 @@ def _verdict_items(data: ReportData, fmt: Fmt) -> list[str]:
     items = [f"<li>{escape(v.reason[:1].upper() + v.reason[1:])}.</li>"]
     breaches = [f for f in data.findings if f.is_breach]
     if data.findings:
-        unsure = sum(1 for f in breaches if f.uncertain)
+        unsure = sum(1 for f in breaches if not f.proven)
         warnings = sum(1 for f in data.findings if f.severity == "warning")
         notes = sum(1 for f in data.findings if f.severity == "data")
         items.append(
             f"<li>Findings: {count(len(breaches), 'breach finding')}"
-            + (f" (of which {unsure} indeterminate)" if unsure else "")
+            + (f" (of which {unsure} not proven)" if unsure else "")
             + f", {count(warnings, 'warning')}, {count(notes, 'data finding')}.</li>"
         )
     before = sum(1 for p in data.pre_event if p.severity == "breach")
