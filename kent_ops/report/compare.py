@@ -82,6 +82,8 @@ def compare_with_live(
         diffs = [f for f in COMPARED_FIELDS if getattr(r, f) != getattr(lv, f)]
         if clock == "wall":
             diffs = [f for f in diffs if not _close(getattr(r, f), getattr(lv, f))]
+        if lv.stretches and not _same_stretches(r.stretches, lv.stretches, clock):
+            diffs.append("stretches")
             if _cleared_at_the_end(diffs, r, lv, log_end):
                 notes.append(
                     f"{alert_id} cleared at {_shown(r.cleared_at)}, just before the log ends; "
@@ -114,8 +116,28 @@ def _cleared_at_the_end(
     )
 
 
+def _same_stretches(replayed: list[wire.Stretch], live: list[wire.Stretch], clock: str) -> bool:
+    """The same stretches, basis for basis and what each rests on; their times equal with
+    the sensor clock, within :data:`WALL_TOLERANCE_S` with the wall clock. (A log written
+    before alerts carried stretches has none live: nothing to compare.)"""
+    if len(replayed) != len(live):
+        return False
+    for r, lv in zip(replayed, live, strict=True):
+        if (r.basis, r.rests_on) != (lv.basis, lv.rests_on):
+            return False
+        for a, b in ((r.start, lv.start), (r.end, lv.end)):
+            if a != b and not (clock == "wall" and _close(a, b)):
+                return False
+    return True
+
+
 def _shown(value: Any) -> Any:
-    """A compared value as the log writes it: a time as its ISO text."""
+    """A compared value as the log writes it: a time as its ISO text, stretches as
+    ``basis from–to`` one after another."""
+    if isinstance(value, list) and all(isinstance(x, wire.Stretch) for x in value):
+        return "; ".join(
+            f"{x.basis} {x.start.isoformat()}–{x.end.isoformat() if x.end else '…'}" for x in value
+        )
     return value.isoformat() if isinstance(value, datetime) else value
 
 

@@ -232,12 +232,22 @@ def _facts(alert: wire.Alert, zone: tzinfo) -> Table:
         facts.add_row("Evidence", Text(f"record {evidence.record}"))
         facts.add_row("Hash", Text(clean(evidence.hash), overflow="fold"))
     if alert.uncertain:
-        facts.add_row(
-            "Uncertain",
-            Text("raised while a gate counter was down: indeterminate", style="dark_orange"),
-        )
+        why = "; ".join(clean(r) for r in alert.stretches[-1].rests_on) or "a sensor in doubt"
+        facts.add_row("Uncertain", Text(f"indeterminate now: {why}", style="dark_orange"))
+    if any(x.basis != "measured" for x in alert.stretches):
+        facts.add_row("Stretches", _stretches(alert, zone))
     facts.add_row("Acknowledged", _acknowledged(alert, zone))
     return facts
+
+
+def _stretches(alert: wire.Alert, zone: tzinfo) -> Text:
+    """Each part of the alert's time with what it rests on: only measured time is proven."""
+    lines = []
+    for x in alert.stretches:
+        until = local_clock(x.end, zone) if x.end is not None else "now"
+        rests = f": {'; '.join(clean(r) for r in x.rests_on)}" if x.rests_on else ""
+        lines.append(f"{local_clock(x.start, zone)}–{until} {x.basis}{rests}")
+    return Text("\n".join(lines))
 
 
 def alert_detail(alert: wire.Alert | None, status: wire.Status | None) -> RenderableType:

@@ -70,10 +70,7 @@ class DoctorOnDuty(Rule):
     severity = "breach"
     cite = law.CITE_MEDICAL
     title = "Doctor on duty"
-    summary = (
-        "During the assembly, with more than 500 present, no doctor on duty (the law "
-        "requires at least 1)."
-    )
+    summary = "With more than 500 present, no doctor on duty (the law requires at least 1)."
     reads = frozenset({"attendance", "staff"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
@@ -100,8 +97,8 @@ class NurseRatio(Rule):
     cite = law.CITE_MEDICAL
     title = "Registered nurses per persons present"
     summary = (
-        "During the assembly, with more than 500 present, fewer registered nurses on duty "
-        "than the law's one per 500 persons (rounded up)."
+        "With more than 500 present, fewer registered nurses on duty than one per 500 persons "
+        "(rounded up)."
     )
     reads = frozenset({"attendance", "staff"})
 
@@ -144,9 +141,8 @@ class ApplicationStaffing(Rule):
     cite = law.CITE_REVOCATION
     title = "Medical staff below the application"
     summary = (
-        "During the assembly, with more than 500 present, the law's medical minimums met but "
-        "fewer doctors or nurses on duty than the application specified: facilities not "
-        "provided as specified."
+        "With more than 500 present, the law's medical minimums met but fewer doctors or "
+        "nurses on duty than the application specified: facilities not provided as specified."
     )
     reads = frozenset({"attendance", "staff"})
 
@@ -223,10 +219,7 @@ class ParkingRatio(Rule):
     severity = "breach"
     cite = law.CITE_PARKING
     title = "Car spaces per persons present"
-    summary = (
-        "During the assembly, with more than 500 present, fewer car spaces than one per four "
-        "persons in attendance."
-    )
+    summary = "With more than 500 present, fewer car spaces than one per four persons present."
     reads = frozenset({"attendance"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
