@@ -148,7 +148,7 @@ def build_report(
             f"but the permit {permit_path} is for {permit.event_id!r}"
         )
     _check_out_dir(out)
-    collector = Collector([p.id for p in permit.properties])
+    collector = Collector([p.id for p in permit.properties], permit.max_at_one_time)
     result = _replay_verified(permit, evidence_path, collector, parallel_verify, progress)
     generated_at = now or datetime.now(UTC)
     data = _report_data(permit, permit_path, meta, evidence_path, result, collector, generated_at)
@@ -264,6 +264,8 @@ def _report_data(
         incomplete=incomplete_reasons(permit, findings, result.end),
         generated_at=generated_at,
         version=__version__,
+        brief_gaps=engine.alert_book.brief_gaps(),
+        doubts=list(engine.doubt.spans),
     )
 
 

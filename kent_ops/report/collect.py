@@ -28,6 +28,7 @@ from kent_ops.evidence.system import Checkpointed, FloodSummary
 from kent_ops.report.devices import RentedDevices
 from kent_ops.report.kept import Kept
 from kent_ops.report.snapshots import SnapshotChecks
+from kent_ops.report.staff import StaffBeside
 from kent_ops.report.text import clean
 
 __all__ = [
@@ -190,8 +191,10 @@ class Collector:
     status showed on each (and when) is kept in :attr:`property_peaks`.
     """
 
-    def __init__(self, properties: Sequence[str] = ()) -> None:
+    def __init__(self, properties: Sequence[str] = (), max_at_one_time: int = 500) -> None:
         self.samples = Samples()
+        self.staff_beside = StaffBeside((500, max_at_one_time))
+        """Stretches above 500 (or the permitted maximum) only with the badged staff added."""
         self.property_peaks: dict[str, tuple[int, datetime]] = {}
         self._single = properties[0] if len(properties) == 1 else None
         self._several = len(properties) > 1
@@ -255,8 +258,9 @@ class Collector:
             if t != self._t_att:
                 self._attendance_held(t)
             counts = engine.counts
-            self._att = counts.counter_attendance + counts.offset
+            self._att = counts.attendance
             self._entries = counts.entries
+            self._staff_beside(t, engine)
             if self._single is not None:
                 peak = self.property_peaks.get(self._single)
                 if peak is None or counts.counter_attendance > peak[0]:
@@ -277,12 +281,20 @@ class Collector:
             roster = engine.counts.roster.counts
             self._doc = roster["doctor"]
             self._nurse = roster["nurse"]
+            self._staff_beside(t, engine)
             return result.reason is not None
         # An inspector's adjustment: the attendance figure moves.
         if t != self._t_att:
             self._attendance_held(t)
         self._att = engine.counts.attendance
+        self._staff_beside(t, engine)
         return True
+
+    def _staff_beside(self, t: datetime, engine: Engine) -> None:
+        counts = engine.counts
+        roster = counts.roster.counts
+        staff = roster["doctor"] + roster["nurse"] + roster["security"]
+        self.staff_beside.update(t, counts.attendance, staff)
 
     def _property_peaks(self, persons: dict[str, int], t: datetime) -> None:
         """Persons on each property now, as the status shows them: keep each one's highest."""

@@ -13,6 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from kent_ops.core import wire
+from kent_ops.core.alerts import Brief
+from kent_ops.core.doubt import DoubtSpan
 from kent_ops.core.permit import Permit
 from kent_ops.core.precheck import PreEventFinding
 from kent_ops.evidence.replay import ReplayResult
@@ -64,6 +66,10 @@ class ReportData:
     generated_at: datetime
     version: str
     charts: dict[str, bytes] = field(default_factory=dict)
+    brief_gaps: list[Brief] = field(default_factory=list)
+    """Staffing shortfalls over 500 that ended before they became findings."""
+    doubts: list[DoubtSpan] = field(default_factory=list)
+    """Each stretch in which a figure rested on a sensor in doubt, or on a clamp at 0."""
 
     @property
     def log_end(self) -> datetime | None:

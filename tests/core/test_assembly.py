@@ -309,3 +309,57 @@ def test_an_engine_without_properties_in_the_file_has_one() -> None:
     assert status.ts is None
     assert status.assembly.on is False
     assert status.permit.since is None
+
+
+# -- housing only where the night was contemplated ---------------------------------------------
+
+
+def test_a_crowd_leaving_across_midnight_is_dispersing_not_overnight() -> None:
+    """The window ends 23:30; 900 leave slowly past midnight, nobody admitted: the hour to
+    disperse is a warning, and no midnight inside a window ever passed, so no housing."""
+    d = Driver(permit_variant(QUICK))
+    d.staff(local(9), doctors=1, nurses=10, security=20)
+    d.present(900, local(23))
+    d.tick(local(23, 30))
+    d.present(800, local(23, 50))
+    d.present(600, local(0, 5, day=5))
+    d.tick(local(0, 20, day=5))
+    assert d.alerts("overnight-housing") == []
+    (leaving,) = d.alerts("dispersing")
+    assert when(leaving["since"]) == local(23, 30)
+    d.tick(local(0, 40, day=5))  # the allowance is over at 00:30 with 600 still present
+    (late,) = d.alerts("permit-required")
+    assert when(late["since"]) == local(0, 30, day=5)
+    assert d.alerts("overnight-housing") == []
+
+
+def test_an_overrun_past_midnight_of_an_overnight_permit_is_no_housing_breach() -> None:
+    """A permit declared overnight whose windows close at 23:30 each day: a crowd staying
+    past midnight is outside every window, an overrun (permit-required), nothing more."""
+    windows = [
+        {"start": local(10), "end": local(23, 30)},
+        {"start": local(10, day=5), "end": local(23, 30, day=5)},
+    ]
+    d = Driver(permit_variant({**QUICK, "windows": windows, "facilities.overnight": True}))
+    d.staff(local(9), doctors=1, nurses=10, security=20)
+    d.present(900, local(23))
+    d.tick(local(3, day=5))
+    assert d.alerts("overnight-housing") == []
+    assert [when(a["since"]) for a in d.alerts("permit-required")] == [local(0, 30, day=5)]
+    d.tick(local(10, 30, day=5))  # the second window opens with the crowd still there
+    assert d.alerts("overnight-housing") == []
+
+
+def test_a_two_day_festival_that_closes_overnight_needs_no_housing() -> None:
+    windows = [
+        {"start": local(10), "end": local(23, 30)},
+        {"start": local(10, day=5), "end": local(23, 30, day=5)},
+    ]
+    d = Driver(permit_variant({**QUICK, "windows": windows}))
+    d.staff(local(9), doctors=1, nurses=10, security=20)
+    d.present(2_000, local(12))
+    d.present(0, local(23, 20))
+    d.present(2_000, local(12, day=5))
+    d.present(0, local(23, 20, day=5))
+    d.tick(local(1, day=6))
+    assert d.alerts("overnight-housing") == []

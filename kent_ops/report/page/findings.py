@@ -14,6 +14,7 @@ from kent_ops.core import ordinance as law
 from kent_ops.report.findings import Finding
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, cites, duration, figures, table
+from kent_ops.report.page.record import on_the_record
 
 __all__ = ["clean_up", "findings", "inspectors"]
 
@@ -81,9 +82,12 @@ def _by_rule(data: ReportData) -> list[str]:
 def findings(data: ReportData, fmt: Fmt) -> str:
     """Every finding, breaches first, then the breaches summed by rule."""
     if not data.findings:
-        return (
-            "<p>No alert was raised: no live rule's condition held for its pending time "
-            "(see the data quality section for what the log holds).</p>"
+        return "\n".join(
+            [
+                "<p>No alert was raised: no live rule's condition held for its pending time "
+                "(see the data quality section for what the log holds).</p>",
+                *on_the_record(data, fmt),
+            ]
         )
     ordered = sorted(data.findings, key=lambda f: (_SEVERITY_ORDER.get(f.severity, 9), f.id))
     head = [
@@ -99,6 +103,7 @@ def findings(data: ReportData, fmt: Fmt) -> str:
         "</p>",
         table(head, [_finding_row(f, fmt) for f in ordered], {5}),
         *_by_rule(data),
+        *on_the_record(data, fmt),
     ]
     return "\n".join(out)
 

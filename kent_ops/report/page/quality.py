@@ -15,6 +15,7 @@ from kent_ops.report.model import ReportData
 from kent_ops.report.page.devices import rented_devices
 from kent_ops.report.page.fmt import Fmt, count, duration, figures, table
 from kent_ops.report.page.kept import kept_section
+from kent_ops.report.page.record import doubt_section
 from kent_ops.report.snapshots import snapshot_section
 
 __all__ = ["data_quality", "evidence"]
@@ -175,6 +176,7 @@ def data_quality(data: ReportData, fmt: Fmt) -> str:
     """The data quality section: everything that bears on how far the figures can be trusted."""
     out = [
         *_outages(data, fmt),
+        *doubt_section(data, fmt),
         *_rejected(data, fmt),
         *rented_devices(data.collector.devices, fmt),
         *_restarts(data, fmt),
