@@ -162,7 +162,7 @@ def minute_table(
 
 def _uncertain(minutes: pd.DatetimeIndex, spans: list[DoubtSpan]) -> pd.Series:
     """1 for each minute that some doubt span overlaps, for any part of it."""
-    starts = minutes.asi8 // 1000  # microseconds, as the engine keeps instants
+    starts = minutes.as_unit("us").asi8  # microseconds, as the engine keeps instants
     stops = starts + 60_000_000
     marked = np.zeros(len(starts), dtype=np.int64)
     for span in spans:
