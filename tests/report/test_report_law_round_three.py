@@ -97,7 +97,8 @@ def test_brief_gaps_and_staff_beside_attendance_are_on_the_record(tmp_path: Path
     assert [f.rule for f in outcome.data.findings if f.severity == "breach"] == []
     (gap,) = outcome.data.brief_gaps
     assert gap.rule == "doctor-on-duty"
-    assert gap.until is not None and gap.until - gap.since == 5_000_000
+    assert gap.until is not None
+    assert gap.until - gap.since == 5_000_000
     (beside,) = outcome.data.collector.staff_beside.stretches
     assert (beside.limit, beside.attendance, beside.staff) == (500, 490, 43)
     assert (beside.start, beside.end) == (utc(2027, 7, 4, 14, 10), utc(2027, 7, 4, 14, 20))
