@@ -58,7 +58,11 @@ def compose(alert: wire.Alert, *, event_name: str, tz: ZoneInfo, dashboard: str)
         lead = alert.message or _what(alert)
     lines = [lead, f"Alert {alert.id}, {alert.severity}, {alert.cite or 'no citation'}.", when]
     if alert.uncertain:
-        lines.append("Attendance was uncertain (a counter was offline or stale) when raised.")
+        why = "; ".join(alert.stretches[-1].rests_on) if alert.stretches else ""
+        lines.append(
+            f"Its figures are indeterminate ({why or 'a sensor was offline or silent'}): not "
+            "proven while that lasts."
+        )
     if dashboard:
         lines.append(f"Dashboard: {dashboard}")
     return Notice(title=title, body="\n".join(lines))

@@ -59,7 +59,7 @@ def test_a_per_lot_warning_names_its_lot_and_an_uncertain_one_says_so() -> None:
     notice = compose(lot, event_name="Kent Fest", tz=KENT, dashboard="")
     assert "Warning A-0009" in notice.title
     assert "(lot-a)" in notice.title
-    assert "Attendance was uncertain" in notice.body
+    assert "Its figures are indeterminate (a sensor was offline or silent)" in notice.body
 
 
 def test_an_unknown_rule_is_named_as_it_is() -> None:

@@ -63,8 +63,11 @@ def _grounds(data: ReportData, fmt: Fmt) -> list[str]:
         for f in grounds
     ]
     out.append(
-        "<p>These findings are facilities the application specified, and the law requires, "
-        "found not provided: the first ground of permit:G.</p>"
+        "<p>These findings are facilities found not provided as specified in the "
+        "application: the first ground of permit:G, for the time each was proven. Where the "
+        "rule is application-staffing the application specified more doctors or nurses than "
+        "the law's minimum, and the law's minimum was met: only the application asked for "
+        "them.</p>"
     )
     out.append(table(["Finding", "Rule", "Cite", "Start", "Ground"], rows))
     return out
