@@ -132,7 +132,7 @@ def test_a_scripted_day_figure_by_figure(
     assert s["parking"] == {"spaces_provided": 1050, "spaces_required": 340, "occupied": 540,
                             "vehicles_at_one_time": 1100}  # fmt: skip
     assert s["medical"] == {"doctors_on_duty": 1, "doctors_required": 1, "nurses_on_duty": 2,
-                            "nurses_required": 3}  # fmt: skip
+                            "nurses_required": 3, "uncertain": False}  # fmt: skip
     assert s["gates"]["north"]["in"] == 1000
     assert s["gates"]["south"]["net"] == 620
     assert s["lots"]["lot-a"]["occupied"] == 330
