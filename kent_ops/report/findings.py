@@ -6,8 +6,13 @@ required. From the findings come the distinct breaches (one per rule and local d
 which the rule was breached: how the law's "each violation" may be read, though how many
 violations occurred is for the prosecutor and the court, docs/law.md "Penalties") and the
 verdict, which also counts the breaches the permit file showed before the assembly and a
-late or missed clean-up (permit:F). A breach found while attendance was uncertain is
-indeterminate: listed apart, never counted as proven.
+clean-up found deficient and never made good (permit:F). A breach found while attendance
+was uncertain is indeterminate, and one that holds only by rounding a required count up
+is within the rounding: both listed apart, never counted as proven.
+
+The verdict is one of three (docs/law.md, "The verdict says what was watched"):
+``BREACHED`` (a proven breach), ``NO BREACH FOUND`` or ``RECORD INCOMPLETE``; the last
+two are followed by what was not watched. No verdict says the permit's terms were kept.
 """
 
 from __future__ import annotations
@@ -25,7 +30,10 @@ from kent_ops.report.cleanup import CleanUp
 from kent_ops.report.text import clean, clean_figures
 
 __all__ = [
+    "BREACHED",
     "CLEAN_UP_NAME",
+    "NO_BREACH_FOUND",
+    "RECORD_INCOMPLETE",
     "REVOCATION_GROUNDS",
     "DistinctBreach",
     "Finding",
@@ -34,6 +42,7 @@ __all__ = [
     "distinct_breaches",
     "findings_from_alerts",
     "plural",
+    "proven_breaches",
     "rule_name",
     "verdict",
 ]
@@ -227,12 +236,41 @@ def distinct_breaches(
     return sorted(by_key.values(), key=lambda d: (d.day, order.get(d.rule, 99), d.rule))
 
 
+BREACHED = "BREACHED"
+NO_BREACH_FOUND = "NO BREACH FOUND"
+RECORD_INCOMPLETE = "RECORD INCOMPLETE"
+
+_EXIT = {BREACHED: 1, NO_BREACH_FOUND: 0, RECORD_INCOMPLETE: 1}
+"""``kent-ops report``'s exit code for each verdict: 0 only when no breach was found in a
+complete record (an incomplete one is a check that could not be made whole)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The page's first line: ``kept``, ``breached`` or ``indeterminate``, and why."""
+    """The page's first line and the command's last: the verdict, why, and what was not
+    watched (``not_watched``, given for every verdict and said after all but BREACHED)."""
 
     word: str
+    """:data:`BREACHED`, :data:`NO_BREACH_FOUND` or :data:`RECORD_INCOMPLETE`."""
     reason: str
+    not_watched: str = ""
+
+    @property
+    def key(self) -> str:
+        """``breached``, ``no-breach-found`` or ``record-incomplete``: a CSS class, a name."""
+        return self.word.lower().replace(" ", "-")
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT[self.word]
+
+    @property
+    def line(self) -> str:
+        """``NO BREACH FOUND: …; not watched: …`` as the command prints it, on one line."""
+        text = f"{self.word}: {self.reason}"
+        if self.word != BREACHED and self.not_watched:
+            text += f"; not watched: {self.not_watched}"
+        return text
 
 
 def plural(n: int, noun: str) -> str:
@@ -247,56 +285,82 @@ def _rules(findings: Sequence[Finding]) -> str:
     return ", ".join(f"{rule_name(r)} ({r})" for r in rules)
 
 
+def proven_breaches(findings: Sequence[Finding]) -> list[Finding]:
+    """The breach findings the record proves, the only ones the verdict counts: neither
+    indeterminate (a sensor they rest on offline or stale) nor only within the rounding."""
+    return [f for f in findings if f.proven and not f.within_rounding]
+
+
+def _not_proven(findings: Sequence[Finding], proven: Sequence[Finding]) -> str:
+    """``2 more breach findings not proven (…), listed apart``; empty if none."""
+    counted = {f.id for f in proven}
+    rest = [f for f in findings if f.is_breach and f.id not in counted]
+    if not rest:
+        return ""
+    kinds = []
+    if any(f.uncertain for f in rest):
+        kinds.append("indeterminate")
+    if any(f.within_rounding and not f.uncertain for f in rest):
+        kinds.append("only within the rounding")
+    return (
+        f"{plural(len(rest), 'breach finding')} not proven ({' or '.join(kinds)}: "
+        f"{_rules(rest)}), listed apart"
+    )
+
+
+def _clean_up_words(clean_up: CleanUp) -> str:
+    if clean_up.status == "open":
+        return (
+            "clean-up is not yet due"
+            if clean_up.word == "not yet due"
+            else ("clean-up is still open")
+        )
+    if clean_up.is_warning:
+        return "clean-up not recorded by its deadline (a warning: the Town holds no record)"
+    return ""
+
+
 def verdict(
-    findings: list[Finding],
+    findings: Sequence[Finding],
     clean_up: CleanUp,
     pre_event: Sequence[PreEventFinding],
     *,
     messages: int,
+    incomplete: Sequence[str] = (),
+    not_watched: str = "",
 ) -> Verdict:
-    """Breached if any breach is proven, during the assembly, before it or in its clean-up.
+    """BREACHED if a breach is proven, during the assembly, before it or in its clean-up.
 
-    Indeterminate if the only breaches are uncertain, or the log holds no messages and
-    the permit file shows no breach.
+    Otherwise RECORD INCOMPLETE if the log may not show the whole assembly
+    (``incomplete``, or no messages at all), else NO BREACH FOUND; either is followed by
+    ``not_watched`` (:class:`~kent_ops.report.watched.Unwatched`). A breach that is not
+    proven is named as such, never counted.
     """
-    proven = [f for f in findings if f.proven]
-    uncertain = [f for f in findings if f.is_breach and f.uncertain]
+    proven = proven_breaches(findings)
     before = [p for p in pre_event if p.severity == "breach"]
     parts = []
     if proven:
-        rounding = sum(1 for f in proven if f.within_rounding)
-        apart = f" ({rounding} of them only within the rounding)" if rounding else ""
-        parts.append(f"{plural(len(proven), 'breach finding')} during the assembly: "
-                     f"{_rules(proven)}{apart}")  # fmt: skip
+        parts.append(f"{plural(len(proven), 'breach finding')} proven during the assembly: "
+                     f"{_rules(proven)}")  # fmt: skip
     if before:
         ids = ", ".join(dict.fromkeys(p.id for p in before))
         parts.append(f"{plural(len(before), 'pre-event breach')} in the permit file ({ids})")
     if clean_up.is_breach:
-        parts.append(f"clean-up {clean_up.status} (permit:F)")
+        parts.append("clean-up not done (permit:F): item F found deficient and not made good")
+    not_proven = _not_proven(findings, proven)
     if parts:
-        if uncertain:
-            parts.append(f"{len(uncertain)} more found while counts were uncertain")
-        return Verdict("breached", "; ".join(parts))
-    if uncertain:
-        return Verdict(
-            "indeterminate",
-            f"{plural(len(uncertain), 'breach finding')} ({_rules(uncertain)}) arose while a "
-            "gate counter was offline or stale, so the counts behind them are uncertain",
-        )
-    if messages == 0:
-        return Verdict(
-            "indeterminate",
-            "the evidence log holds no sensor or inspector messages, so nothing shows "
-            "whether the terms were kept",
-        )
-    tail = ""
-    if clean_up.status == "open":
-        tail = (
-            "; clean-up is not yet due"
-            if clean_up.word == "not yet due"
-            else "; clean-up is still open"
-        )
-    return Verdict("kept", f"no breach of the permit's terms was found{tail}")
+        return Verdict(BREACHED, "; ".join([*parts, *([not_proven] if not_proven else [])]),
+                       not_watched)  # fmt: skip
+    why = list(incomplete)
+    empty = "the evidence log holds no sensor or inspector messages"
+    if messages == 0 and empty not in why:
+        why.insert(0, empty)
+    tail = [t for t in (not_proven, _clean_up_words(clean_up)) if t]
+    if why:
+        reason = "no breach was proven, but the record is incomplete: " + "; ".join(why)
+        return Verdict(RECORD_INCOMPLETE, "; ".join([reason, *tail]), not_watched)
+    reason = "no breach was proven in the time the evidence log covers"
+    return Verdict(NO_BREACH_FOUND, "; ".join([reason, *tail]), not_watched)
 
 
 def day_spans(entry: DistinctBreach) -> list[tuple[datetime, datetime | None]]:

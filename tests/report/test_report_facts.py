@@ -136,9 +136,12 @@ def test_the_permits_status_over_time_and_control_characters_stripped(tmp_path: 
 
 def test_pre_event_breaches_count_and_every_check_is_listed(tmp_path: Path) -> None:
     clean_permit = write_permit(tmp_path)
-    unpaid = tmp_path / "unpaid.toml"
-    unpaid.write_text(re.sub(r"(?m)^paid_on = .*\n", "", clean_permit.read_text()))
-    for permit, word in ((clean_permit, "kept"), (unpaid, "breached")):
+    short = tmp_path / "short-bond.toml"  # the bond is no condition of issuing: a breach
+    short.write_text(re.sub(r"(?m)^amount = 10000$", "amount = 9999", clean_permit.read_text()))
+    assert short.read_text() != clean_permit.read_text()
+    # The log ends at 10:01, long before the window closes: with no breach, the record is
+    # incomplete; the short bond is a breach the permit file itself shows.
+    for permit, word in ((clean_permit, "RECORD INCOMPLETE"), (short, "BREACHED")):
         evidence = tmp_path / f"{word}.sqlite"
         log = ScriptedLog(evidence, permit, T0)
         log.badge(0, "DR-1", "doctor")
@@ -150,20 +153,22 @@ def test_pre_event_breaches_count_and_every_check_is_listed(tmp_path: Path) -> N
         out = tmp_path / f"report-{word}"
         outcome = build_report(permit, evidence, out)
         assert outcome.data.verdict.word == word
-        assert outcome.exit_code == (0 if word == "kept" else 1)
+        assert outcome.exit_code == 1
         page = (out / "index.html").read_text(encoding="utf-8")
         text = section(page, "permit")
         for check in CHECKS:
             assert check.__name__.replace("_", "-") in text
-        meets = "the permit file meets every pre-event requirement checked"
-        if word == "kept":
+        found_nothing = "none of them found anything in the permit file"
+        if word == "RECORD INCOMPLETE":
             assert "All 17 checks below ran clean" in text
-            assert meets in text
+            assert found_nothing in text
+            assert "meets every" not in text  # the checks found nothing; they prove nothing
         else:
-            assert meets not in page_text(page)
-            assert "fee-paid" in outcome.data.verdict.reason
-            assert "1 pre-event breach in the permit file (fee-paid)" in page_text(page)
-            assert "fee-paid the fee paid with the application fee breach" in text
+            assert found_nothing not in page_text(page)
+            said = "1 pre-event breach in the permit file (bond-posted)"
+            assert said in outcome.data.verdict.line
+            assert said in page_text(page)
+            assert "the Town Board fixed $10,000" in text
 
 
 def test_every_pre_event_check_has_its_cite_and_plain_words() -> None:

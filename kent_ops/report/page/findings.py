@@ -18,7 +18,13 @@ from kent_ops.report.page.fmt import Fmt, cites, duration, figures, table
 __all__ = ["clean_up", "findings", "inspectors"]
 
 _SEVERITY_ORDER = {"breach": 0, "warning": 1, "data": 2}
-_CLEAN_UP_TAG = {"done": "ok", "open": "warning", "not applicable": "ok"}
+_CLEAN_UP_TAG = {
+    "done": "ok",
+    "open": "warning",
+    "not recorded": "warning",
+    "not done": "breach",
+    "not applicable": "ok",
+}
 
 
 def _row_class(f: Finding) -> str:
@@ -59,24 +65,26 @@ def _finding_row(f: Finding, fmt: Fmt) -> str:
 
 
 def _by_rule(data: ReportData) -> list[str]:
-    """Each breached rule: how many findings, how long in all, in how many clock minutes."""
-    if not data.breach_minutes:
+    """Each breached rule: how many findings, and how long they lasted in all."""
+    rules = dict.fromkeys(f.rule for f in data.findings if f.is_breach)
+    if not rules:
         return []
     rows = []
-    for rule, minutes in data.breach_minutes.items():
+    for rule in rules:
         these = [f for f in data.findings if f.rule == rule]
         total = sum(f.duration_s for f in these)
         rows.append(
             f"<tr><td><b>{escape(these[0].name)}</b> <span class='muted'>({escape(rule)})"
             f"</span></td><td class='num'>{len(these)}</td>"
-            f"<td class='num'>{escape(duration(total))}</td>"
-            f"<td class='num'>{minutes:,}</td></tr>"
+            f"<td class='num'>{escape(duration(total))}</td></tr>"
         )
-    head = [
-        "Rule", "Findings", "Total time in breach",
-        "Clock minutes in which it was in breach, even briefly",
-    ]  # fmt: skip
-    return ["<h3>Breaches by rule</h3>", table(head, rows, {1, 2, 3})]
+    return [
+        "<h3>Breaches by rule</h3>",
+        "<p>Each rule's breach findings and how long they lasted in all: a duration, not a "
+        "count. How many violations a duration holds is for the prosecutor and the court "
+        "(see What the law provides).</p>",
+        table(["Rule", "Findings", "Total duration"], rows, {1, 2}),
+    ]
 
 
 def findings(data: ReportData, fmt: Fmt) -> str:
@@ -105,9 +113,10 @@ def findings(data: ReportData, fmt: Fmt) -> str:
 def clean_up(data: ReportData, fmt: Fmt) -> str:
     """Clean-up by the end of the fifth day after the assembly ended (permit:F), and its marks."""
     cu = data.clean_up
+    said = cu.sentence(fmt.when, fmt.midnight_ending)
     out = [
         f'<p><span class="tag {_CLEAN_UP_TAG.get(cu.status, "breach")}">{escape(cu.word)}'
-        f"</span> {escape(cu.meaning)}.</p>"
+        f"</span> {escape(said.removeprefix(cu.word + ': '))}.</p>"
     ]
     if cu.from_schedule and cu.ended_on is not None and cu.deadline is not None:
         out.append(
@@ -126,7 +135,11 @@ def clean_up(data: ReportData, fmt: Fmt) -> str:
     out.append(
         "<p>Clean-up is recorded by an inspector marking checklist item F ok, or by an "
         "inspector's note starting “CLEAN-UP OK”, after the assembly ended and by the "
-        "deadline; if several fall in that time, the last decides.</p>"
+        "deadline; if several fall in that time, the last decides. No record by the deadline "
+        "is “not recorded”, a warning: the Town holds no record that the premises were "
+        "inspected, which is no proof that they were not cleaned. Only item F found "
+        "deficient after the assembly ended and not marked ok by the deadline is "
+        "“not done”, a breach of permit:F.</p>"
     )
     if cu.satisfied_by:
         m = cu.satisfied_by

@@ -146,8 +146,8 @@ def _other_breaches(data: ReportData, fmt: Fmt) -> list[str]:
     if cu.is_breach and cu.deadline is not None:
         out.append(
             "<h3>Clean-up</h3>"
-            f"<p><b>Clean-up {escape(cu.status)}</b> (permit:F): not recorded by "
-            f"{escape(fmt.midnight_ending(cu.deadline))}.</p>"
+            f"<p><b>Clean-up</b> (permit:F): "
+            f"{escape(cu.sentence(fmt.when, fmt.midnight_ending))}.</p>"
         )
     return out
 
