@@ -85,7 +85,8 @@ def pre_event_checks(permit: Permit) -> list[PreEventCheck]:
 
 @dataclass(frozen=True, slots=True)
 class PropertyFacts:
-    """One property, who answers for it, and the persons the status showed on it."""
+    """One property, its owner (and tenant or lessee), and the persons the status showed
+    on it."""
 
     id: str
     owner: str

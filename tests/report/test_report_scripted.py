@@ -320,3 +320,35 @@ def test_the_command_line_writes_the_report_and_exits_1_for_breaches(
     assert int(counts[1]) >= int(counts[3]) >= int(counts[5]) >= 1
     assert proc.stderr == ""  # not a terminal: no progress bar, and no warning
     assert (out / "index.html").is_file()
+
+
+def test_the_page_words_what_a_figure_rests_on_and_counts_no_minutes(
+    report: tuple[ReportOutcome, Path],
+) -> None:
+    page = (report[1] / "index.html").read_text(encoding="utf-8")
+    text = page_text(page)
+    # Durations, never a count of minutes a reader could take for a count of violations.
+    assert "clock minutes" not in text.lower()
+    assert "minutes in which" not in text.lower()
+    assert "Rule Findings Total duration" in text
+    assert "Registered nurses per persons present (nurse-ratio) 3 18 min 00 s" in text
+    # Whose property, never who answers: that is for the prosecutor and the court.
+    assert '<h3 id="properties">Properties and their owners</h3>' in page
+    assert "who answers" not in text
+    assert (
+        "Which of the persons named answers for what is for the prosecutor and the court." in text
+    )
+    # Who is a person, and the one reason for the two attendance limits.
+    assert (
+        "Staff who enter elsewhere (crew, vendors, medical staff through a staff entrance) are "
+        "not counted as persons, in attendance or against any limit." in text
+    )
+    assert (
+        "Attendance above the permitted maximum (max-at-one-time) is a breach: more persons "
+        "present than the application's expected maximum at one time (permit:B(2)), which is "
+        "the assembly the permit authorised (permit:A: “… upon written permit authorizing "
+        "such use and assembly …”). Entries above the expected total (max-collective) is a "
+        "warning, not because that figure is an expectation (both figures are the "
+        "application's expected maximums), but because gate entries count a person who "
+        "leaves and comes back twice: entries are not persons." in text
+    )

@@ -104,10 +104,39 @@ def findings(data: ReportData, fmt: Fmt) -> str:
         "the engine raised when the evidence log was replayed. Start is when the condition "
         "first held; end when it stopped holding. A breach marked uncertain arose while a "
         "gate counter was offline or stale: it is indeterminate, not proven.</p>",
+        f"<p>{escape(PERSONS)}</p>",
+        *_attendance_limits(data),
         table(head, [_finding_row(f, fmt) for f in ordered], {5}),
         *_by_rule(data),
     ]
     return "\n".join(out)
+
+
+PERSONS = (
+    "Persons are those the gates count: entries minus exits, plus any correction an "
+    "inspector made after a sweep count. Staff who enter elsewhere (crew, vendors, medical "
+    "staff through a staff entrance) are not counted as persons, in attendance or against "
+    "any limit."
+)
+"""Who the attendance figures count, as every finding about persons rests on it."""
+
+LIMITS = (
+    "Attendance above the permitted maximum (max-at-one-time) is a breach: more persons "
+    "present than the application's expected maximum at one time (permit:B(2)), which is "
+    "the assembly the permit authorised (permit:A: “… upon written permit authorizing such "
+    "use and assembly …”). Entries above the expected total (max-collective) is a warning, "
+    "not because that figure is an expectation (both figures are the application's "
+    "expected maximums), but because gate entries count a person who leaves and comes back "
+    "twice: entries are not persons."
+)
+"""Why one of the application's two figures is a breach and the other a warning."""
+
+
+def _attendance_limits(data: ReportData) -> list[str]:
+    """The one reason for both attendance limits, where either was found."""
+    if not any(f.rule in ("max-at-one-time", "max-collective") for f in data.findings):
+        return []
+    return [f"<p>{escape(LIMITS)}</p>"]
 
 
 def clean_up(data: ReportData, fmt: Fmt) -> str:

@@ -21,7 +21,7 @@ __all__ = ["permit_history", "pre_event", "properties"]
 
 
 def properties(data: ReportData, fmt: Fmt) -> str:
-    """Each property, who answers for it, and the persons on it (highest, and at the end)."""
+    """Each property, its owner, tenant or lessee, and the persons on it (highest, at the end)."""
     rows = []
     for p in data.properties:
         who = f"owner {escape(p.owner)}"
@@ -46,7 +46,8 @@ def properties(data: ReportData, fmt: Fmt) -> str:
         "<p>Persons on a property are those counted through its gates, as the live status "
         "showed them (an inspector's correction of the total is not split by property). "
         "The law's limits apply to the whole assembly, over all its properties (permit:A, "
-        "“in the aggregate”).</p>"
+        "“… in the aggregate …”). Which of the persons named answers for what is for the "
+        "prosecutor and the court.</p>"
     )
     return note + table(head, rows, {4, 5})
 

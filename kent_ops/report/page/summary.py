@@ -234,7 +234,8 @@ def charts(data: ReportData) -> str:
     out = [
         "<p>Times in the event's zone. Shaded bands are breaches in progress, as listed "
         "under Findings; the strip along each chart's top marks every one, widened so "
-        "that a short breach still shows on a long chart.</p>"
+        "that a short breach still shows on a long chart. Attendance is the persons the "
+        "gates counted: staff who enter elsewhere are not counted as persons.</p>"
     ]
     for name, caption in CHART_CAPTIONS.items():
         png = data.charts.get(name)
