@@ -72,6 +72,8 @@ class CleanUpMark:
     """``inspection`` or ``note``."""
     text: str
     record: int
+    made: datetime | None = None
+    """When the inspector made it (its ``ts``; ``at`` is when it was recorded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,12 +173,12 @@ def _marks(
     inspections: Sequence[InspectionMark], notes: Sequence[InspectorNote]
 ) -> list[CleanUpMark]:
     marks = [
-        CleanUpMark(m.by, m.at, m.result, "inspection", m.note, m.record)
+        CleanUpMark(m.by, m.at, m.result, "inspection", m.note, m.record, m.made)
         for m in inspections
         if m.item == "F"
     ]
     marks += [
-        CleanUpMark(n.by, n.at, "ok", "note", n.text, n.record)
+        CleanUpMark(n.by, n.at, "ok", "note", n.text, n.record, n.made)
         for n in notes
         if n.text.lstrip().upper().startswith(CLEAN_UP_PREFIX)
     ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 from report_support import EVENT, ROOT, TOPICS, ScriptedLog, page_text, utc, write_permit
@@ -179,3 +180,45 @@ def test_the_verdict_counts_its_breaches_in_plain_english() -> None:
     assert plural(1, "pre-event breach") == "1 pre-event breach"
     assert plural(2, "pre-event breach") == "2 pre-event breaches"
     assert plural(3, "breach finding") == "3 breach findings"
+
+
+def test_each_time_says_its_clock_and_an_action_shows_when_it_was_made_and_recorded(
+    tmp_path: Path,
+) -> None:
+    """A rehearsal on the sensor clock, run on 1 December 2026 (the wall clock), as the
+    demo is: the receive times are another year and another offset, and an inspector's
+    note stamped 10:00:30 is recorded at 10:01:30, the engine's time then."""
+    permit = write_permit(tmp_path)
+    evidence = tmp_path / "evidence.sqlite"
+    shift = datetime(2026, 12, 1, 22, 12, 12, tzinfo=UTC) - T0
+    log = ScriptedLog(evidence, permit, T0, received_shift=shift)
+    log.badge(0, "DR-1", "doctor")
+    log.badge(0, "RN-1", "nurse")
+    log.gate("north", 0, 0)
+    log.gate("north", 90, 200)
+    log.inspector("insp-1", "note", 30, text="gate staff briefed")
+    log.inspector("insp-1", "inspection", 30, item="C(3)", result="ok")
+    log.inspector("insp-1", "adjust", 30, attendance=210, reason="sweep count")
+    log.close(120)
+    out = tmp_path / "report"
+    build_report(permit, evidence, out)
+    page = page_text((out / "index.html").read_text(encoding="utf-8"))
+    evidence_part = page.split("9. The evidence log", 1)[1]
+    # The log's first record is written when the file is opened, on this machine's clock.
+    assert re.search(
+        r"First record received \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC−0[45]:00 \(the "
+        r"aggregator's receive clock\)",
+        evidence_part,
+    )
+    assert (
+        "Last record received 2026-12-01 17:14:12 UTC−05:00 (the aggregator's receive clock)"
+        in evidence_part
+    )
+    assert (
+        "Log ends 2027-07-04 10:01:30 UTC−04:00 (the engine's clock: the sensors' own "
+        "timestamps)" in evidence_part
+    )
+    made = "2027-07-04 10:00:30 (recorded 10:01:30)"
+    assert f"{made} insp-1 — gate staff briefed" in page  # the notes table
+    assert f"{made} insp-1: ok" in page  # the checklist's marks
+    assert f"{made} insp-1 210 +10 sweep count" in page  # the adjustments

@@ -173,25 +173,38 @@ def clean_up(data: ReportData, fmt: Fmt) -> str:
     if cu.satisfied_by:
         m = cu.satisfied_by
         out.append(
-            f"<p>Recorded by {escape(m.by)} at {escape(fmt.when(m.at))} "
+            f"<p>Recorded by {escape(m.by)} at {escape(fmt.action(m.made, m.at))} "
             f"({escape(m.source)}, record {m.record}).</p>"
         )
     if cu.marks:
         rows = [
-            f"<tr><td>{escape(fmt.when(m.at))}</td><td>{escape(m.by)}</td>"
+            f"<tr><td>{escape(fmt.action(m.made, m.at))}</td><td>{escape(m.by)}</td>"
             f"<td>{escape(m.source)}</td><td>{escape(m.result)}</td>"
             f"<td>{escape(m.text)}</td><td>{escape(cu.counts(m))}</td></tr>"
             for m in cu.marks
         ]
-        out.append(table(["At", "By", "From", "Result", "Text", "Counts?"], rows))
+        out.append(table(["Made (recorded)", "By", "From", "Result", "Text", "Counts?"], rows))
     return "\n".join(out)
+
+
+def _recorded_clock(data: ReportData) -> str:
+    """Which clock "recorded" is on: the receive clock, or the sensors' timestamps."""
+    if data.replay.clock == "sensor":
+        return "the engine's time: the sensors' own timestamps, never earlier than the last reading"
+    return "the aggregator's receive clock"
 
 
 def inspectors(data: ReportData, fmt: Fmt) -> str:
     """Every acknowledgement of an alert, then every inspector note."""
     named = {f.id: f for f in data.findings}
     acks = sorted(data.collector.acks, key=lambda a: (a.at, a.record))
-    out = ["<h3>Acknowledgements</h3>"]
+    out = [
+        "<p>Each action is shown at the time the inspector made it (the time their phone or "
+        "dashboard stamped on it), followed, where they differ, by the time the aggregator "
+        f"recorded it ({escape(_recorded_clock(data))}); findings and the clean-up period "
+        "use the recorded time.</p>",
+        "<h3>Acknowledgements</h3>",
+    ]
     if acks:
         rows = []
         for a in acks:
@@ -203,23 +216,25 @@ def inspectors(data: ReportData, fmt: Fmt) -> str:
                 else f"<span class='id'>{escape(a.alert)}</span>"
             )
             rows.append(
-                f"<tr><td>{escape(fmt.when(a.at))}</td><td>{escape(a.by)}</td>"
+                f"<tr><td>{escape(fmt.action(a.made, a.at))}</td><td>{escape(a.by)}</td>"
                 f"<td>{about}</td><td>{escape(a.comment)}</td>"
                 f"<td class='num'>{a.record}</td></tr>"
             )
-        out.append(table(["At", "Inspector", "Alert", "Comment", "Record"], rows, {4}))
+        head = ["Made (recorded)", "Inspector", "Alert", "Comment", "Record"]
+        out.append(table(head, rows, {4}))
     else:
         out.append("<p>No alert was acknowledged.</p>")
     out.append("<h3>Inspector notes</h3>")
     notes = data.collector.notes
     if notes:
         rows = [
-            f"<tr><td>{escape(fmt.when(n.at))}</td><td>{escape(n.by)}</td>"
+            f"<tr><td>{escape(fmt.action(n.made, n.at))}</td><td>{escape(n.by)}</td>"
             f"<td>{escape(n.alert or '—')}</td><td>{escape(n.text)}</td>"
             f"<td class='num'>{n.record}</td></tr>"
             for n in notes
         ]
-        out.append(table(["At", "Inspector", "About", "Note", "Record"], rows, {4}))
+        head = ["Made (recorded)", "Inspector", "About", "Note", "Record"]
+        out.append(table(head, rows, {4}))
     else:
         out.append("<p>No inspector notes.</p>")
     return "\n".join(out)

@@ -55,6 +55,25 @@ class Fmt:
             return escape(text)
         return f"<span class='nobr'>{escape(day)}</span> <span class='nobr'>{escape(rest)}</span>"
 
+    def action(self, made: datetime | None, recorded: datetime) -> str:
+        """An inspector's action: when it was made (its own ``ts``), then when it was
+        recorded (the engine's time, which the findings use) where the two differ by a
+        second or more: ``2027-07-04 10:41:02 (recorded 10:42:02)``."""
+        if made is None or abs((recorded - made).total_seconds()) < 1:
+            return self.when(recorded)
+        again = self.when(recorded)
+        if self.when(made)[:10] == again[:10]:
+            again = self.clock(recorded)
+        return f"{self.when(made)} (recorded {again})"
+
+    def stamped(self, value: datetime | None) -> str:
+        """``2026-12-01 17:12:12 UTC−05:00``: a local time with its offset, for a line
+        whose time may fall outside the zone line's span (a receive clock's)."""
+        if value is None:
+            return "—"
+        local = value.astimezone(self.tz)
+        return f"{local:%Y-%m-%d %H:%M:%S} {_offset(local.utcoffset())}"
+
     def clock(self, value: datetime) -> str:
         """``10:02:00``: the local time of day, for a line that already names the day."""
         local, suffix = self._local(value)
