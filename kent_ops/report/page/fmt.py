@@ -154,7 +154,14 @@ def cites(cite: str) -> str:
     """A finding's citations, escaped, each kept on one line (``permit:C(1)(h)`` never
     breaks inside); ``—`` for none."""
     parts = [p.strip() for p in cite.split(",") if p.strip()]
-    return ", ".join(f"<span class='nobr'>{escape(p)}</span>" for p in parts) or "—"
+    last = len(parts) - 1
+    return (
+        " ".join(
+            f"<span class='nobr'>{escape(p)}{',' if i < last else ''}</span>"
+            for i, p in enumerate(parts)
+        )
+        or "—"
+    )
 
 
 def count(n: int, noun: str) -> str:
@@ -182,11 +189,29 @@ def figures(values: dict[str, Any]) -> str:
     return escape("; ".join(out)) if out else "—"
 
 
-def table(head: list[str], rows: list[str], numeric: set[int] | None = None) -> str:
-    """A table with ``head`` over ready-made ``<tr>`` rows; ``numeric`` columns right-aligned."""
+def table(
+    head: list[str],
+    rows: list[str],
+    numeric: set[int] | None = None,
+    *,
+    widths: list[int] | None = None,
+) -> str:
+    """A table with ``head`` over ready-made ``<tr>`` rows; ``numeric`` columns right-aligned.
+
+    ``widths`` (percentages, one a column) fix the columns' widths, so a printed page
+    gives room where the words are, not where a heading is long.
+    """
     numeric = numeric or set()
     cells = "".join(
         f'<th class="num">{escape(h)}</th>' if i in numeric else f"<th>{escape(h)}</th>"
         for i, h in enumerate(head)
     )
-    return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    if widths is None:
+        return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    if len(widths) != len(head) or sum(widths) != 100:
+        raise ValueError(f"widths {widths} must give each of the {len(head)} columns, in all 100")
+    cols = "".join(f'<col style="width:{w}%">' for w in widths)
+    return (
+        f'<table class="fixed"><colgroup>{cols}</colgroup><thead><tr>{cells}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
