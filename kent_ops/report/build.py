@@ -1,7 +1,8 @@
 """The post-event compliance report, put together: verify, replay, compute, write.
 
-After the event the Town Board needs to know, with evidence, whether the permit's terms
-were kept, for how long each was broken, and what that exposes the permittee to. The
+After the event the Town Board needs to know, with evidence, which breaches the record
+proves, how long each lasted, what the record could not show, and what the law provides
+for them. The
 report replays the evidence log through the same engine that ran live (verifying the
 hash chain as it reads: a tampered log is refused and nothing is written), takes the
 engine's alerts as its findings, checks them against the alerts the live service logged,

@@ -109,12 +109,28 @@ class Finding:
         return rule_name(self.rule)
 
     @property
-    def revocation_ground(self) -> bool:
-        """A breach that is one of permit:G's grounds: a facility of permit:C not provided
-        as the application specified (a checklist item of C, not D or F)."""
+    def of_a_ground(self) -> bool:
+        """A breach of a rule that is one of permit:G's grounds: a facility of permit:C
+        not provided as the application specified (a checklist item of C, not D or F)."""
         if not self.is_breach or self.rule not in REVOCATION_GROUNDS:
             return False
         return self.rule != "facility-deficient" or (self.subject or "").startswith("C(")
+
+    @property
+    def revocation_ground(self) -> bool:
+        """A proven breach that is one of permit:G's grounds; one that is indeterminate or
+        holds only within the rounding proves no ground and is tied to none."""
+        return self.of_a_ground and self.proven and not self.within_rounding
+
+    @property
+    def not_proven(self) -> str:
+        """Why a breach finding is not proven (``indeterminate``, ``within the rounding``),
+        or empty for a proven one and for any other finding."""
+        if not self.is_breach:
+            return ""
+        if self.uncertain:
+            return "indeterminate"
+        return "within the rounding" if self.within_rounding else ""
 
     @property
     def worst_sentence(self) -> str:

@@ -84,7 +84,10 @@ def test_the_law_provides_what_it_says_and_no_fine_total(
     overnight: tuple[ReportOutcome, str],
 ) -> None:
     text = section(overnight[1], "the-law")
-    assert "Each breach this report lists is evidence of a possible violation" in text
+    assert "Each breach this report lists as proven is evidence of a possible violation" in text
+    assert (
+        "a breach listed as not proven (indeterminate, or only within the rounding) is not" in text
+    )
     assert "A violation is a misdemeanour (penalties:A)." in text
     assert (
         "For each violation a court may impose a fine of $100 to $500, or imprisonment of "

@@ -330,8 +330,10 @@ def test_the_page_words_what_a_figure_rests_on_and_counts_no_minutes(
     # Durations, never a count of minutes a reader could take for a count of violations.
     assert "clock minutes" not in text.lower()
     assert "minutes in which" not in text.lower()
-    assert "Rule Findings Total duration" in text
-    assert "Registered nurses per persons present (nurse-ratio) 3 18 min 00 s" in text
+    assert "Rule Proven findings Their total duration Not proven (duration)" in text
+    # Two of the three nurse findings hold only within the rounding: apart, not summed.
+    assert "Registered nurses per persons present (nurse-ratio) 1 5 min 00 s 13 min 00 s" in text
+    assert "Doctor on duty (doctor-on-duty) 1 1 min 40 s —" in text
     # Whose property, never who answers: that is for the prosecutor and the court.
     assert '<h3 id="properties">Properties and their owners</h3>' in page
     assert "who answers" not in text
@@ -352,3 +354,27 @@ def test_the_page_words_what_a_figure_rests_on_and_counts_no_minutes(
         "application's expected maximums), but because gate entries count a person who "
         "leaves and comes back twice: entries are not persons." in text
     )
+
+
+def test_only_a_proven_breach_is_tied_to_revocation_and_each_ground_says_whose_figure(
+    report: tuple[ReportOutcome, Path],
+) -> None:
+    data = report[0].data
+    assert [f.id for f in data.findings if f.revocation_ground] == [
+        "A-0003", "A-0006", "A-0007", "A-0009",
+    ]  # fmt: skip
+    text = page_text((report[1] / "index.html").read_text(encoding="utf-8"))
+    law = text.split("Grounds for revocation (permit:G)", 1)[1].split("Who the law reaches")[0]
+    assert (
+        "Not tied to any ground, because not proven: A-0001 (within the rounding), A-0005 "
+        "(within the rounding)." in law
+    )
+    assert "A-0001 Registered" not in law
+    assert (
+        "A-0007 Doctor on duty (doctor-on-duty) permit:C(9) 2027-07-04 10:33:20 the facilities "
+        "were not provided as specified in the application (the law requires them: "
+        "permit:C(9))" in law
+    )
+    assert "and the law requires, found not provided" not in text
+    findings = text.split("3. Findings", 1)[1]
+    assert "breach not proven: within the rounding" in findings

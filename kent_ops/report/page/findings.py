@@ -29,16 +29,15 @@ _CLEAN_UP_TAG = {
 
 def _row_class(f: Finding) -> str:
     if f.is_breach:
-        return "uncertain" if f.uncertain else "breach"
+        return "uncertain" if f.not_proven else "breach"
     return "warning-row" if f.severity == "warning" else "data"
 
 
 def _finding_row(f: Finding, fmt: Fmt) -> str:
-    tag = f'<span class="tag {escape(f.severity)}">{escape(f.severity)}</span>'
-    if f.uncertain:
-        tag += ' <span class="tag uncertain">uncertain: indeterminate</span>'
-    if f.within_rounding:
-        tag += ' <span class="tag warning">within the rounding</span>'
+    if f.not_proven:
+        tag = f'<span class="tag uncertain">breach not proven: {escape(f.not_proven)}</span>'
+    else:
+        tag = f'<span class="tag {escape(f.severity)}">{escape(f.severity)}</span>'
     if f.revocation_ground:
         tag += ' <span class="tag breach">a ground for revocation (permit:G)</span>'
     acks = "<br>".join(
@@ -65,25 +64,30 @@ def _finding_row(f: Finding, fmt: Fmt) -> str:
 
 
 def _by_rule(data: ReportData) -> list[str]:
-    """Each breached rule: how many findings, and how long they lasted in all."""
+    """Each breached rule: its proven findings and how long they lasted in all, and apart
+    how long the ones not proven lasted."""
     rules = dict.fromkeys(f.rule for f in data.findings if f.is_breach)
     if not rules:
         return []
     rows = []
     for rule in rules:
-        these = [f for f in data.findings if f.rule == rule]
-        total = sum(f.duration_s for f in these)
+        these = [f for f in data.findings if f.rule == rule and f.is_breach]
+        proven = [f for f in these if not f.not_proven]
+        rest = sum(f.duration_s for f in these if f.not_proven)
         rows.append(
             f"<tr><td><b>{escape(these[0].name)}</b> <span class='muted'>({escape(rule)})"
-            f"</span></td><td class='num'>{len(these)}</td>"
-            f"<td class='num'>{escape(duration(total))}</td></tr>"
+            f"</span></td><td class='num'>{len(proven)}</td>"
+            f"<td class='num'>{escape(duration(sum(f.duration_s for f in proven)))}</td>"
+            f"<td class='num'>{escape(duration(rest)) if rest else '—'}</td></tr>"
         )
+    head = ["Rule", "Proven findings", "Their total duration", "Not proven (duration)"]
     return [
         "<h3>Breaches by rule</h3>",
-        "<p>Each rule's breach findings and how long they lasted in all: a duration, not a "
-        "count. How many violations a duration holds is for the prosecutor and the court "
-        "(see What the law provides).</p>",
-        table(["Rule", "Findings", "Total duration"], rows, {1, 2}),
+        "<p>Each rule's proven breach findings and how long they lasted in all: a duration, "
+        "not a count. How many violations a duration holds is for the prosecutor and the "
+        "court (see What the law provides). Findings not proven (indeterminate, or only "
+        "within the rounding) are shown apart.</p>",
+        table(head, rows, {1, 2, 3}),
     ]
 
 
@@ -102,8 +106,9 @@ def findings(data: ReportData, fmt: Fmt) -> str:
     out = [
         f"<p>{len(data.findings)} finding{'s' if len(data.findings) != 1 else ''}: every alert "
         "the engine raised when the evidence log was replayed. Start is when the condition "
-        "first held; end when it stopped holding. A breach marked uncertain arose while a "
-        "gate counter was offline or stale: it is indeterminate, not proven.</p>",
+        "first held; end when it stopped holding. A breach marked not proven is "
+        "indeterminate (it arose while a sensor it rests on was offline or stale) or holds "
+        "only within the rounding (kent-ops' reading of a ratio, not the law's words).</p>",
         f"<p>{escape(PERSONS)}</p>",
         *_attendance_limits(data),
         table(head, [_finding_row(f, fmt) for f in ordered], {5}, widths=FINDINGS_WIDTHS),
