@@ -80,7 +80,11 @@ def _verdict_items(data: ReportData, fmt: Fmt) -> list[str]:
             f"{data.permit.max_at_one_time:,} persons at one time (permit:A).</li>"
         )
     cu = data.clean_up
-    deadline = f"; deadline {fmt.midnight_ending(cu.deadline)}" if cu.deadline else ""
+    deadline = (
+        f"; deadline {fmt.midnight_ending(cu.deadline)}"
+        if cu.deadline and cu.status != "not done"  # its sentence names the deadline
+        else ""
+    )
     said = cu.sentence(fmt.when, fmt.midnight_ending).removeprefix(cu.word + ": ")
     items.append(
         f"<li>Clean-up (permit:F): <b>{escape(cu.word)}</b>{escape(deadline)} "
