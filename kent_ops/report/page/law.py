@@ -129,7 +129,7 @@ def _within_rounding(data: ReportData, fmt: Fmt) -> list[str]:
     if not apart:
         return []
     rows = [
-        f"<tr class='breach'><td class='id'>{escape(f.id)}</td><td><b>{escape(f.name)}</b> "
+        f"<tr class='uncertain'><td class='id'>{escape(f.id)}</td><td><b>{escape(f.name)}</b> "
         f"<span class='muted'>({escape(f.rule)})</span></td><td>{cites(f.cite)}</td>"
         f"<td>{escape(fmt.when(f.start))}</td><td>{escape(f.worst_sentence)}</td></tr>"
         for f in apart
