@@ -297,7 +297,9 @@ def _report(sub: Sub) -> None:
     p = new_command(
         sub,
         "report",
-        "the post-event compliance report for the Town Board: a replay of the evidence log",
+        "the post-event compliance report for the Town Board: a replay of the evidence log; "
+        "the last line is the verdict (exit 0 NO BREACH FOUND, 1 BREACHED or RECORD "
+        "INCOMPLETE, 2 bad input)",
         [
             "kent-ops report --permit permit.toml --evidence evidence.sqlite --out report/",
             "kent-ops report --permit P --evidence E --out DIR --pdf",

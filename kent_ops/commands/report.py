@@ -2,9 +2,11 @@
 
 The report itself is :func:`kent_ops.report.build.build_report`; this module is the
 terminal around it: a progress bar while a long log is read (only on a terminal), the
-warnings a clerk must see on stderr, and a short summary on stdout. ``--pdf`` also prints
-the page to ``report.pdf`` with headless Chromium. Exit codes: 0 no breach found, 1
-breach findings (or a log that fails verification: then no report), 2 bad input (or
+warnings a clerk must see on stderr, and a short summary on stdout whose last line is
+the verdict (``BREACHED: …``, ``NO BREACH FOUND: …; not watched: …`` or ``RECORD
+INCOMPLETE: …; not watched: …``). ``--pdf`` also prints the page to ``report.pdf`` with
+headless Chromium. Exit codes follow the verdict: 0 NO BREACH FOUND, 1 BREACHED or
+RECORD INCOMPLETE (or a log that fails verification: then no report), 2 bad input (or
 ``--pdf`` with no ``chromium`` on PATH).
 """
 
@@ -19,7 +21,7 @@ from pathlib import Path
 from kent_ops.core.errors import UsageError
 from kent_ops.evidence.replay import last_record_id
 from kent_ops.report.build import ReportOutcome, build_report
-from kent_ops.report.findings import plural
+from kent_ops.report.findings import plural, proven_breaches
 
 __all__ = ["cli_report"]
 
@@ -81,7 +83,7 @@ def _warn(outcome: ReportOutcome, permit: str) -> None:
 
 
 def cli_report(args: argparse.Namespace) -> int:
-    """Write the report to ``--out``; print the verdict; exit 1 if it holds breaches."""
+    """Write the report to ``--out``; print the verdict last; exit with the verdict's code."""
     evidence = Path(args.evidence)
     total = _record_total(evidence) if sys.stderr.isatty() else 0
     with _progress_bar(total) as progress:
@@ -91,16 +93,17 @@ def cli_report(args: argparse.Namespace) -> int:
     _warn(outcome, args.permit)
     data = outcome.data
     breaches = sum(1 for f in data.findings if f.is_breach)
+    proven = len(proven_breaches(data.findings))
     written = f"{outcome.out_dir}/index.html"
     if "report.pdf" in outcome.manifest["files"]:
         written += f" and {outcome.out_dir}/report.pdf"
     incomplete = "; the record is incomplete" if data.incomplete else ""
     sys.stdout.write(
-        f"{data.verdict.word.upper()}: {data.verdict.reason}\n"
-        f"{plural(len(data.findings), 'finding')} ({plural(breaches, 'breach')}), "
-        f"clean-up {data.clean_up.word}; "
+        f"report written to {written}\n"
+        f"{plural(len(data.findings), 'finding')} ({plural(breaches, 'breach finding')}, "
+        f"{proven} proven), clean-up {data.clean_up.word}; "
         f"{data.replay.records:,} records verified, head {data.replay.head_hash[:16]}…"
         f"{incomplete}\n"
-        f"report written to {written}\n"
+        f"{data.verdict.line}\n"
     )
     return outcome.exit_code

@@ -3,10 +3,20 @@
 These are the conditions the Town Board must see satisfied before the gates open
 (permit:A-F and the fee paragraph): the permit, the petition and its statements,
 parking, the medical plan, the agent, insurance, inspection, health approvals, bond,
-fee and housing. Each is a breach by the applicant or owner. The Town's own duties
-(notice, hearing, decision, their order) are warnings: a procedural defect for the
-Board to cure, not the applicant's breach. Each finding names its rule, its citation
-and the figures behind it, so the clerk can check it against the paper file.
+fee and housing. Each finding claims no more than the file shows (docs/law.md, "What a
+finding may claim"):
+
+- planning is no offence: no issued permit for an assembly over 500 is a warning
+  (holding it would be ``permit-required``, which only live attendance shows);
+- a condition of issuing is the applicant's breach while the permit is not issued, and
+  once the Board has issued it, a warning addressed to the Board (:func:`condition`);
+- housing asked only because the windows fall on several dates that each close by
+  midnight is a warning: ask whether anyone stays overnight;
+- the Town's own duties (notice, hearing, decision, their order) are warnings: a
+  procedural defect for the Board to cure, not the applicant's breach.
+
+Each finding names its rule, its citation and the figures behind it, so the clerk can
+check it against the paper file.
 """
 
 from __future__ import annotations
@@ -18,10 +28,14 @@ from kent_ops.core import permit_schema as schema
 from kent_ops.core.permit import Permit, local_midnight_after
 from kent_ops.core.permit_schema import STATEMENTS
 from kent_ops.core.precheck_base import (
+    ASK_OVERNIGHT,
+    CONDITIONS_OF_ISSUING,
     PreEventFinding,
     approvals_needed,
     breach,
+    condition,
     first_day,
+    night_only_by_dates,
     statement_applies,
     warning,
 )
@@ -29,12 +43,30 @@ from kent_ops.core.precheck_records import not_on_record
 
 __all__ = ["CHECKED", "CHECKS", "NO_PERMIT_NEEDED", "PreEventFinding", "pre_event_findings"]
 
-# -- the applicant's and owner's duties (breaches) --------------------------------------------
+# -- the applicant's and owner's duties --------------------------------------------------------
+
+
+def _several_dates(permit: Permit) -> str:
+    """Why housing is only asked about: ``the assembly is permitted on 2 local dates, …``."""
+    tz = permit.timezone
+    dates = len({w.start.astimezone(tz).date() for w in permit.windows})
+    return f"the assembly is permitted on {dates} local dates, each window closing by midnight"
+
+
+def _ask_overnight(permit: Permit, rule: str, cite: str, message: str) -> PreEventFinding:
+    """Housing asked only because of several dates: a warning, whoever it is addressed to."""
+    text = f"{message}; {_several_dates(permit)}: {ASK_OVERNIGHT}"
+    found = condition(permit, rule, cite, text) if rule in CONDITIONS_OF_ISSUING else None
+    if found is None:
+        return warning(rule, cite, text)
+    return PreEventFinding(found.id, "warning", found.cite, found.message, found.to_board)
 
 
 def permit_not_issued(permit: Permit) -> list[PreEventFinding]:
     """More than 500 persons need an issued permit; a revoked one is not (permit:A).
 
+    Planning an assembly is no offence: holding one over 500 without a permit is
+    ``permit-required``, which only attendance counted live shows. So this is a warning.
     A ``revoked_at`` in the file means the permit was issued until then, whatever its
     status says; revoked at or before the first window opens, it covers nothing.
     """
@@ -43,17 +75,18 @@ def permit_not_issued(permit: Permit) -> list[PreEventFinding]:
         if revoked > permit.first_start:
             return []
         at = revoked.astimezone(permit.timezone).isoformat()
-        why = f"the permit was revoked at {at}, before the first permitted window opened"
+        why = f"the permit was revoked at {at}, before the first permitted window opened,"
     elif permit.status == "issued":
         return []
     else:
         why = f"the permit's status is {permit.status!r}"
     return [
-        breach(
+        warning(
             "permit-not-issued",
             law.CITE_THRESHOLD,
-            f"{why} and {permit.max_at_one_time:,} persons are expected at one time; more "
-            f"than {law.PERMIT_THRESHOLD} may not assemble without an issued permit",
+            f"{why} and {permit.max_at_one_time:,} persons are expected at one time: no "
+            f"issued permit covers an assembly of more than {law.PERMIT_THRESHOLD}; holding "
+            "one would be permit-required, which only attendance counted live shows",
         )
     ]
 
@@ -67,11 +100,12 @@ def application_lead_time(permit: Permit) -> list[PreEventFinding]:
     if lead >= law.APPLICATION_LEAD_DAYS:
         return []
     return [
-        breach(
+        condition(
+            permit,
             "application-lead-time",
             law.CITE_APPLICATION,
-            f"filed {filed.isoformat()}, {lead} days before the assembly on "
-            f"{start.isoformat()}; at least {law.APPLICATION_LEAD_DAYS} are required",
+            f"the application was filed {filed.isoformat()}, {lead} days before the assembly "
+            f"on {start.isoformat()}; at least {law.APPLICATION_LEAD_DAYS} are required",
         )
     ]
 
@@ -82,7 +116,8 @@ def parking_capacity(permit: Permit) -> list[PreEventFinding]:
     if permit.spaces_provided >= needed:
         return []
     return [
-        breach(
+        condition(
+            permit,
             "parking-capacity",
             law.CITE_PARKING,
             f"the lots hold {permit.spaces_provided:,} cars and {permit.max_at_one_time:,} "
@@ -111,24 +146,27 @@ def medical_plan(permit: Permit) -> list[PreEventFinding]:
         short.append("no first-aid station is shown")
     if not short:
         return []
-    return [breach("medical-plan", law.CITE_MEDICAL, "; ".join(short))]
+    why = "the medical plan falls short: " + "; ".join(short)
+    return [condition(permit, "medical-plan", law.CITE_MEDICAL, why)]
 
 
 def application_contents(permit: Permit) -> list[PreEventFinding]:
     """Each statement of the petition not filed, by its item (permit:B(1)-(14)).
 
     Only an explicit ``false`` is the applicant's breach; a statement the file leaves
-    out is not on record (see :func:`not_on_record`).
+    out is not on record (see :func:`not_on_record`). The housing statement of B(14),
+    asked only because the windows fall on several dates, is a warning.
     """
-    return [
-        breach(
-            "application-contents",
-            st.cite,
-            f"the application does not include {st.item}, {st.text}",
-        )
-        for st in STATEMENTS
-        if statement_applies(permit, st) and permit.application.get(st.key) is False
-    ]
+    out = []
+    for st in STATEMENTS:
+        if not statement_applies(permit, st) or permit.application.get(st.key) is not False:
+            continue
+        text = f"the application does not include {st.item}, {st.text}"
+        if st.item == "B(14)" and night_only_by_dates(permit):
+            out.append(_ask_overnight(permit, "application-contents", st.cite, text))
+        else:
+            out.append(condition(permit, "application-contents", st.cite, text))
+    return out
 
 
 def nonresident_agent(permit: Permit) -> list[PreEventFinding]:
@@ -156,7 +194,7 @@ def nonresident_agent(permit: Permit) -> list[PreEventFinding]:
                 f"the agent {agent.name} has not agreed by verified statement to accept "
                 "notices and summonses"
             )
-    return [breach("nonresident-agent", cite, w) for w in why]
+    return [condition(permit, "nonresident-agent", cite, w) for w in why]
 
 
 def insurance_limits(permit: Permit) -> list[PreEventFinding]:
@@ -187,7 +225,8 @@ def insurance_limits(permit: Permit) -> list[PreEventFinding]:
     short = [text.format(value, minimum) for value, minimum, text in limits if value < minimum]
     if not short:
         return []
-    return [breach("insurance-limits", law.CITE_INSURANCE, "; ".join(short))]
+    why = "the insurance falls short: " + "; ".join(short)
+    return [condition(permit, "insurance-limits", law.CITE_INSURANCE, why)]
 
 
 def inspection_authorization(permit: Permit) -> list[PreEventFinding]:
@@ -199,11 +238,12 @@ def inspection_authorization(permit: Permit) -> list[PreEventFinding]:
             missing.append(f"its tenant {prop.tenant}")
         if missing:
             out.append(
-                breach(
+                condition(
+                    permit,
                     "inspection-authorization",
                     schema.CITE_INSPECTION,
-                    f"property {prop.id} ({prop.address}): no written authorization for the "
-                    f"Town to inspect at any time from {' or '.join(missing)}",
+                    f"there is no written authorization for the Town to inspect property "
+                    f"{prop.id} ({prop.address}) at any time from {' or '.join(missing)}",
                 )
             )
     return out
@@ -211,15 +251,19 @@ def inspection_authorization(permit: Permit) -> list[PreEventFinding]:
 
 def health_approvals(permit: Permit) -> list[PreEventFinding]:
     """Written approvals of every condition of permit:C(1)-(9) (the Health Department's
-    and the Board's; one the file says was not given is a breach)."""
-    missing = [f"{name} ({item})" for name, item, ok in approvals_needed(permit) if ok is False]
-    if not missing:
-        return []
-    return [
-        breach(
-            "health-approvals", schema.CITE_HEALTH, "no written approval for " + ", ".join(missing)
-        )
-    ]
+    and the Board's; one the file says was not given is a breach). Housing's, asked only
+    because the windows fall on several dates, is a warning on its own."""
+    refused = [(name, item) for name, item, ok in approvals_needed(permit) if ok is False]
+    asked = night_only_by_dates(permit)
+    missing = [f"{name} ({item})" for name, item in refused if not (asked and item == "C(7)")]
+    out = []
+    if missing:
+        why = "there is no written approval for " + ", ".join(missing)
+        out.append(condition(permit, "health-approvals", schema.CITE_HEALTH, why))
+    if asked and any(item == "C(7)" for _, item in refused):
+        why = "there is no written approval for housing (C(7))"
+        out.append(_ask_overnight(permit, "health-approvals", schema.CITE_HEALTH, why))
+    return out
 
 
 def bond_posted(permit: Permit) -> list[PreEventFinding]:
@@ -256,10 +300,13 @@ def fee_paid(permit: Permit) -> list[PreEventFinding]:
     """The fee accompanies the application: paid on or before filing (fee)."""
     paid, filed = permit.fee_paid_on, permit.application_filed_on
     if paid is None:
-        return [breach("fee-paid", schema.CITE_FEE, "the application fee has not been paid")]
+        return [
+            condition(permit, "fee-paid", schema.CITE_FEE, "the application fee has not been paid")
+        ]
     if filed is not None and paid > filed:
         return [
-            breach(
+            condition(
+                permit,
                 "fee-paid",
                 schema.CITE_FEE,
                 f"the fee was paid {paid.isoformat()}, after the application was filed "
@@ -270,14 +317,26 @@ def fee_paid(permit: Permit) -> list[PreEventFinding]:
 
 
 def overnight_housing(permit: Permit) -> list[PreEventFinding]:
-    """An assembly that may run into another day declares its housing (permit:B(14), C(7))."""
+    """An assembly that may run into another day declares its housing (permit:B(14), C(7)).
+
+    Windows on several dates that each close by midnight only make the night possible:
+    a warning, to ask whether anyone stays overnight.
+    """
     if not permit.may_run_overnight or permit.housing_declared:
         return []
+    if night_only_by_dates(permit):
+        return [
+            warning(
+                "overnight-housing",
+                schema.CITE_OVERNIGHT,
+                f"{_several_dates(permit)}, and no housing is declared: {ASK_OVERNIGHT}",
+            )
+        ]
     if permit.overnight:
         why = "declared overnight"
     elif any(local_midnight_after(w.start, permit.timezone) < w.end for w in permit.windows):
         why = "permitted past a local midnight"
-    else:
+    else:  # pragma: no cover - several dates alone are asked about above
         why = "permitted on more than one day"
     return [
         breach(
@@ -372,7 +431,7 @@ CHECKS: tuple[Callable[[Permit], list[PreEventFinding]], ...] = (
     permit_revoked,
     not_on_record,
 )
-"""Every pre-event check, the applicant's breaches first, then the Town's warnings."""
+"""Every pre-event check: the applicant's and owner's duties, then the Town's."""
 
 CHECKED = (
     "the permit's status and any revocation, the application's filing date and statements, "

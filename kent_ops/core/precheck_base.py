@@ -11,15 +11,20 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
-from kent_ops.core.permit import Permit
+from kent_ops.core.permit import Permit, local_midnight_after
 from kent_ops.core.permit_schema import Statement
 
 __all__ = [
+    "ASK_OVERNIGHT",
+    "CONDITIONS_OF_ISSUING",
     "PreEventFinding",
     "Severity",
     "approvals_needed",
+    "board_issued",
     "breach",
+    "condition",
     "first_day",
+    "night_only_by_dates",
     "statement_applies",
     "warning",
 ]
@@ -35,6 +40,9 @@ class PreEventFinding:
     severity: Severity
     cite: str
     message: str
+    to_board: bool = False
+    """A condition of issuing the permit that the Board issued it without: a warning
+    addressed to the Board, never the applicant's breach (see :func:`condition`)."""
 
     def line(self) -> str:
         """``BREACH|WARNING <id> (<cite>): <sentence>``, as ``kent-ops permit check`` prints."""
@@ -47,6 +55,55 @@ def breach(rule: str, cite: str, message: str) -> PreEventFinding:
 
 def warning(rule: str, cite: str, message: str) -> PreEventFinding:
     return PreEventFinding(rule, "warning", cite, message)
+
+
+CONDITIONS_OF_ISSUING = frozenset(
+    {
+        "application-lead-time",
+        "application-contents",
+        "nonresident-agent",
+        "health-approvals",
+        "inspection-authorization",
+        "insurance-limits",
+        "medical-plan",
+        "parking-capacity",
+        "fee-paid",
+    }
+)
+"""The findings that are conditions of issuing the permit: "No permit shall be issued
+unless …" (permit:C, D, E), the petition of permit:B and its fee. Once the Board has
+issued the permit, each is the Board's to answer for (docs/law.md, "The Board's
+conditions are the Board's")."""
+
+ASK_OVERNIGHT = "ask whether anyone stays overnight"
+"""What a clerk does about windows on several dates that each close before midnight."""
+
+
+def board_issued(permit: Permit) -> bool:
+    """The Board issued the permit: its status is ``issued``, or the file records a
+    revocation (a permit is issued until its ``revoked_at``)."""
+    return permit.status == "issued" or permit.revoked_at is not None
+
+
+def condition(permit: Permit, rule: str, cite: str, message: str) -> PreEventFinding:
+    """A condition of issuing the permit not shown: the applicant's breach while the
+    permit is not issued (the Board may not issue it yet); once the Board has issued it,
+    a warning addressed to the Board ("the Board issued the permit though …")."""
+    if board_issued(permit):
+        return PreEventFinding(
+            rule, "warning", cite, f"the Board issued the permit though {message}", True
+        )
+    return breach(rule, cite, message)
+
+
+def night_only_by_dates(permit: Permit) -> bool:
+    """Housing is asked only because the windows fall on two or more local dates, each
+    closing by midnight, and the file does not say anyone stays overnight: the night is
+    possible, not contemplated (permit:B(14), C(7); docs/law.md, "Overnight")."""
+    if permit.overnight or not permit.may_run_overnight:
+        return False
+    tz = permit.timezone
+    return not any(local_midnight_after(w.start, tz) < w.end for w in permit.windows)
 
 
 def first_day(permit: Permit) -> date:

@@ -1,7 +1,8 @@
 """The post-event compliance report, put together: verify, replay, compute, write.
 
-After the event the Town Board needs to know, with evidence, whether the permit's terms
-were kept, for how long each was broken, and what that exposes the permittee to. The
+After the event the Town Board needs to know, with evidence, which breaches the record
+proves, how long each lasted, what the record could not show, and what the law provides
+for them. The
 report replays the evidence log through the same engine that ran live (verifying the
 hash chain as it reads: a tampered log is refused and nothing is written), takes the
 engine's alerts as its findings, checks them against the alerts the live service logged,
@@ -12,10 +13,10 @@ and writes to DIR:
 headless Chromium, :mod:`kent_ops.report.pdf`), and ``manifest.json`` (every file's
 SHA-256).
 
-``kent-ops report`` (:mod:`kent_ops.commands.report`) runs it. Exit codes: 0 when no
-breach was found, 1 when the report holds breach findings (or the log fails
-verification: then no report), 2 for bad input (a missing or foreign log, an invalid
-permit, ``--pdf`` without Chromium).
+``kent-ops report`` (:mod:`kent_ops.commands.report`) runs it. Exit codes follow the
+verdict: 0 for NO BREACH FOUND, 1 for BREACHED or RECORD INCOMPLETE (and for a log that
+fails verification: then no report), 2 for bad input (a missing or foreign log, an
+invalid permit, ``--pdf`` without Chromium).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ from kent_ops.report.findings import distinct_breaches, findings_from_alerts, ve
 from kent_ops.report.model import CheckpointResult, ReportData
 from kent_ops.report.pdf import find_chromium, print_pdf
 from kent_ops.report.text import clean
-from kent_ops.report.timeline import breach_minutes, minute_table, write_timeline_csv
+from kent_ops.report.timeline import minute_table, write_timeline_csv
+from kent_ops.report.watched import unwatched
 
 __all__ = ["FILES", "FINDINGS_COLUMNS", "PDF", "ReportOutcome", "build_report", "write_report"]
 
@@ -83,14 +85,8 @@ class ReportOutcome:
 
     @property
     def exit_code(self) -> int:
-        """1 when the report holds breach findings (proven or uncertain), else 0."""
-        d = self.data
-        has_breach = (
-            any(f.is_breach for f in d.findings)
-            or d.clean_up.is_breach
-            or any(p.severity == "breach" for p in d.pre_event)
-        )
-        return 1 if has_breach else 0
+        """The verdict's: 0 NO BREACH FOUND, 1 BREACHED or RECORD INCOMPLETE."""
+        return self.data.verdict.exit_code
 
 
 def _sha256(path: Path) -> str:
@@ -236,6 +232,12 @@ def _report_data(
     frame = minute_table(collector.samples, permit, result.end, engine.doubt.spans)
     pre_event = pre_event_findings(permit)
     status = engine.status()
+    last_seen = {s: state.last_seen for s, state in status.sensors.items()}
+    unseen = unwatched(
+        permit, collector.inspections, clean_up, last_seen, findings, engine.doubt.spans, spans
+    )
+    ended = from_us(last_on) if last_on is not None and not engine.assembly.on else None
+    incomplete = incomplete_reasons(permit, findings, result.end, ended)
     return ReportData(
         permit=permit,
         permit_path=permit_path,
@@ -248,9 +250,16 @@ def _report_data(
         comparison=comparison,
         clean_up=clean_up,
         distinct=distinct_breaches(findings, tz, result.end),
-        verdict=verdict(findings, clean_up, pre_event, messages=result.messages),
+        verdict=verdict(
+            findings,
+            clean_up,
+            pre_event,
+            messages=result.messages,
+            incomplete=incomplete,
+            not_watched=unseen.words(tz),
+        ),
+        unwatched=unseen,
         frame=frame,
-        breach_minutes=breach_minutes(findings, frame, result.end),
         adjustments=[
             msgspec.structs.replace(a, by=clean(a.by), reason=clean(a.reason))
             for a in status.adjustments
@@ -261,7 +270,7 @@ def _report_data(
         properties=property_facts(permit, collector.property_peaks, status.properties),
         permit_history=permit_history(permit, engine),
         assembly_spans=spans,
-        incomplete=incomplete_reasons(permit, findings, result.end),
+        incomplete=incomplete,
         generated_at=generated_at,
         version=__version__,
         brief_gaps=engine.alert_book.brief_gaps(),
@@ -357,6 +366,7 @@ def write_report(data: ReportData, out: Path, *, chromium: str | None = None) ->
         "version": data.version,
         "generated_at": data.generated_at.isoformat(),
         "verdict": data.verdict.word,
+        "not_watched": data.verdict.not_watched,
         "files": {name: _sha256(out / name) for name in files},
         "evidence": {
             "file": data.evidence_path.name,

@@ -114,7 +114,7 @@ _LIST = (
        "process and operation thereof shall be maintained daily …"),
     _e("permit:C(2)", "toilets",
        "Toilet facilities adequate for the capacity of the assembly or use."),
-    _e("permit:C(2)(a)", "toilets kept",
+    _e("permit:C(2)(a)", "toilets maintained",
        "Facilities shall be so located as to be conveniently available and shall be so "
        "constructed and maintained that they will not be offensive."),
     _e("permit:C(2)(b)", "separate toilets",

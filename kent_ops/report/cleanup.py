@@ -14,11 +14,17 @@ No sensor sees a clean field. An inspector records it by marking checklist item 
 ``ok``, or by a note starting ``CLEAN-UP OK``. Only marks made after the assembly ended
 and before the deadline count; of those, the last decides (a site found dirty again
 after an ``ok`` is not clean).
+
+A finding claims only what the record proves (docs/law.md, "Clean-up"). With no
+inspector's record by the deadline the Town holds no record that the premises were
+inspected: clean-up is *not recorded*, a warning, never "not done". It is *not done*, a
+breach, only when item F was marked ``deficient`` after the assembly ended and not
+marked ``ok`` after that by the deadline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -38,17 +44,21 @@ __all__ = [
 CLEAN_UP_PREFIX = "CLEAN-UP OK"
 
 MEANING = {
-    "done": "done in time: recorded after the assembly ended and by the deadline",
-    "open": "not yet due: the log ends before the deadline and no clean-up is recorded yet",
-    "late": "late: recorded only after the deadline",
-    "not done": "not done: the deadline passed with no clean-up recorded",
+    "done": "recorded done after the assembly ended and by the deadline",
+    "open": "the log ends before the deadline and no clean-up is recorded yet",
+    "not recorded": (
+        "the deadline passed with no inspector's record of item F: the Town holds no record "
+        "that the premises were inspected, which is not a finding that they were not cleaned"
+    ),
+    "not done": "item F was found deficient after the assembly ended and not marked done by "
+    "the deadline",
     "not applicable": (
-        "not applicable: the permit is for 500 or fewer persons, an assembly the chapter "
-        "does not regulate"
+        "the permit is for 500 or fewer persons, an assembly the chapter does not regulate"
     ),
 }
-"""Each status in words, as the page states it."""
-STILL_ON = "open: the assembly was still on when the log ends, so the period had not begun"
+"""Each status explained, as the page states it after the status's word (never the word
+again: the page shows it once, as a tag)."""
+STILL_ON = "the assembly was still on when the log ends, so the period had not begun"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +72,8 @@ class CleanUpMark:
     """``inspection`` or ``note``."""
     text: str
     record: int
+    made: datetime | None = None
+    """When the inspector made it (its ``ts``; ``at`` is when it was recorded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +81,10 @@ class CleanUp:
     """The clean-up finding of permit:F.
 
     ``status`` is ``done`` (the last mark in the period is ok), ``open`` (the log ends
-    before the deadline, or while the assembly is still on: ``still_on``), ``late`` (the
-    ok came after the deadline) or ``not done`` (the deadline passed with none).
+    before the deadline, or while the assembly is still on: ``still_on``), ``not
+    recorded`` (the deadline passed with no ok in the period and no deficiency standing:
+    a warning; ``late`` holds an ok made after the deadline) or ``not done`` (the last
+    mark in the period is ``deficient``: ``deficient``; a breach).
     ``assembly_end`` is when the assembly was last on, or, when the log shows no one at
     it at all (``from_schedule``), the scheduled end of its last window; ``deadline`` the
     local midnight ending the fifth day after ``ended_on``.
@@ -86,10 +100,20 @@ class CleanUp:
     marks: list[CleanUpMark]
     spans: tuple[tuple[datetime, datetime | None], ...] = ()
     """When the assembly was on (the last end None while it still is)."""
+    deficient: CleanUpMark | None = None
+    """``not done``: the deficient mark in the period that was never made good."""
+    late: CleanUpMark | None = None
+    """An ok made only after the deadline."""
 
     @property
     def is_breach(self) -> bool:
-        return self.status in ("late", "not done")
+        """Only a deficiency found and never made good is a breach of permit:F."""
+        return self.status == "not done"
+
+    @property
+    def is_warning(self) -> bool:
+        """No record by the deadline: the Town's missing record, never the organiser's."""
+        return self.status == "not recorded"
 
     @property
     def word(self) -> str:
@@ -101,7 +125,23 @@ class CleanUp:
 
     @property
     def meaning(self) -> str:
+        """The status explained, without its word (the page shows that as a tag)."""
         return STILL_ON if self.still_on else MEANING[self.status]
+
+    def sentence(self, when: Callable[[datetime], str], by: Callable[[datetime], str]) -> str:
+        """``not done: found deficient by insp-2 at …, not marked done by …``; for the other
+        statuses, the word and its meaning. ``when`` writes an instant, ``by`` the deadline."""
+        mark, deadline = self.deficient, self.deadline
+        if self.status == "not done" and mark is not None and deadline is not None:
+            text = f"not done: found deficient by {mark.by} at {when(mark.at)}"
+            if mark.text:
+                text += f" (“{mark.text}”)"
+            text += f", not marked done by {by(deadline)}"
+        else:
+            text = f"{self.word}: {self.meaning}"
+        if self.late is not None:
+            text += f"; marked ok by {self.late.by} at {when(self.late.at)}, after the deadline"
+        return text
 
     def counts(self, mark: CleanUpMark | InspectionMark) -> str:
         """Whether one mark counts for clean-up, in words."""
@@ -114,8 +154,8 @@ class CleanUp:
         if mark.at >= self.deadline:
             return "after the clean-up deadline (permit:F)"
         if mark.result == "ok":
-            return "after the assembly ended and by the deadline: satisfies clean-up (permit:F)"
-        return "within the clean-up period of permit:F, not ok"
+            return "after the assembly ended and by the deadline: counts for clean-up (permit:F)"
+        return f"within the clean-up period of permit:F: {mark.result}"
 
 
 def not_applicable() -> CleanUp:
@@ -133,12 +173,12 @@ def _marks(
     inspections: Sequence[InspectionMark], notes: Sequence[InspectorNote]
 ) -> list[CleanUpMark]:
     marks = [
-        CleanUpMark(m.by, m.at, m.result, "inspection", m.note, m.record)
+        CleanUpMark(m.by, m.at, m.result, "inspection", m.note, m.record, m.made)
         for m in inspections
         if m.item == "F"
     ]
     marks += [
-        CleanUpMark(n.by, n.at, "ok", "note", n.text, n.record)
+        CleanUpMark(n.by, n.at, "ok", "note", n.text, n.record, n.made)
         for n in notes
         if n.text.lstrip().upper().startswith(CLEAN_UP_PREFIX)
     ]
@@ -189,6 +229,12 @@ def clean_up_status(
     if log_end is None or log_end < deadline:
         return result("open")
     late_ok = next((m for m in marks if m.at >= deadline and m.result == "ok"), None)
-    if late_ok is not None:
-        return result("late", late_ok)
-    return result("not done")
+    if in_time and in_time[-1].result == "deficient":
+        return CleanUp(
+            "not done", False, from_schedule, end, ended_on, deadline, None, marks,
+            tuple(spans), deficient=in_time[-1], late=late_ok,
+        )  # fmt: skip
+    return CleanUp(
+        "not recorded", False, from_schedule, end, ended_on, deadline, None, marks,
+        tuple(spans), late=late_ok,
+    )  # fmt: skip

@@ -136,6 +136,8 @@ class InspectorNote:
     text: str
     alert: str | None
     record: int
+    made: datetime | None = None
+    """When the inspector made it: its own ``ts`` (``at`` is when it was recorded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,8 @@ class InspectorAck:
     alert: str
     comment: str
     record: int
+    made: datetime | None = None
+    """When the inspector made it: its own ``ts`` (``at`` is when it was recorded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +164,8 @@ class InspectionMark:
     result: str
     note: str
     record: int
+    made: datetime | None = None
+    """When the inspector made it: its own ``ts`` (``at`` is when it was recorded)."""
 
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
@@ -207,6 +213,8 @@ class Collector:
         self.notes: list[InspectorNote] = []
         self.acks: list[InspectorAck] = []
         self.inspections: list[InspectionMark] = []
+        self.adjustments_made: dict[tuple[str, datetime], datetime] = {}
+        """When each adjustment was made (its ``ts``), by (inspector, recorded time)."""
         self.rejected: dict[str, Reasons] = {}
         self.repeats: dict[str, Reasons] = {}
         self.live_alerts: dict[str, wire.Alert] = {}
@@ -432,26 +440,38 @@ class Collector:
         group.last_at = at
 
     def _inspector(self, rec: Replayed, kind: str, at: datetime) -> None:
-        """Keep a note or a checklist mark, decoded as the engine decoded it."""
+        """Keep a note, an acknowledgement or a checklist mark, decoded as the engine
+        decoded it, with when it was recorded (``at``, the engine's time) and when the
+        inspector made it (its ``ts``): on the sensor clock, or with a phone's clock off,
+        the two differ, and a reader must see both."""
         topic = rec.topic or ""
         who = clean(topic.split("/")[3]) if topic.count("/") >= 4 else ""
         try:
             if kind == "note":
                 note = wire.decode_json(wire.Note, rec.payload)
                 alert = clean(note.alert) if note.alert is not None else None
-                self.notes.append(InspectorNote(who, at, clean(note.text), alert, rec.id))
+                self.notes.append(InspectorNote(who, at, clean(note.text), alert, rec.id, note.ts))
             elif kind == "ack":
                 ack = wire.decode_json(wire.Ack, rec.payload)
                 self.acks.append(
-                    InspectorAck(who, at, clean(ack.alert), clean(ack.comment), rec.id)
+                    InspectorAck(who, at, clean(ack.alert), clean(ack.comment), rec.id, ack.ts)
                 )
             elif kind == "inspection":
                 mark = wire.decode_json(wire.Inspection, rec.payload)
                 self.inspections.append(
                     InspectionMark(
-                        who, at, clean(mark.item), clean(mark.result), clean(mark.note), rec.id
-                    )
+                        who,
+                        at,
+                        clean(mark.item),
+                        clean(mark.result),
+                        clean(mark.note),
+                        rec.id,
+                        mark.ts,
+                    )  # fmt: skip
                 )
+            elif kind == "adjust":
+                adjust = wire.decode_json(wire.Adjust, rec.payload)
+                self.adjustments_made[(who, at)] = adjust.ts
         except msgspec.DecodeError:  # pragma: no cover - the engine accepted it
             return
 

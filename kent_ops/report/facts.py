@@ -85,7 +85,8 @@ def pre_event_checks(permit: Permit) -> list[PreEventCheck]:
 
 @dataclass(frozen=True, slots=True)
 class PropertyFacts:
-    """One property, who answers for it, and the persons the status showed on it."""
+    """One property, its owner (and tenant or lessee), and the persons the status showed
+    on it."""
 
     id: str
     owner: str
@@ -166,19 +167,29 @@ def permit_history(permit: Permit, engine: Engine) -> list[StatusEntry]:
 
 
 def incomplete_reasons(
-    permit: Permit, findings: Sequence[Finding], log_end: datetime | None
+    permit: Permit,
+    findings: Sequence[Finding],
+    log_end: datetime | None,
+    assembly_end: datetime | None = None,
 ) -> list[str]:
-    """Why the record may not show the whole assembly; empty when it does."""
+    """Why the record may not show the whole assembly; empty when it does.
+
+    A sensor still silent when the log ends counts only if it fell silent before the
+    assembly ended (``assembly_end``, None while it is still on): a counter switched off
+    days after the crowd went home hides nothing of the assembly.
+    """
     if log_end is None:
         return ["the evidence log holds no sensor or inspector messages"]
     out = []
     if log_end < permit.last_end:
-        out.append("it ends before the last permitted window ended")
+        out.append("the evidence log ends before the last permitted window ended")
     for f in findings:
         if f.end is not None:
             continue
         if f.is_breach:
-            out.append(f"breach {f.id} ({rule_name(f.rule)}) was still in progress at its end")
-        elif f.rule == "sensor-offline":
-            out.append(f"sensor {f.subject or ''} was still offline or silent at its end")
+            out.append(
+                f"breach {f.id} ({rule_name(f.rule)}) was still in progress when the log ends"
+            )
+        elif f.rule == "sensor-offline" and (assembly_end is None or f.start < assembly_end):
+            out.append(f"sensor {f.subject or ''} was still offline or silent when the log ends")
     return out

@@ -6,19 +6,23 @@ required. From the findings come the distinct breaches (one per rule and local d
 which the rule was breached: how the law's "each violation" may be read, though how many
 violations occurred is for the prosecutor and the court, docs/law.md "Penalties") and the
 verdict, which also counts the breaches the permit file showed before the assembly and a
-late or missed clean-up (permit:F).
+clean-up found deficient and never made good (permit:F).
 
 Each finding is split into the stretches its alert carries (core/basis.py): only its
 ``measured`` stretches are proven, and only they make distinct breaches, the verdict and
 the grounds for revocation; an ``indeterminate``, ``estimate`` or ``rounding`` stretch is
 listed apart with what it rests on (docs/law.md, "Each stretch says what it rests on").
+
+The verdict is one of three (docs/law.md, "The verdict says what was watched"):
+``BREACHED`` (a proven breach), ``NO BREACH FOUND`` or ``RECORD INCOMPLETE``; the last
+two are followed by what was not watched. No verdict says the permit's terms were kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from kent_ops.core import wire
@@ -29,7 +33,10 @@ from kent_ops.report.cleanup import CleanUp
 from kent_ops.report.text import clean, clean_figures
 
 __all__ = [
+    "BREACHED",
     "CLEAN_UP_NAME",
+    "NO_BREACH_FOUND",
+    "RECORD_INCOMPLETE",
     "REVOCATION_GROUNDS",
     "DistinctBreach",
     "Finding",
@@ -39,6 +46,7 @@ __all__ = [
     "distinct_breaches",
     "findings_from_alerts",
     "plural",
+    "proven_breaches",
     "rule_name",
     "verdict",
 ]
@@ -85,6 +93,14 @@ class FindingStretch:
         return max((self.stop - self.start).total_seconds(), 0.0)
 
 
+_NOT_PROVEN_WORDS = {
+    "indeterminate": "indeterminate",
+    "estimate": "an estimate",
+    "rounding": "only within the rounding",
+}
+"""How a basis that proves nothing reads in a sentence."""
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One alert, as the report states it (texts from the wire already cleaned)."""
@@ -113,37 +129,66 @@ class Finding:
         return self.severity == "breach"
 
     @property
+    def parts(self) -> tuple[FindingStretch, ...]:
+        """Its stretches; a finding made without any is one, from start to end, on the
+        basis its ``uncertain`` flag and worst figures give (as an older log's)."""
+        if self.stretches:
+            return self.stretches
+        basis = "measured"
+        if self.uncertain:
+            basis = "indeterminate"
+        elif self.worst_observed.get("within_rounding") is True:
+            basis = "rounding"
+        stop = self.end or self.start + timedelta(seconds=self.duration_s)
+        return (FindingStretch(self.start, self.end, stop, basis),)
+
+    @property
     def proven_s(self) -> float:
         """Seconds of its measured stretches: the time it is proven for."""
-        return sum(x.seconds for x in self.stretches if x.basis == "measured")
+        return sum(x.seconds for x in self.parts if x.basis == "measured")
 
     @property
     def proven(self) -> bool:
-        """A breach with a measured stretch: proven for that time."""
-        return self.is_breach and any(x.basis == "measured" for x in self.stretches)
+        """A breach with a measured stretch: proven for that time (and only that time)."""
+        return self.is_breach and any(x.basis == "measured" for x in self.parts)
 
     @property
     def basis(self) -> str:
         """``measured``, ``indeterminate``, ``estimate``, ``rounding``, or ``mixed``."""
-        bases = {x.basis for x in self.stretches}
-        return bases.pop() if len(bases) == 1 else ("mixed" if bases else "measured")
+        bases = {x.basis for x in self.parts}
+        return bases.pop() if len(bases) == 1 else "mixed"
 
     @property
     def apart(self) -> tuple[FindingStretch, ...]:
         """Its stretches that are not proven, each listed with what it rests on."""
-        return tuple(x for x in self.stretches if x.basis != "measured")
+        return tuple(x for x in self.parts if x.basis != "measured")
 
     @property
     def name(self) -> str:
         return rule_name(self.rule)
 
     @property
-    def revocation_ground(self) -> bool:
-        """A breach that is one of permit:G's grounds: a facility of permit:C not provided
-        as the application specified (a checklist item of C, not D or F)."""
+    def of_a_ground(self) -> bool:
+        """A breach of a rule that is one of permit:G's grounds: a facility of permit:C
+        not provided as the application specified (a checklist item of C, not D or F)."""
         if not self.is_breach or self.rule not in REVOCATION_GROUNDS:
             return False
         return self.rule != "facility-deficient" or (self.subject or "").startswith("C(")
+
+    @property
+    def revocation_ground(self) -> bool:
+        """A proven breach that is one of permit:G's grounds (for its proven time); one
+        with no measured stretch proves no ground and is tied to none."""
+        return self.of_a_ground and self.proven
+
+    @property
+    def not_proven(self) -> str:
+        """Why a breach finding is not proven (``indeterminate``, ``an estimate``, ``within
+        the rounding``), or empty for a proven one and for any other finding."""
+        if not self.is_breach or self.proven:
+            return ""
+        bases = dict.fromkeys(x.basis for x in self.parts)
+        return " or ".join(_NOT_PROVEN_WORDS.get(b, b) for b in bases)
 
     @property
     def worst_sentence(self) -> str:
@@ -153,7 +198,7 @@ class Finding:
     @property
     def within_rounding(self) -> bool:
         """A breach with a stretch that held only by kent-ops' rounding up."""
-        return self.is_breach and any(x.basis == "rounding" for x in self.stretches)
+        return self.is_breach and any(x.basis == "rounding" for x in self.parts)
 
 
 def _ack(a: wire.Acknowledgement) -> wire.Acknowledgement:
@@ -284,7 +329,7 @@ def distinct_breaches(
     for f in findings:
         if not f.is_breach:
             continue
-        for x in f.stretches:
+        for x in f.parts:
             if x.basis != "measured":
                 continue
             parts = _days(x.start, x.stop, tz)
@@ -297,12 +342,41 @@ def distinct_breaches(
     return sorted(by_key.values(), key=lambda d: (d.day, order.get(d.rule, 99), d.rule))
 
 
+BREACHED = "BREACHED"
+NO_BREACH_FOUND = "NO BREACH FOUND"
+RECORD_INCOMPLETE = "RECORD INCOMPLETE"
+
+_EXIT = {BREACHED: 1, NO_BREACH_FOUND: 0, RECORD_INCOMPLETE: 1}
+"""``kent-ops report``'s exit code for each verdict: 0 only when no breach was found in a
+complete record (an incomplete one is a check that could not be made whole)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The page's first line: ``kept``, ``breached`` or ``indeterminate``, and why."""
+    """The page's first line and the command's last: the verdict, why, and what was not
+    watched (``not_watched``, given for every verdict and said after all but BREACHED)."""
 
     word: str
+    """:data:`BREACHED`, :data:`NO_BREACH_FOUND` or :data:`RECORD_INCOMPLETE`."""
     reason: str
+    not_watched: str = ""
+
+    @property
+    def key(self) -> str:
+        """``breached``, ``no-breach-found`` or ``record-incomplete``: a CSS class, a name."""
+        return self.word.lower().replace(" ", "-")
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT[self.word]
+
+    @property
+    def line(self) -> str:
+        """``NO BREACH FOUND: …; not watched: …`` as the command prints it, on one line."""
+        text = f"{self.word}: {self.reason}"
+        if self.word != BREACHED and self.not_watched:
+            text += f"; not watched: {self.not_watched}"
+        return text
 
 
 def plural(n: int, noun: str) -> str:
@@ -317,20 +391,54 @@ def _rules(findings: Sequence[Finding]) -> str:
     return ", ".join(f"{rule_name(r)} ({r})" for r in rules)
 
 
+def proven_breaches(findings: Sequence[Finding]) -> list[Finding]:
+    """The breach findings the record proves, the only ones the verdict counts: those
+    with a measured stretch (proven for that time only)."""
+    return [f for f in findings if f.proven]
+
+
+def _not_proven(findings: Sequence[Finding], proven: Sequence[Finding]) -> str:
+    """``2 more breach findings not proven (…), listed apart``; empty if none."""
+    counted = {f.id for f in proven}
+    rest = [f for f in findings if f.is_breach and f.id not in counted]
+    if not rest:
+        return ""
+    kinds = list(dict.fromkeys(f.not_proven for f in rest))
+    return (
+        f"{plural(len(rest), 'breach finding')} not proven ({' or '.join(kinds)}: "
+        f"{_rules(rest)}), listed apart"
+    )
+
+
+def _clean_up_words(clean_up: CleanUp) -> str:
+    if clean_up.status == "open":
+        return (
+            "clean-up is not yet due"
+            if clean_up.word == "not yet due"
+            else ("clean-up is still open")
+        )
+    if clean_up.is_warning:
+        return "clean-up not recorded by its deadline (a warning: the Town holds no record)"
+    return ""
+
+
 def verdict(
-    findings: list[Finding],
+    findings: Sequence[Finding],
     clean_up: CleanUp,
     pre_event: Sequence[PreEventFinding],
     *,
     messages: int,
+    incomplete: Sequence[str] = (),
+    not_watched: str = "",
 ) -> Verdict:
-    """Breached if any breach is proven, during the assembly, before it or in its clean-up.
+    """BREACHED if a breach is proven, during the assembly, before it or in its clean-up.
 
-    Indeterminate if the only breaches are uncertain, or the log holds no messages and
-    the permit file shows no breach.
+    Otherwise RECORD INCOMPLETE if the log may not show the whole assembly
+    (``incomplete``, or no messages at all), else NO BREACH FOUND; either is followed by
+    ``not_watched`` (:class:`~kent_ops.report.watched.Unwatched`). A breach that is not
+    proven is named as such, never counted.
     """
-    proven = [f for f in findings if f.proven]
-    uncertain = [f for f in findings if f.is_breach and not f.proven]
+    proven = proven_breaches(findings)
     before = [p for p in pre_event if p.severity == "breach"]
     parts = []
     if proven:
@@ -340,31 +448,21 @@ def verdict(
         ids = ", ".join(dict.fromkeys(p.id for p in before))
         parts.append(f"{plural(len(before), 'pre-event breach')} in the permit file ({ids})")
     if clean_up.is_breach:
-        parts.append(f"clean-up {clean_up.status} (permit:F)")
+        parts.append("clean-up not done (permit:F): item F found deficient and not made good")
+    not_proven = _not_proven(findings, proven)
     if parts:
-        if uncertain:
-            parts.append(f"{len(uncertain)} more not proven (listed apart)")
-        return Verdict("breached", "; ".join(parts))
-    if uncertain:
-        return Verdict(
-            "indeterminate",
-            f"{plural(len(uncertain), 'breach finding')} ({_rules(uncertain)}) rest only on "
-            "figures that were indeterminate, an estimate or the rounding, so none is proven",
-        )
-    if messages == 0:
-        return Verdict(
-            "indeterminate",
-            "the evidence log holds no sensor or inspector messages, so nothing shows "
-            "whether the terms were kept",
-        )
-    tail = ""
-    if clean_up.status == "open":
-        tail = (
-            "; clean-up is not yet due"
-            if clean_up.word == "not yet due"
-            else "; clean-up is still open"
-        )
-    return Verdict("kept", f"no breach of the permit's terms was found{tail}")
+        return Verdict(BREACHED, "; ".join([*parts, *([not_proven] if not_proven else [])]),
+                       not_watched)  # fmt: skip
+    why = list(incomplete)
+    empty = "the evidence log holds no sensor or inspector messages"
+    if messages == 0 and empty not in why:
+        why.insert(0, empty)
+    tail = [t for t in (not_proven, _clean_up_words(clean_up)) if t]
+    if why:
+        reason = "no breach was proven, but the record is incomplete: " + "; ".join(why)
+        return Verdict(RECORD_INCOMPLETE, "; ".join([reason, *tail]), not_watched)
+    reason = "no breach was proven in the time the evidence log covers"
+    return Verdict(NO_BREACH_FOUND, "; ".join([reason, *tail]), not_watched)
 
 
 def day_spans(entry: DistinctBreach) -> list[tuple[datetime, datetime | None]]:

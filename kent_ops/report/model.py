@@ -23,6 +23,7 @@ from kent_ops.report.collect import Checkpoint, Collector
 from kent_ops.report.compare import Comparison
 from kent_ops.report.facts import PreEventCheck, PropertyFacts, StatusEntry
 from kent_ops.report.findings import DistinctBreach, Finding, Verdict
+from kent_ops.report.watched import Unwatched
 
 __all__ = ["CheckpointResult", "ReportData"]
 
@@ -52,8 +53,9 @@ class ReportData:
     clean_up: CleanUp
     distinct: list[DistinctBreach]
     verdict: Verdict
+    unwatched: Unwatched
+    """What the record does not show was watched (the verdict's "not watched")."""
     frame: pd.DataFrame
-    breach_minutes: dict[str, int]
     adjustments: list[wire.Adjustment]
     checkpoints: list[CheckpointResult]
     pre_event: list[PreEventFinding]

@@ -227,9 +227,9 @@ def test_the_report_states_a_live_inspection_round_as_permit_g_evidence(
     assert "<td><b>C(7)</b></td>" not in section
     f_row = next(r for r in section.split("<tr") if "<td><b>F</b></td>" in r)
     assert "does not count for clean-up" in f_row  # made during the event
-    assert "satisfies clean-up (permit:F)" in f_row
+    assert "counts for clean-up (permit:F)" in f_row
     assert "site cleared, bins gone" in f_row
     clean_up = page.split('<section id="clean-up">')[1].split("</section>")[0]
-    assert "done in time" in clean_up
+    assert "recorded done after the assembly ended and by the deadline" in clean_up
     assert "Recorded by insp-3" in clean_up
     assert timedelta(seconds=finding.duration_s) == timedelta(minutes=9)

@@ -1,9 +1,11 @@
 """Pre-event findings: what the permit file itself shows, before the gates open.
 
-Every finding of the law's "before" list, at its boundary: each is a breach by the
-applicant or owner, except the Town's own duties (notice, decision, order, revocation),
-which are warnings. ``kent-ops permit check`` is run as a subprocess for its output and
-exit codes.
+Every finding of the law's "before" list, at its boundary. A condition of issuing the
+permit is a breach by the applicant or owner while the permit is pending, and a warning
+addressed to the Board once it has issued it; planning an assembly without a permit is
+a warning; so are the Town's own duties (notice, decision, order, revocation) and
+housing asked only because the windows fall on several dates. ``kent-ops permit
+check`` is run as a subprocess for its output and exit codes.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ from kent_ops.core.precheck import CHECKED, PreEventFinding, pre_event_findings
 
 TWO_PATH = EXAMPLE_PATH.parent / "permit-two-properties.toml"
 FIRST_DAY = date(2027, 7, 4)
+PENDING: dict[str, Any] = {"permit.status": "pending"}
+"""The Board has not issued the permit yet: a condition of issuing not shown is the
+applicant's breach (the example permit is issued: then it is the Board's warning)."""
 
 
 def findings(changes: dict[str, Any] | None = None) -> list[PreEventFinding]:
@@ -77,11 +82,16 @@ def _at_most(n: int, status: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("status", ["pending", "denied", "revoked", "none"])
-def test_more_than_500_without_an_issued_permit_is_a_breach(status: str) -> None:
+def test_more_than_500_without_an_issued_permit_is_a_warning_planning_is_no_offence(
+    status: str,
+) -> None:
     f = one("permit-not-issued", _at_most(501, status))
-    assert (f.severity, f.cite) == ("breach", "permit:A")
-    assert repr(status) in f.message
-    assert "501" in f.message
+    assert (f.severity, f.cite) == ("warning", "permit:A")
+    assert f.message == (
+        f"the permit's status is {status!r} and 501 persons are expected at one time: no "
+        "issued permit covers an assembly of more than 500; holding one would be "
+        "permit-required, which only attendance counted live shows"
+    )
 
 
 def test_500_need_no_permit() -> None:
@@ -100,12 +110,68 @@ def test_filed_60_days_before_is_in_time() -> None:
     assert of("application-lead-time", {"permit.application_filed_on": filed}) == []
 
 
-def test_filed_59_days_before_is_late() -> None:
+def test_filed_59_days_before_a_pending_permit_is_the_applicants_breach() -> None:
+    filed = FIRST_DAY - timedelta(days=59)
+    f = one("application-lead-time", {**PENDING, "permit.application_filed_on": filed})
+    assert (f.severity, f.cite, f.to_board) == ("breach", "permit:B", False)
+    assert f.message == (
+        "the application was filed 2027-05-06, 59 days before the assembly on 2027-07-04; "
+        "at least 60 are required"
+    )
+
+
+def test_a_permit_issued_on_a_59_day_filing_is_a_warning_to_the_board() -> None:
     filed = FIRST_DAY - timedelta(days=59)
     f = one("application-lead-time", {"permit.application_filed_on": filed})
-    assert (f.severity, f.cite) == ("breach", "permit:B")
-    assert "59 days" in f.message
-    assert "at least 60" in f.message
+    assert (f.severity, f.cite, f.to_board) == ("warning", "permit:B", True)
+    assert f.line() == (
+        "WARNING application-lead-time (permit:B): the Board issued the permit though the "
+        "application was filed 2027-05-06, 59 days before the assembly on 2027-07-04; at "
+        "least 60 are required"
+    )
+    in_time = {"permit.application_filed_on": FIRST_DAY - timedelta(days=60)}
+    assert of("application-lead-time", in_time) == []
+
+
+def test_a_file_that_records_a_revocation_was_issued_so_its_conditions_are_the_boards() -> None:
+    at = datetime(2027, 7, 4, 15, 0, tzinfo=NY)
+    changes = {"permit.status": "revoked", "permit.revoked_at": at, "fee": DELETE}
+    f = one("fee-paid", changes)
+    assert (f.severity, f.to_board) == ("warning", True)
+    assert f.message == "the Board issued the permit though the application fee has not been paid"
+    no_date = {"permit.status": "revoked", "fee": DELETE}
+    assert one("fee-paid", no_date).severity == "breach"  # revoked, never shown issued
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"permit.application_filed_on": FIRST_DAY - timedelta(days=45)},
+        {"lots": [{"id": "lot-a", "capacity": 999}]},
+        {"staffing.nurses_planned": 7},
+        {"application.site_map": False},
+        {"applicant.agent": DELETE},
+        {"insurance.property_damage": 200_000},
+        {"facilities.inspection_authorized": False},
+        {"facilities.water_approved": False},
+        {"fee": DELETE},
+    ],
+    ids=lambda c: next(iter(c)),
+)
+def test_every_condition_of_issuing_is_the_boards_once_issued_the_applicants_while_pending(
+    changes: dict[str, Any],
+) -> None:
+    (issued,) = [f for f in findings(changes) if f.message.startswith("the Board issued")]
+    assert (issued.severity, issued.to_board) == ("warning", True)
+    assert issued.message.startswith("the Board issued the permit though ")
+    pending = [f for f in findings({**PENDING, **changes}) if f.id == issued.id]
+    assert [(f.severity, f.to_board) for f in pending] == [("breach", False)]
+    assert issued.message == "the Board issued the permit though " + pending[0].message
+
+
+def test_the_bond_is_no_condition_of_issuing_and_stays_a_breach_once_issued() -> None:
+    f = one("bond-posted", {"bond.amount": 9_999})
+    assert (f.severity, f.to_board) == ("breach", False)
 
 
 def test_no_filing_date_is_the_towns_record_missing_not_a_late_filing() -> None:
@@ -123,7 +189,7 @@ def test_parking_for_one_car_per_four_persons_is_enough() -> None:
 
 
 def test_one_space_short_is_a_breach() -> None:
-    f = one("parking-capacity", {"lots": [{"id": "lot-a", "capacity": 999}]})
+    f = one("parking-capacity", {**PENDING, "lots": [{"id": "lot-a", "capacity": 999}]})
     assert (f.severity, f.cite) == ("breach", "permit:C(6)")
     assert "999" in f.message
     assert "1,000" in f.message
@@ -134,7 +200,7 @@ def test_one_space_short_is_a_breach() -> None:
 
 def test_the_planned_nurses_must_cover_the_maximum() -> None:
     assert of("medical-plan", {"staffing.nurses_planned": 8}) == []
-    f = one("medical-plan", {"staffing.nurses_planned": 7})
+    f = one("medical-plan", {**PENDING, "staffing.nurses_planned": 7})
     assert (f.severity, f.cite) == ("breach", "permit:C(9)")
     assert "7 registered nurses planned, 8 required" in f.message
 
@@ -152,8 +218,8 @@ def test_fewer_planned_doctors_than_the_minimum_is_a_breach() -> None:
 
 
 def test_no_first_aid_station_is_a_breach() -> None:
-    f = one("medical-plan", {"staffing.first_aid_station": False})
-    assert f.message == "no first-aid station is shown"
+    f = one("medical-plan", {**PENDING, "staffing.first_aid_station": False})
+    assert f.message == "the medical plan falls short: no first-aid station is shown"
 
 
 def test_missing_planned_figures_count_as_not_shown() -> None:
@@ -169,7 +235,7 @@ def test_missing_planned_figures_count_as_not_shown() -> None:
 
 
 def test_a_statement_not_filed_is_named_with_its_item() -> None:
-    f = one("application-contents", {"application.site_map": False})
+    f = one("application-contents", {**PENDING, "application.site_map": False})
     assert (f.severity, f.cite) == ("breach", "permit:B(3)")
     assert "B(3)" in f.message
 
@@ -222,7 +288,7 @@ def test_the_agents_agreement_is_not_an_application_contents_finding() -> None:
 
 
 def test_a_nonresident_without_an_agent_is_a_breach() -> None:
-    f = one("nonresident-agent", {"applicant.agent": DELETE})
+    f = one("nonresident-agent", {**PENDING, "applicant.agent": DELETE})
     assert (f.severity, f.cite) == ("breach", "permit:B(1)")
 
 
@@ -258,13 +324,13 @@ def test_a_resident_needs_no_agent() -> None:
     ],
 )
 def test_insurance_below_the_law_is_a_breach(field: str, value: int, words: str) -> None:
-    f = one("insurance-limits", {field: value})
+    f = one("insurance-limits", {**PENDING, field: value})
     assert (f.severity, f.cite) == ("breach", "permit:E")
     assert words in f.message
 
 
 def test_no_inspection_authorization_from_the_owner_is_a_breach() -> None:
-    f = one("inspection-authorization", {"facilities.inspection_authorized": False})
+    f = one("inspection-authorization", {**PENDING, "facilities.inspection_authorized": False})
     assert (f.severity, f.cite) == ("breach", "permit:D")
     assert "R. Smith" in f.message
 
@@ -302,7 +368,7 @@ def test_each_property_of_several_is_checked() -> None:
     ],
 )
 def test_a_missing_health_approval_is_a_breach(field: str, name: str) -> None:
-    f = one("health-approvals", {field: False})
+    f = one("health-approvals", {**PENDING, field: False})
     assert f.severity == "breach"
     assert name in f.message
 
@@ -345,7 +411,7 @@ def test_a_bond_posted_after_the_assembly_began_is_a_warning() -> None:
 
 def test_the_fee_is_paid_with_the_application() -> None:
     assert of("fee-paid", {"fee.paid_on": date(2027, 3, 30)}) == []
-    f = one("fee-paid", {"fee.paid_on": date(2027, 4, 2)})
+    f = one("fee-paid", {**PENDING, "fee.paid_on": date(2027, 4, 2)})
     assert (f.severity, f.cite) == ("breach", "fee")
     assert "the application fee has not been paid" in one("fee-paid", {"fee": DELETE}).message
 
@@ -360,6 +426,79 @@ def test_a_window_past_midnight_without_housing_is_a_breach() -> None:
     assert "midnight" in one("overnight-housing", {"windows": [late]}).message
     at_midnight = {"start": WINDOW_START, "end": datetime(2027, 7, 5, 0, 0, tzinfo=NY)}
     assert of("overnight-housing", {"windows": [at_midnight]}) == []
+
+
+def _day(day: int, start: int, end_day: int, end: int) -> dict[str, datetime]:
+    return {
+        "start": datetime(2027, 7, day, start, 0, tzinfo=NY),
+        "end": datetime(2027, 7, end_day, end, 0, tzinfo=NY),
+    }
+
+
+ASK = (
+    "the assembly is permitted on 2 local dates, each window closing by midnight: ask "
+    "whether anyone stays overnight"
+)
+
+
+@pytest.mark.parametrize("status", ["issued", "pending"])
+def test_two_dates_each_closing_before_midnight_only_ask_whether_anyone_stays(
+    status: str,
+) -> None:
+    two = {
+        "permit.status": status,
+        "windows": [_day(4, 10, 4, 23), _day(5, 10, 5, 23)],
+        "application.housing_statement": False,
+        "facilities.housing_approved": False,
+    }
+    found = {f.id: f for f in findings(two) if f.id != "permit-not-issued"}
+    assert [f.severity for f in found.values()] == ["warning"] * 3
+    board = "the Board issued the permit though " if status == "issued" else ""
+    assert found["overnight-housing"].message == (
+        "the assembly is permitted on 2 local dates, each window closing by midnight, and no "
+        "housing is declared: ask whether anyone stays overnight"
+    )
+    assert found["application-contents"].message == (
+        f"{board}the application does not include B(14), a statement of the housing for an "
+        f"assembly running from one day into another; {ASK}"
+    )
+    assert found["health-approvals"].message == (
+        f"{board}there is no written approval for housing (C(7)); {ASK}"
+    )
+    ending_at_midnight = {**two, "windows": [_day(4, 10, 5, 0), _day(5, 10, 6, 0)]}
+    assert {f.severity for f in findings(ending_at_midnight) if f.id != "permit-not-issued"} == {
+        "warning"
+    }
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"windows": [_day(4, 10, 4, 23), _day(5, 10, 6, 1)]},  # the second crosses midnight
+        {"windows": [_day(4, 10, 4, 23), _day(5, 10, 5, 23)], "facilities.overnight": True},
+    ],
+    ids=["a-window-crosses-midnight", "declared-overnight"],
+)
+def test_a_night_contemplated_still_needs_housing_declared(changes: dict[str, Any]) -> None:
+    pending = {**PENDING, **changes, "application.housing_statement": False}
+    f = one("overnight-housing", pending)
+    assert f.severity == "breach"
+    assert "ask whether" not in f.message
+    (statement,) = [x for x in of("application-contents", pending) if x.cite == "permit:B(14)"]
+    assert statement.severity == "breach"
+
+
+def test_a_refused_approval_beside_a_housing_question_stays_the_applicants_breach() -> None:
+    two = {
+        **PENDING,
+        "windows": [_day(4, 10, 4, 23), _day(5, 10, 5, 23)],
+        "facilities.housing_approved": False,
+        "facilities.water_approved": False,
+    }
+    assert [(f.severity, f.message) for f in of("health-approvals", two)] == [
+        ("breach", "there is no written approval for water (C(1))"),
+        ("warning", f"there is no written approval for housing (C(7)); {ASK}"),
+    ]
 
 
 # -- the Town's duties: warnings -----------------------------------------------------------------
@@ -462,14 +601,28 @@ def test_check_of_a_clean_permit_says_what_was_checked_and_exits_0(
 def test_check_prints_one_finding_a_line_and_exits_1_on_a_breach(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    done = check(capsys, write(tmp_path, {"fee": DELETE, "permit.decided_on": date(2027, 5, 2)}))
+    changes = {"bond.amount": 9_999, "permit.decided_on": date(2027, 5, 2), "fee": DELETE}
+    done = check(capsys, write(tmp_path, changes))
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
-        "BREACH fee-paid (fee): the application fee has not been paid",
+        "BREACH bond-posted (permit:F): the bond is $9,999; the Town Board fixed $10,000",
+        "WARNING fee-paid (fee): the Board issued the permit though the application fee has "
+        "not been paid",
         "WARNING decision-time (permit:B): decided 2027-05-02, 31 days after filing; "
         "the Board acts within 30",
     ]
     assert all(LINE.match(line) for line in done.stdout.splitlines())
+
+
+def test_check_of_a_pending_permit_charges_the_applicant_with_its_conditions(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    done = check(capsys, write(tmp_path, {**PENDING, "fee": DELETE}))
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0] == (
+        "BREACH fee-paid (fee): the application fee has not been paid"
+    )
+    assert done.stdout.splitlines()[1].startswith("WARNING permit-not-issued (permit:A): ")
 
 
 def test_check_exits_0_when_there_are_only_warnings(
@@ -531,13 +684,18 @@ def test_check_of_an_assembly_of_500_or_fewer_needs_no_permit(
     ]
 
 
-def test_check_of_a_revocation_before_the_first_window_is_a_breach(
+def test_check_of_a_revocation_before_the_first_window_is_a_warning(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     revoked = {"permit.revoked_at": datetime(2027, 7, 1, 12, tzinfo=NY)}
     done = check(capsys, write(tmp_path, {**revoked, "permit.revocation_resolution": "TB-2027-30"}))
-    assert done.returncode == 1
-    assert done.stdout.splitlines()[0].startswith("BREACH permit-not-issued (permit:A): ")
+    assert done.returncode == 0
+    assert done.stdout.splitlines() == [
+        "WARNING permit-not-issued (permit:A): the permit was revoked at "
+        "2027-07-01T12:00:00-04:00, before the first permitted window opened, and 4,000 "
+        "persons are expected at one time: no issued permit covers an assembly of more than "
+        "500; holding one would be permit-required, which only attendance counted live shows"
+    ]
 
 
 def test_a_file_written_before_the_new_fields_loads_with_warnings_only(

@@ -36,6 +36,7 @@ from dashboards.inspector.panels import (
     rules_table,
 )
 from dashboards.inspector.trend import AttendanceTrend
+from dashboards.inspector.widgets.action_log import action_line
 from kent_ops.core import wire
 from kent_ops.core.rules import RULES
 
@@ -388,3 +389,19 @@ def test_describe_says_what_will_be_sent() -> None:
     assert describe(ack_payload("A-1", "c", samples.NOW)) == "acknowledge A-1: “c”"
     assert describe(note_payload("t", samples.NOW, "A-1")) == "note about A-1: “t”"
     assert describe(adjust_payload(3050, "r", samples.NOW)) == ("set attendance to 3,050: “r”")
+
+
+def test_an_action_shows_when_it_was_recorded_and_when_the_inspector_made_it() -> None:
+    made = datetime(2027, 7, 4, 14, 41, 2, tzinfo=UTC)  # 10:41:02 in Kent, the ack's ts
+    payload = ack_payload("A-0004", "Called", made)
+    action = _sent("ack", payload, None, {})
+    sending = "… sending made 10:41:02 acknowledge A-0004: “Called”"
+    assert action_line(action, NY).plain == sending
+    recorded = samples.iso(made + timedelta(minutes=1))  # the engine's time, as in the report
+    alert = {"A-0004": samples.alert(acknowledged=[{"by": "insp-2", "at": recorded,
+                                                    "comment": "Called"}])}  # fmt: skip
+    done = update_recorded(action, None, alert, made + timedelta(minutes=5))
+    assert done.recorded_at == made + timedelta(minutes=1)
+    assert action_line(done, NY).plain == (
+        "✓ recorded 10:42:02 · made 10:41:02 acknowledge A-0004: “Called”"
+    )

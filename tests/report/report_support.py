@@ -45,15 +45,27 @@ def sha256_file(path: Path) -> str:
 class ScriptedLog:
     """An evidence log written as the aggregator writes it, one scripted message at a time."""
 
-    def __init__(self, path: Path, permit_path: Path, t0: datetime, clock: str = "sensor") -> None:
+    def __init__(
+        self,
+        path: Path,
+        permit_path: Path,
+        t0: datetime,
+        clock: str = "sensor",
+        *,
+        received_shift: timedelta = timedelta(0),
+    ) -> None:
+        """``received_shift`` puts every receive time that far from the sensors' clock: a
+        rehearsal on the sensor clock, run on another day (the demo's wall clock)."""
         self.permit: Permit = load_permit(permit_path)
         self.t0 = t0
+        self.shift = received_shift
         self.log = EvidenceLog.open(
             path, event_id=self.permit.event_id, permit_sha256=sha256_file(permit_path)
         )
         self.engine = Engine(self.permit, clock=clock)  # type: ignore[arg-type]
         self.clock = clock
-        self.log.append_json("system", t0, {"event": "started", "clock": clock, "replayed": 0})
+        started = {"event": "started", "clock": clock, "replayed": 0}
+        self.log.append_json("system", t0 + received_shift, started)
         self.log.commit()
         self.published: dict[str, wire.Alert] = {}
         self.seqs: dict[str, int] = {}
@@ -61,9 +73,13 @@ class ScriptedLog:
     def at(self, seconds: float) -> datetime:
         return self.t0 + timedelta(seconds=seconds)
 
+    def received(self, seconds: float) -> datetime:
+        """When a record written ``seconds`` into the script is received (see the shift)."""
+        return self.at(seconds) + self.shift
+
     def send(self, topic: str, data: bytes, seconds: float) -> None:
         """Log and feed ``data`` (from :mod:`wire_support`, or a test's malformed bytes)."""
-        received = self.at(seconds)
+        received = self.received(seconds)
         rid = self.log.head[0] + 1
         topic = whole_topic(topic)
         r = self.engine.feed(topic, data, received, rid)
@@ -116,7 +132,7 @@ class ScriptedLog:
 
     def tick(self, seconds: float, *, status: bool = True) -> None:
         """What the service's timers do: tick, log alert changes, maybe a status snapshot."""
-        now = self.at(seconds)
+        now = self.received(seconds)
         self._tick(now)
         self._changes(now)
         if status:
@@ -124,12 +140,12 @@ class ScriptedLog:
 
     def checkpoint(self, seconds: float) -> None:
         count, head = self.log.head
-        now = self.at(seconds)
+        now = self.received(seconds)
         point = {"record": count, "hash": head, "ts": now.isoformat()}
         self.log.append_json("system", now, {"event": "checkpoint", **point})
 
     def close(self, seconds: float) -> None:
-        now = self.at(seconds)
+        now = self.received(seconds)
         self._tick(now)
         self._changes(now)
         self.log.append("status", now, payload=wire.encode(self.engine.status()))

@@ -19,6 +19,7 @@ from kent_ops.evidence.log import ChainBroken, EvidenceLog, read_records, record
 from kent_ops.report.build import FILES, build_report
 from kent_ops.report.cleanup import CleanUp, clean_up_status
 from kent_ops.report.collect import InspectionMark, InspectorNote
+from kent_ops.report.page.fmt import Fmt
 
 T0 = utc(2027, 7, 4, 14, 0)  # 10:00 EDT
 
@@ -205,14 +206,25 @@ def test_an_empty_log_gives_an_honest_empty_report(
     log.close()
     out = tmp_path / "report"
     proc = run_report(capsys, permit, evidence, out)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("INDETERMINATE: the evidence log holds no sensor")
+    # Nothing was heard: the record cannot show the assembly, and says so (exit 1).
+    assert proc.returncode == 1, proc.stderr
+    verdict = proc.stdout.splitlines()[-1]
+    assert verdict.startswith(
+        "RECORD INCOMPLETE: no breach was proven, but the record is incomplete: the evidence "
+        "log holds no sensor or inspector messages; "
+    )
+    assert verdict.endswith(
+        "; not watched: checklist items no inspector marked: C(1)(a), C(1)(b), C(1)(c), "
+        "C(1)(d), C(1)(e), C(1)(f), C(1)(g), C(1)(h), C(1)(i), C(1)(j), C(2)(a), C(2)(b), "
+        "C(2)(c), C(3), C(5), C(6), C(8), C(9), D, F; sensors never heard: north, south, "
+        "lot-a, lot-b, first-aid"
+    )
     with (out / "findings.csv").open(encoding="utf-8") as f:
         assert len(f.read().splitlines()) == 1  # the header only
     with (out / "timeline.csv").open(encoding="utf-8") as f:
         assert len(f.read().splitlines()) == 1
     page = (out / "index.html").read_text(encoding="utf-8")
-    assert 'class="verdict indeterminate"' in page
+    assert 'class="verdict record-incomplete"' in page
     assert "No alert was raised" in page
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["evidence"]["records"] == (2 if started else 1)
@@ -271,7 +283,7 @@ def test_bad_input_is_one_sentence_and_exit_2(
 # -- clean-up (permit:F) --------------------------------------------------------------------
 
 
-def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
+def test_clean_up_is_done_open_not_recorded_or_not_done(tmp_path: Path) -> None:
     permit = load_permit(write_permit(tmp_path))
     tz = permit.timezone
     end = datetime(2027, 7, 4, 20, 15, tzinfo=tz)  # last on; the window was to run to 23:30
@@ -307,9 +319,16 @@ def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
 
     assert status([mark(2)]) == "done"
     assert status([], [note(4.9, "CLEAN-UP OK, site clear")]) == "done"
-    assert status([mark(-0.5)]) == "not done"  # while the assembly was on
-    assert status([mark(6)]) == "late"
-    assert status([], [note(3, "clean-up not ok yet")]) == "not done"
+    # No record of item F in the period: the Town's missing record, never "not done".
+    assert status([]) == "not recorded"
+    assert status([mark(-0.5)]) == "not recorded"  # while the assembly was on
+    assert status([mark(-0.5, "deficient")]) == "not recorded"  # F binds after the end
+    assert status([mark(6)]) == "not recorded"  # ok only after the deadline
+    assert status([], [note(3, "clean-up not ok yet")]) == "not recorded"
+    # Found deficient in the period and never made good by the deadline: not done.
+    assert status([mark(2, "deficient")]) == "not done"
+    assert status([mark(2, "deficient"), mark(6)]) == "not done"  # made good too late
+    assert status([mark(2, "deficient"), mark(3)]) == "done"
     # Found dirty again after an ok, within the five days: the last mark decides.
     assert status([mark(1), mark(2, "deficient")]) == "not done"
     assert clean_up([], until=end + timedelta(days=1)).status == "open"
@@ -317,7 +336,7 @@ def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
     last_second = InspectionMark("insp-1", deadline - timedelta(seconds=1), "F", "ok", "", 1)
     assert status([last_second]) == "done"
     at_midnight = InspectionMark("insp-1", deadline, "F", "ok", "", 1)
-    assert status([at_midnight]) == "late"
+    assert status([at_midnight]) == "not recorded"
     done = clean_up([mark(2)])
     assert done.satisfied_by is not None
     assert done.satisfied_by.at == at(2)
@@ -330,7 +349,47 @@ def test_clean_up_is_done_open_late_or_not_done(tmp_path: Path) -> None:
     never = clean_up([], last_on=None)
     assert never.from_schedule
     assert never.assembly_end == permit.last_end
-    assert (never.status, never.is_breach) == ("not done", True)
+    assert (never.status, never.is_breach, never.is_warning) == ("not recorded", False, True)
+
+
+def test_clean_up_says_not_recorded_or_not_done_word_for_word(tmp_path: Path) -> None:
+    permit = load_permit(write_permit(tmp_path))
+    tz = permit.timezone
+    end = datetime(2027, 7, 4, 20, 15, tzinfo=tz)
+    deadline = datetime(2027, 7, 10, tzinfo=tz)
+
+    def f_mark(at: datetime, result: str, note: str = "") -> InspectionMark:
+        return InspectionMark("insp-2", at, "F", result, note, 7)
+
+    def said(*marks: InspectionMark) -> tuple[str, bool, str]:
+        cu = clean_up_status(
+            tz, end, still_on=False, scheduled_end=permit.last_end, inspections=list(marks),
+            notes=[], log_end=deadline + timedelta(days=3),
+        )  # fmt: skip
+        fmt = Fmt(tz)
+        return cu.status, cu.is_breach, cu.sentence(fmt.when, fmt.midnight_ending)
+
+    assert said() == (
+        "not recorded",
+        False,
+        "not recorded: the deadline passed with no inspector's record of item F: the Town "
+        "holds no record that the premises were inspected, which is not a finding that they "
+        "were not cleaned",
+    )
+    found = f_mark(datetime(2027, 7, 6, 10, 0, tzinfo=tz), "deficient", "bins full")
+    assert said(found) == (
+        "not done",
+        True,
+        "not done: found deficient by insp-2 at 2027-07-06 10:00:00 (“bins full”), not "
+        "marked done by the end of Friday 9 July 2027 (midnight)",
+    )
+    late = f_mark(datetime(2027, 7, 11, 9, 0, tzinfo=tz), "ok")
+    assert said(found, late)[2].endswith(
+        "not marked done by the end of Friday 9 July 2027 (midnight); marked ok by insp-2 at "
+        "2027-07-11 09:00:00, after the deadline"
+    )
+    made_good = f_mark(datetime(2027, 7, 8, 9, 0, tzinfo=tz), "ok")
+    assert said(found, made_good)[:2] == ("done", False)
 
 
 def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None:
@@ -353,7 +412,7 @@ def test_clean_up_recorded_by_a_note_shows_on_the_report(tmp_path: Path) -> None
     assert cu.status == "done"
     assert cu.satisfied_by is not None
     assert cu.satisfied_by.source == "note"
-    assert outcome.data.verdict.word == "kept"
+    assert outcome.data.verdict.word == "NO BREACH FOUND", outcome.data.verdict.line
     assert outcome.exit_code == 0
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "CLEAN-UP OK: trash gone, bins collected" in page

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 from report_support import EVENT, ROOT, TOPICS, ScriptedLog, page_text, utc, write_permit
@@ -136,9 +137,12 @@ def test_the_permits_status_over_time_and_control_characters_stripped(tmp_path: 
 
 def test_pre_event_breaches_count_and_every_check_is_listed(tmp_path: Path) -> None:
     clean_permit = write_permit(tmp_path)
-    unpaid = tmp_path / "unpaid.toml"
-    unpaid.write_text(re.sub(r"(?m)^paid_on = .*\n", "", clean_permit.read_text()))
-    for permit, word in ((clean_permit, "kept"), (unpaid, "breached")):
+    short = tmp_path / "short-bond.toml"  # the bond is no condition of issuing: a breach
+    short.write_text(re.sub(r"(?m)^amount = 10000$", "amount = 9999", clean_permit.read_text()))
+    assert short.read_text() != clean_permit.read_text()
+    # The log ends at 10:01, long before the window closes: with no breach, the record is
+    # incomplete; the short bond is a breach the permit file itself shows.
+    for permit, word in ((clean_permit, "RECORD INCOMPLETE"), (short, "BREACHED")):
         evidence = tmp_path / f"{word}.sqlite"
         log = ScriptedLog(evidence, permit, T0)
         log.badge(0, "DR-1", "doctor")
@@ -150,20 +154,22 @@ def test_pre_event_breaches_count_and_every_check_is_listed(tmp_path: Path) -> N
         out = tmp_path / f"report-{word}"
         outcome = build_report(permit, evidence, out)
         assert outcome.data.verdict.word == word
-        assert outcome.exit_code == (0 if word == "kept" else 1)
+        assert outcome.exit_code == 1
         page = (out / "index.html").read_text(encoding="utf-8")
         text = section(page, "permit")
         for check in CHECKS:
             assert check.__name__.replace("_", "-") in text
-        meets = "the permit file meets every pre-event requirement checked"
-        if word == "kept":
+        found_nothing = "none of them found anything in the permit file"
+        if word == "RECORD INCOMPLETE":
             assert "All 17 checks below ran clean" in text
-            assert meets in text
+            assert found_nothing in text
+            assert "meets every" not in text  # the checks found nothing; they prove nothing
         else:
-            assert meets not in page_text(page)
-            assert "fee-paid" in outcome.data.verdict.reason
-            assert "1 pre-event breach in the permit file (fee-paid)" in page_text(page)
-            assert "fee-paid the fee paid with the application fee breach" in text
+            assert found_nothing not in page_text(page)
+            said = "1 pre-event breach in the permit file (bond-posted)"
+            assert said in outcome.data.verdict.line
+            assert said in page_text(page)
+            assert "the Town Board fixed $10,000" in text
 
 
 def test_every_pre_event_check_has_its_cite_and_plain_words() -> None:
@@ -174,3 +180,45 @@ def test_the_verdict_counts_its_breaches_in_plain_english() -> None:
     assert plural(1, "pre-event breach") == "1 pre-event breach"
     assert plural(2, "pre-event breach") == "2 pre-event breaches"
     assert plural(3, "breach finding") == "3 breach findings"
+
+
+def test_each_time_says_its_clock_and_an_action_shows_when_it_was_made_and_recorded(
+    tmp_path: Path,
+) -> None:
+    """A rehearsal on the sensor clock, run on 1 December 2026 (the wall clock), as the
+    demo is: the receive times are another year and another offset, and an inspector's
+    note stamped 10:00:30 is recorded at 10:01:30, the engine's time then."""
+    permit = write_permit(tmp_path)
+    evidence = tmp_path / "evidence.sqlite"
+    shift = datetime(2026, 12, 1, 22, 12, 12, tzinfo=UTC) - T0
+    log = ScriptedLog(evidence, permit, T0, received_shift=shift)
+    log.badge(0, "DR-1", "doctor")
+    log.badge(0, "RN-1", "nurse")
+    log.gate("north", 0, 0)
+    log.gate("north", 90, 200)
+    log.inspector("insp-1", "note", 30, text="gate staff briefed")
+    log.inspector("insp-1", "inspection", 30, item="C(3)", result="ok")
+    log.inspector("insp-1", "adjust", 30, attendance=210, reason="sweep count")
+    log.close(120)
+    out = tmp_path / "report"
+    build_report(permit, evidence, out)
+    page = page_text((out / "index.html").read_text(encoding="utf-8"))
+    evidence_part = page.split("9. The evidence log", 1)[1]
+    # The log's first record is written when the file is opened, on this machine's clock.
+    assert re.search(
+        r"First record received \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC−0[45]:00 \(the "
+        r"aggregator's receive clock\)",
+        evidence_part,
+    )
+    assert (
+        "Last record received 2026-12-01 17:14:12 UTC−05:00 (the aggregator's receive clock)"
+        in evidence_part
+    )
+    assert (
+        "Log ends 2027-07-04 10:01:30 UTC−04:00 (the engine's clock: the sensors' own "
+        "timestamps)" in evidence_part
+    )
+    made = "2027-07-04 10:00:30 (recorded 10:01:30)"
+    assert f"{made} insp-1 — gate staff briefed" in page  # the notes table
+    assert f"{made} insp-1: ok" in page  # the checklist's marks
+    assert f"{made} insp-1 210 +10 sweep count" in page  # the adjustments

@@ -84,7 +84,10 @@ def test_the_law_provides_what_it_says_and_no_fine_total(
     overnight: tuple[ReportOutcome, str],
 ) -> None:
     text = section(overnight[1], "the-law")
-    assert "Each breach this report lists is evidence of a possible violation" in text
+    assert "Each breach this report lists as proven is evidence of a possible violation" in text
+    assert (
+        "a breach listed as not proven (indeterminate, or only within the rounding) is not" in text
+    )
     assert "A violation is a misdemeanour (penalties:A)." in text
     assert (
         "For each violation a court may impose a fine of $100 to $500, or imprisonment of "
@@ -160,6 +163,7 @@ def test_a_complete_record_carries_no_incomplete_notice(
     outcome, page = overnight
     assert outcome.data.incomplete == []
     assert "RECORD INCOMPLETE" not in page
+    assert "The record is incomplete" not in page
 
 
 def test_an_uncertain_breach_is_indeterminate_and_kept_out_of_the_lists(tmp_path: Path) -> None:
@@ -180,7 +184,23 @@ def test_an_uncertain_breach_is_indeterminate_and_kept_out_of_the_lists(tmp_path
     assert nurse.uncertain
     assert nurse.end is None
     assert data.distinct == []
-    assert data.verdict.word == "indeterminate"
+    # No breach is proven and the log ends with it in progress: the record is incomplete,
+    # and the nurse shortfall is time indeterminate, named as not watched.
+    assert data.verdict.line == (
+        "RECORD INCOMPLETE: no breach was proven, but the record is incomplete: the evidence "
+        "log ends before the last permitted window ended; sensor lot-a was still offline or "
+        "silent when the log ends; sensor lot-b was still offline or silent when the log "
+        "ends; sensor south was still offline or silent when the log ends; breach A-0004 "
+        "(Registered nurses per persons present) was still in progress when the log ends; 1 "
+        "breach finding not proven "
+        "(indeterminate: Registered nurses per persons present (nurse-ratio)), listed apart; "
+        "clean-up is still open; not watched: checklist items no inspector marked: C(1)(a), "
+        "C(1)(b), C(1)(c), C(1)(d), C(1)(e), C(1)(f), C(1)(g), C(1)(h), C(1)(i), C(1)(j), "
+        "C(2)(a), C(2)(b), C(2)(c), C(3), C(5), C(6), C(8), C(9), D, F; sensors never heard: "
+        "lot-a, lot-b; time indeterminate: 2027-07-04 10:02:00 to the log's end (Registered "
+        "nurses per persons present, nurse-ratio, A-0004); 2027-07-04 10:02:00 to the log's "
+        "end (attendance: gate south silent)"
+    )
     assert outcome.exit_code == 1
     page = (out / "index.html").read_text(encoding="utf-8")
     law = section(page, "the-law")

@@ -70,7 +70,7 @@ def test_a_badge_reader_offline_mid_breach_is_proven_only_while_it_reported(
     law = section(page, "the-law")
     assert "Not proven: listed apart" in law
     assert "staff station first-aid offline" in law
-    assert outcome.data.verdict.word == "breached"
+    assert outcome.data.verdict.word == "BREACHED"
     quality = section(page, "data-quality")
     assert "Figures in doubt" in quality
     assert "staff station first-aid offline" in quality

@@ -77,7 +77,40 @@ def test_the_pdf_holds_the_verdict_the_permit_number_and_every_finding(
     for finding in ids:
         assert finding in text, finding
     assert "What the law provides" in text
-    assert "RECORD INCOMPLETE" in text
+    assert "The record is incomplete" in text
+
+
+def test_every_printed_page_has_its_header_and_number_and_the_tables_fit(
+    event: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A Board member reads it on paper: each page says whose report it is and which page."""
+    assert CHROMIUM, "install chromium (scripts/test does)"
+    assert PDFTOTEXT, "install poppler-utils (scripts/test does)"
+    permit, evidence = event
+    out = tmp_path / "report"
+    proc = report_cli(permit, evidence, out, "--pdf")
+    assert proc.returncode == 1, proc.stderr
+    text = subprocess.run(
+        [PDFTOTEXT, "-layout", str(out / "report.pdf"), "-"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    pages = [p for p in text.split("\f") if p.strip()]
+    assert len(pages) > 5
+    for number, page in enumerate(pages, start=1):
+        lines = [line.strip() for line in page.strip().splitlines() if line.strip()]
+        assert lines[0].startswith("Kent Summer Music Festival · permit MG-2027-003"), number
+        assert lines[0].endswith("Post-event report · BREACHED"), number
+        assert lines[-1] == f"Page {number} of {len(pages)}"
+    # The verdict's box is whole on the first page, what was not watched with it.
+    first = pages[0]
+    assert "BREACHED" in first
+    assert "Not watched:" in first
+    assert "Sensors never heard: lot-b." in first
+    # A figure observed reads on one line, not a word a line; a status is said once.
+    assert "attendance 4,400" in text
+    assert "spaces provided 1,050;" in text
+    assert "OPEN open" not in text
+    assert "NOT YET DUE not yet due" not in text
 
 
 def test_pdf_without_chromium_is_one_sentence_and_exit_2(

@@ -27,13 +27,17 @@ NO_ACTIONS = "No actions yet: a acknowledge · n note · c adjust attendance"
 
 
 def action_line(action: SentAction | None, zone: tzinfo, hint: str = NO_ACTIONS) -> Text:
-    """``✓ recorded  14:03:09 acknowledge A-0004: “Called the organiser”``; ``hint`` if none."""
+    """``✓ recorded 14:03:10 · made 14:03:09 acknowledge A-0004: “Called the organiser”``:
+    when the aggregator recorded it (as the report shows it) and when the inspector made it
+    (its ``ts``); ``hint`` if none."""
     if action is None:
         return Text(hint, style="dim")
     words, style = _STATE[action.state]
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(words, style=style)
-    text.append(f"  {local_clock(action.sent_at, zone)} ", style="dim")
+    if action.state == "recorded" and action.recorded_at is not None:
+        text.append(f" {local_clock(action.recorded_at, zone)} ·", style=style)
+    text.append(f" made {local_clock(action.payload.ts, zone)} ", style="dim")
     text.append(describe(action.payload))
     return text
 

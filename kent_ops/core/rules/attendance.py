@@ -138,7 +138,10 @@ class MaxAtOneTime(Rule):
     severity = "breach"
     cite = f"{law.CITE_THRESHOLD}, permit:B(2)"
     title = "Attendance above the permitted maximum"
-    summary = "Attendance above the permitted maximum at one time."
+    summary = (
+        "More persons present than the application's expected maximum at one time "
+        "(permit:B(2)): the assembly the permit authorised (permit:A)."
+    )
     reads = frozenset({"attendance"})
 
     def holds(self, s: Situation, subject: str | None) -> bool:
@@ -166,8 +169,9 @@ class MaxCollective(Rule):
     cite = "permit:B(2)"
     title = "Entries above the expected total"
     summary = (
-        "More gate entries than the permit expects collectively (entries, not persons: a "
-        "person who leaves and comes back enters twice)."
+        "More gate entries than the application's expected maximum collectively "
+        "(permit:B(2)). A warning because entries are not persons: a person who leaves and "
+        "comes back enters twice."
     )
     reads = frozenset({"attendance"})
 

@@ -29,7 +29,7 @@ from kent_ops.report.page.quality import data_quality, evidence
 from kent_ops.report.page.summary import charts, permit_facts, verdict
 from kent_ops.report.text import clean
 
-__all__ = ["MissingPlaceholder", "fill", "render_page"]
+__all__ = ["MissingPlaceholder", "css_string", "fill", "render_page"]
 
 
 class MissingPlaceholder(LookupError):
@@ -55,6 +55,19 @@ def fill(template: Template, values: dict[str, str]) -> str:
         names = ", ".join(f"${name}" for name in missing)
         raise MissingPlaceholder(f"page.html has no {names}: that part of the page would be lost")
     return template.substitute(values)
+
+
+def css_string(text: str) -> str:
+    """``text`` as a CSS string literal, for a printed page's header: every character that
+    is not a plain letter, digit or space escaped, so nothing in it can end the string or
+    the style sheet (an event's name is the organiser's to choose)."""
+    out = []
+    for ch in clean(text):
+        if ch.isascii() and (ch.isalnum() or ch in " .,-"):
+            out.append(ch)
+        else:
+            out.append(f"\\{ord(ch):06x} ")  # the space ends the escape and is dropped
+    return '"' + "".join(out) + '"'
 
 
 def _zone_span(data: ReportData) -> tuple[datetime, datetime]:
@@ -103,6 +116,8 @@ def render_page(data: ReportData) -> str:
     page = fill(
         _template(),
         {
+            "print_header": css_string(f"{pm.event_name} · permit {pm.number or '—'}"),
+            "print_verdict": css_string(f"Post-event report · {data.verdict.word}"),
             "version": escape(data.version),
             "title": escape(f"{pm.event_name}: compliance report ({data.verdict.word})"),
             "event_name": escape(pm.event_name),

@@ -62,7 +62,7 @@ def _tag(result: str | None) -> str:
 
 def _mark_line(mark: InspectionMark, fmt: Fmt, *, bold: bool) -> str:
     result = escape(mark.result)
-    line = f"{escape(fmt.when(mark.at))} <b>{escape(mark.by)}</b>: "
+    line = f"{escape(fmt.action(mark.made, mark.at))} <b>{escape(mark.by)}</b>: "
     line += f"<b>{result}</b>" if bold else result
     if mark.note:
         line += f" — “{escape(mark.note)}”"
@@ -191,7 +191,7 @@ def checklist_section(
         *_deficiencies(findings, inspections, fmt),
         "<h3>Every item and its marks</h3>",
         "<table><thead><tr><th>Item</th><th>Requirement</th><th>Last result</th>"
-        "<th>Marks (when, who, result, what was found)</th></tr></thead><tbody>"
+        "<th>Marks (when made, who, result, what was found)</th></tr></thead><tbody>"
         + "".join(_item_rows(items, by_item, deficient_items, clean_up, fmt))
         + "</tbody></table>",
         '<p class="muted">Item F (clean-up) counts when marked ok after the assembly ended '

@@ -55,6 +55,25 @@ class Fmt:
             return escape(text)
         return f"<span class='nobr'>{escape(day)}</span> <span class='nobr'>{escape(rest)}</span>"
 
+    def action(self, made: datetime | None, recorded: datetime) -> str:
+        """An inspector's action: when it was made (its own ``ts``), then when it was
+        recorded (the engine's time, which the findings use) where the two differ by a
+        second or more: ``2027-07-04 10:41:02 (recorded 10:42:02)``."""
+        if made is None or abs((recorded - made).total_seconds()) < 1:
+            return self.when(recorded)
+        again = self.when(recorded)
+        if self.when(made)[:10] == again[:10]:
+            again = self.clock(recorded)
+        return f"{self.when(made)} (recorded {again})"
+
+    def stamped(self, value: datetime | None) -> str:
+        """``2026-12-01 17:12:12 UTC−05:00``: a local time with its offset, for a line
+        whose time may fall outside the zone line's span (a receive clock's)."""
+        if value is None:
+            return "—"
+        local = value.astimezone(self.tz)
+        return f"{local:%Y-%m-%d %H:%M:%S} {_offset(local.utcoffset())}"
+
     def clock(self, value: datetime) -> str:
         """``10:02:00``: the local time of day, for a line that already names the day."""
         local, suffix = self._local(value)
@@ -135,7 +154,14 @@ def cites(cite: str) -> str:
     """A finding's citations, escaped, each kept on one line (``permit:C(1)(h)`` never
     breaks inside); ``—`` for none."""
     parts = [p.strip() for p in cite.split(",") if p.strip()]
-    return ", ".join(f"<span class='nobr'>{escape(p)}</span>" for p in parts) or "—"
+    last = len(parts) - 1
+    return (
+        " ".join(
+            f"<span class='nobr'>{escape(p)}{',' if i < last else ''}</span>"
+            for i, p in enumerate(parts)
+        )
+        or "—"
+    )
 
 
 def count(n: int, noun: str) -> str:
@@ -163,11 +189,29 @@ def figures(values: dict[str, Any]) -> str:
     return escape("; ".join(out)) if out else "—"
 
 
-def table(head: list[str], rows: list[str], numeric: set[int] | None = None) -> str:
-    """A table with ``head`` over ready-made ``<tr>`` rows; ``numeric`` columns right-aligned."""
+def table(
+    head: list[str],
+    rows: list[str],
+    numeric: set[int] | None = None,
+    *,
+    widths: list[int] | None = None,
+) -> str:
+    """A table with ``head`` over ready-made ``<tr>`` rows; ``numeric`` columns right-aligned.
+
+    ``widths`` (percentages, one a column) fix the columns' widths, so a printed page
+    gives room where the words are, not where a heading is long.
+    """
     numeric = numeric or set()
     cells = "".join(
         f'<th class="num">{escape(h)}</th>' if i in numeric else f"<th>{escape(h)}</th>"
         for i, h in enumerate(head)
     )
-    return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    if widths is None:
+        return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    if len(widths) != len(head) or sum(widths) != 100:
+        raise ValueError(f"widths {widths} must give each of the {len(head)} columns, in all 100")
+    cols = "".join(f'<col style="width:{w}%">' for w in widths)
+    return (
+        f'<table class="fixed"><colgroup>{cols}</colgroup><thead><tr>{cells}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )

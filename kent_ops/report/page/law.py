@@ -16,7 +16,7 @@ from html import escape
 
 from kent_ops.core import ordinance as law
 from kent_ops.report.citations import EXCERPTS, cites_in
-from kent_ops.report.findings import DistinctBreach, day_spans
+from kent_ops.report.findings import DistinctBreach, Finding, day_spans
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, cites, duration, table
 
@@ -25,9 +25,10 @@ __all__ = ["legend", "what_the_law_provides"]
 
 def _provides() -> str:
     return (
-        "<p>Each breach this report lists is <b>evidence of a possible violation</b> of the "
-        "chapter, for the Town Board, the prosecutor and the court to weigh. The law "
-        "provides:</p><ul>"
+        "<p>Each breach this report lists as proven is <b>evidence of a possible "
+        "violation</b> of the chapter, for the Town Board, the prosecutor and the court to "
+        "weigh; a breach listed as not proven (indeterminate, or only within the rounding) "
+        "is not. The law provides:</p><ul>"
         "<li>A violation is a misdemeanour (penalties:A).</li>"
         f"<li>For each violation a court may impose a fine of ${law.FINE_MIN_USD} to "
         f"${law.FINE_MAX_USD}, or imprisonment of up to one year, or both (penalties:B).</li>"
@@ -43,8 +44,12 @@ def _provides() -> str:
 
 def _grounds(data: ReportData, fmt: Fmt) -> list[str]:
     """The findings that are a ground for revocation under permit:G, and only those."""
-    grounds = [f for f in data.findings if f.revocation_ground and f.proven]
+    grounds = [f for f in data.findings if f.revocation_ground]
+    unproven = [f for f in data.findings if f.of_a_ground and not f.revocation_ground]
     out = ["<h3>Grounds for revocation (permit:G)</h3>"]
+    if unproven:
+        named = ", ".join(f"{f.id} ({f.not_proven})" for f in unproven)
+        out.append(f"<p>Not tied to any ground, because not proven: {escape(named)}.</p>")
     if not grounds:
         out.append(
             "<p>No finding is a ground for revocation: no facility the application specified "
@@ -58,19 +63,27 @@ def _grounds(data: ReportData, fmt: Fmt) -> list[str]:
         f"<tr class='breach'><td class='id'>{escape(f.id)}"
         f"</td><td><b>{escape(f.name)}</b> <span class='muted'>({escape(f.rule)})</span>"
         f"</td><td>{cites(f.cite)}</td><td>{escape(fmt.when(f.start))}</td>"
-        f"<td>the facilities were not provided as specified in the application "
-        f"(proven for {escape(duration(f.proven_s))})</td></tr>"
+        f"<td>{escape(_ground(f))} (proven for {escape(duration(f.proven_s))})</td></tr>"
         for f in grounds
     ]
     out.append(
-        "<p>These findings are facilities found not provided as specified in the "
-        "application: the first ground of permit:G, for the time each was proven. Where the "
-        "rule is application-staffing the application specified more doctors or nurses than "
-        "the law's minimum, and the law's minimum was met: only the application asked for "
-        "them.</p>"
+        "<p>These proven findings are facilities found not provided as specified in the "
+        "application: the first ground of permit:G, for the time each was proven. Where "
+        "the law itself requires the "
+        "facility (permit:C) the row says so; where only the application asked it, the "
+        "row says that.</p>"
     )
     out.append(table(["Finding", "Rule", "Cite", "Start", "Ground"], rows))
     return out
+
+
+def _ground(f: Finding) -> str:
+    """How a proven finding is the first ground of permit:G, claiming no more than it is."""
+    said = "the facilities were not provided as specified in the application"
+    if f.rule == "application-staffing":
+        return said + " (the application asked more than the law's minimum, which was met)"
+    cite = next((c for c in f.cite.split(", ") if c.startswith("permit:C")), "permit:C")
+    return said + f" (the law requires them: {cite})"
 
 
 def _times(entry: DistinctBreach, fmt: Fmt) -> str:
@@ -126,8 +139,8 @@ def _other_breaches(data: ReportData, fmt: Fmt) -> list[str]:
     if cu.is_breach and cu.deadline is not None:
         out.append(
             "<h3>Clean-up</h3>"
-            f"<p><b>Clean-up {escape(cu.status)}</b> (permit:F): not recorded by "
-            f"{escape(fmt.midnight_ending(cu.deadline))}.</p>"
+            f"<p><b>Clean-up</b> (permit:F): "
+            f"{escape(cu.sentence(fmt.when, fmt.midnight_ending))}.</p>"
         )
     return out
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from html import escape
 
 from kent_ops.core.precheck import NO_PERMIT_NEEDED
+from kent_ops.report.findings import plural
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, cites, table
 
@@ -20,7 +21,7 @@ __all__ = ["permit_history", "pre_event", "properties"]
 
 
 def properties(data: ReportData, fmt: Fmt) -> str:
-    """Each property, who answers for it, and the persons on it (highest, and at the end)."""
+    """Each property, its owner, tenant or lessee, and the persons on it (highest, at the end)."""
     rows = []
     for p in data.properties:
         who = f"owner {escape(p.owner)}"
@@ -45,7 +46,8 @@ def properties(data: ReportData, fmt: Fmt) -> str:
         "<p>Persons on a property are those counted through its gates, as the live status "
         "showed them (an inspector's correction of the total is not split by property). "
         "The law's limits apply to the whole assembly, over all its properties (permit:A, "
-        "“in the aggregate”).</p>"
+        "“… in the aggregate …”). Which of the persons named answers for what is for the "
+        "prosecutor and the court.</p>"
     )
     return note + table(head, rows, {4, 5})
 
@@ -83,8 +85,8 @@ def pre_event(data: ReportData) -> str:
         else:
             result = "<br>".join(
                 f'<span class="tag {"breach" if f.severity == "breach" else "warning"}">'
-                f"{escape(f.severity)}</span> {escape(f.message)}"
-                + (f" ({escape(f.cite)})" if f.cite != c.cite else "")
+                f"{escape(f.severity)}{' to the Board' if f.to_board else ''}</span> "
+                f"{escape(f.message)}" + (f" ({escape(f.cite)})" if f.cite != c.cite else "")
                 for f in c.findings
             )
         cls = ' class="breach"' if any(f.severity == "breach" for f in c.findings) else ""
@@ -94,16 +96,23 @@ def pre_event(data: ReportData) -> str:
         )
     breaches = sum(1 for c in checks for f in c.findings if f.severity == "breach")
     warnings = sum(1 for c in checks for f in c.findings if f.severity == "warning")
+    board = sum(1 for c in checks for f in c.findings if f.to_board)
     if all(c.clean for c in checks):
         lead = (
-            f"<p>All {len(checks)} checks below ran clean: the permit file meets every "
-            "pre-event requirement checked.</p>"
+            f"<p>All {len(checks)} checks below ran clean: none of them found anything in the "
+            "permit file.</p>"
         )
     else:
         lead = (
             f"<p>{len(checks)} checks of the permit file, as <code>kent-ops permit check</code> "
-            f"runs them: {breaches} breach{'es' if breaches != 1 else ''} by the applicant or "
-            f"owner and {warnings} warning{'s' if warnings != 1 else ''} (the Town's own "
-            "duties, for the Board to cure). A pre-event breach counts in the verdict.</p>"
+            f"runs them: {plural(breaches, 'breach')} by the applicant or owner, "
+            f"{plural(board, 'warning')} addressed to the Board and "
+            f"{plural(warnings - board, 'other warning')}. A condition of issuing the permit "
+            "(“No permit shall be issued unless …”) that the file does not show is the "
+            "applicant's breach while the permit is not issued; once the Board has issued it, "
+            "it is a warning addressed to the Board, which issued the permit though the "
+            "condition was not shown, never a breach by the applicant. The other warnings are "
+            "the Town's own duties and what its file leaves out, for the Board to cure, and "
+            "questions to ask. Only a pre-event breach counts in the verdict.</p>"
         )
     return lead + table(["Check", "What it looks at", "Cite", "Result"], rows)

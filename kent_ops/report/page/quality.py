@@ -51,14 +51,15 @@ def _rejected(data: ReportData, fmt: Fmt) -> list[str]:
         rows = [
             f"<tr><td>{escape(reason)}</td><td class='num'>{g.count:,}</td>"
             f"<td><code>{escape(g.topic)}</code><br>{escape(g.example)}</td>"
-            f"<td>{escape(fmt.when(g.first_at))}<br>{escape(fmt.when(g.last_at))}</td></tr>"
+            f"<td>{escape(fmt.stamped(g.first_at))}<br>{escape(fmt.stamped(g.last_at))}</td></tr>"
             for reason, g in _by_count(c.rejected)
         ]
         out.append(
             f"<p>{count(c.rejected_total, 'message')} rejected: each is stored in the log "
-            "with its reason and changed no figure.</p>"
+            "with its reason and changed no figure. First and last are when they were "
+            f"received ({RECEIVE_CLOCK}).</p>"
         )
-        out.append(table(["Reason", "Messages", "Example", "First / last"], rows, {1}))
+        out.append(table(["Reason", "Messages", "Example", "First / last received"], rows, {1}))
     else:
         out.append("<p>No message was rejected.</p>")
     out += kept_section(c.kept, fmt)
@@ -98,14 +99,16 @@ def _adjustments(data: ReportData, fmt: Fmt) -> list[str]:
     if not data.adjustments:
         out.append("<p>No inspector adjusted the attendance.</p>")
         return out
+    made = data.collector.adjustments_made
     rows = [
-        f"<tr><td>{escape(fmt.when(a.at))}</td><td>{escape(a.by)}</td>"
+        f"<tr><td>{escape(fmt.action(made.get((a.by, a.at)), a.at) if a.at else '—')}"
+        f"</td><td>{escape(a.by)}</td>"
         f"<td class='num'>{a.attendance:,}</td>"
         f"<td class='num'>{a.offset:+,}</td>"
         f"<td>{escape(a.reason)}</td></tr>"
         for a in data.adjustments
     ]
-    out.append(table(["At", "Inspector", "Set to", "Offset", "Why"], rows, {2, 3}))
+    out.append(table(["Made (recorded)", "Inspector", "Set to", "Offset", "Why"], rows, {2, 3}))
     return out
 
 
@@ -188,6 +191,16 @@ def data_quality(data: ReportData, fmt: Fmt) -> str:
     return "\n".join(out)
 
 
+RECEIVE_CLOCK = "the aggregator's receive clock"
+"""The clock every record's receive time is on: the machine's that ran the aggregator."""
+
+
+def _engine_clock(clock: str) -> str:
+    if clock == "sensor":
+        return "the engine's clock: the sensors' own timestamps"
+    return "the engine's clock: the receive clock"
+
+
 def evidence(data: ReportData, fmt: Fmt) -> str:
     """The evidence log section: the log, its verification and the checkpoints published from it."""
     r = data.replay
@@ -203,9 +216,9 @@ def evidence(data: ReportData, fmt: Fmt) -> str:
             if r.verified
             else "not verified",
         ),
-        ("First record", escape(fmt.when(r.first_time))),
-        ("Last record", escape(fmt.when(r.last_time))),
-        ("Log ends (engine time)", escape(fmt.when(r.end))),
+        ("First record received", f"{escape(fmt.stamped(r.first_time))} ({RECEIVE_CLOCK})"),
+        ("Last record received", f"{escape(fmt.stamped(r.last_time))} ({RECEIVE_CLOCK})"),
+        ("Log ends", f"{escape(fmt.stamped(r.end))} ({escape(_engine_clock(r.clock))})"),
         (
             "Checkpoints",
             f"{matched} of {len(cps)} checkpoints the service published match the chain",
@@ -214,6 +227,13 @@ def evidence(data: ReportData, fmt: Fmt) -> str:
     ]
     body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
     out = [f'<table class="facts"><tbody>{body}</tbody></table>']
+    if r.clock == "sensor":
+        out.append(
+            "<p class='muted'>Two clocks: the log keeps when each record was received, on the "
+            "clock of the machine that ran the aggregator (a rehearsal or a replay may run on "
+            "another day); the findings, charts and times above run on the engine's clock, "
+            "the sensors' own timestamps. Each time here carries its offset from UTC.</p>"
+        )
     bad = [c for c in cps if not c.matched]
     if bad:
         out.append(
@@ -229,6 +249,7 @@ def evidence(data: ReportData, fmt: Fmt) -> str:
             f"<p class='muted'>Anyone who kept a checkpoint published on "
             f"<code>{escape(wire.Topics(data.permit.event_id).checkpoint)}</code> can compare "
             f"it with this chain. The last in the log: record {last.record:,}, hash "
-            f"<span class='hash'>{escape(last.hash)}</span>, at {escape(fmt.when(last.at))}.</p>"
+            f"<span class='hash'>{escape(last.hash)}</span>, received "
+            f"{escape(fmt.stamped(last.at))} ({RECEIVE_CLOCK}).</p>"
         )
     return "\n".join(out)

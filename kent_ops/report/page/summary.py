@@ -9,6 +9,7 @@ from html import escape
 from kent_ops.core import ordinance as law
 from kent_ops.core.permit import Permit
 from kent_ops.core.sensor_kinds import SENSOR_KINDS
+from kent_ops.report.findings import BREACHED, plural
 from kent_ops.report.model import ReportData
 from kent_ops.report.page.fmt import Fmt, count
 
@@ -36,6 +37,16 @@ CHART_CAPTIONS = {
 }
 
 
+def _not_watched(data: ReportData) -> str:
+    """What the record does not show was watched, right under the verdict's word."""
+    parts = data.unwatched.parts(data.permit.timezone)
+    if len(parts) == 1:
+        body = escape(parts[0][:1].upper() + parts[0][1:]) + "."
+        return f'<div class="not-watched"><b>Not watched:</b> {body}</div>'
+    rows = "".join(f"<li>{escape(p[:1].upper() + p[1:])}.</li>" for p in parts)
+    return f'<div class="not-watched"><b>Not watched:</b><ul>{rows}</ul></div>'
+
+
 def _verdict_items(data: ReportData, fmt: Fmt) -> list[str]:
     v = data.verdict
     items = [f"<li>{escape(v.reason[:1].upper() + v.reason[1:])}.</li>"]
@@ -50,11 +61,18 @@ def _verdict_items(data: ReportData, fmt: Fmt) -> list[str]:
             + f", {count(warnings, 'warning')}, {count(notes, 'data finding')}.</li>"
         )
     before = sum(1 for p in data.pre_event if p.severity == "breach")
+    board = sum(1 for p in data.pre_event if p.to_board)
     checks = len(data.pre_event_checks)
     if data.permit.regulated:
+        to_board = (
+            f"; {count(board, 'warning')} addressed to the Board, which issued the permit "
+            "though a condition of issuing it was not shown"
+            if board
+            else ""
+        )
         items.append(
-            f"<li>Before the assembly: {before} breach{'es' if before != 1 else ''} shown by "
-            f"the permit file ({checks} checks).</li>"
+            f"<li>Before the assembly: {plural(before, 'breach')} by the applicant or owner "
+            f"shown by the permit file ({checks} checks){to_board}.</li>"
         )
     else:
         items.append(
@@ -62,10 +80,15 @@ def _verdict_items(data: ReportData, fmt: Fmt) -> list[str]:
             f"{data.permit.max_at_one_time:,} persons at one time (permit:A).</li>"
         )
     cu = data.clean_up
-    deadline = f"; deadline {fmt.midnight_ending(cu.deadline)}" if cu.deadline else ""
+    deadline = (
+        f"; deadline {fmt.midnight_ending(cu.deadline)}"
+        if cu.deadline and cu.status != "not done"  # its sentence names the deadline
+        else ""
+    )
+    said = cu.sentence(fmt.when, fmt.midnight_ending).removeprefix(cu.word + ": ")
     items.append(
         f"<li>Clean-up (permit:F): <b>{escape(cu.word)}</b>{escape(deadline)} "
-        f"({escape(cu.meaning.split(': ', 1)[-1])}).</li>"
+        f"({escape(said)}).</li>"
     )
     return items
 
@@ -73,14 +96,18 @@ def _verdict_items(data: ReportData, fmt: Fmt) -> list[str]:
 def verdict(data: ReportData, fmt: Fmt) -> str:
     """The boxed verdict the page opens with and why; then any notice the Board must not miss."""
     v = data.verdict
+    watched = _not_watched(data)
     out = [
-        f'<div class="verdict {escape(v.word)}"><div class="word">{escape(v.word.upper())}</div>'
-        f"<ul>{''.join(_verdict_items(data, fmt))}</ul></div>"
+        f'<div class="verdict {escape(v.key)}"><div class="word">{escape(v.word)}</div>'
+        + (watched if v.word != BREACHED else "")
+        + f"<ul>{''.join(_verdict_items(data, fmt))}</ul>"
+        + (watched if v.word == BREACHED else "")
+        + "</div>"
     ]
     if data.incomplete:
         ends = f"at {fmt.when(data.log_end)}" if data.log_end else "with no messages"
         out.append(
-            '<div class="incomplete"><div class="word">RECORD INCOMPLETE</div>'
+            '<div class="incomplete"><div class="word">The record is incomplete</div>'
             f"<p>The evidence log ends {escape(ends)}, so it may not show the whole "
             "assembly:</p><ul>"
             + "".join(f"<li>{escape(why)}</li>" for why in data.incomplete)
@@ -211,7 +238,8 @@ def charts(data: ReportData) -> str:
     out = [
         "<p>Times in the event's zone. Shaded bands are breaches in progress, as listed "
         "under Findings; the strip along each chart's top marks every one, widened so "
-        "that a short breach still shows on a long chart.</p>"
+        "that a short breach still shows on a long chart. Attendance is the persons the "
+        "gates counted: staff who enter elsewhere are not counted as persons.</p>"
     ]
     for name, caption in CHART_CAPTIONS.items():
         png = data.charts.get(name)
