@@ -12,7 +12,14 @@ from typing import TypeAlias
 
 from kent_ops.broker.credentials import add_broker_arguments
 
-__all__ = ["COMMANDS", "EXAMPLE_EVENT", "Sub", "new_command", "positive_float"]
+__all__ = [
+    "COMMANDS",
+    "EXAMPLE_EVENT",
+    "Sub",
+    "add_witness_check",
+    "new_command",
+    "positive_float",
+]
 
 EXAMPLE_EVENT = "kent-summer-fest-2027"
 Sub: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -318,12 +325,40 @@ def _verify(sub: Sub) -> None:
     p = new_command(
         sub,
         "verify",
-        "recompute the evidence log's hash chain: OK <records> <head hash>, or the first "
-        "bad record",
-        ["kent-ops verify /var/lib/kent-ops/evidence.sqlite"],
+        "recompute the evidence log's hash chain and check it against its head file and any "
+        "checkpoint or witness given: OK <records> <head hash>, or FAIL record N: what is wrong",
+        [
+            "kent-ops verify /var/lib/kent-ops/evidence.sqlite",
+            "kent-ops verify evidence.sqlite --checkpoint 18233:9f2c…",
+            "kent-ops verify evidence.sqlite "
+            "--witness ~/.local/state/kent-ops/witness/kent-summer-fest-2027.jsonl",
+        ],
         "kent_ops.commands.verify:cli_verify",
     )
-    p.add_argument("evidence", metavar="E", help="the evidence log (SQLite)")
+    p.add_argument(
+        "evidence",
+        metavar="E",
+        help="the evidence log (SQLite); its head file E.head, when beside it, is checked too",
+    )
+    p.add_argument(
+        "--checkpoint",
+        action="append",
+        metavar="N:HASH",
+        help="a checkpoint kept elsewhere (the broker's retained one, one an inspector "
+        "noted): the log must hold record N with this hash (repeatable)",
+    )
+    add_witness_check(p)
+
+
+def add_witness_check(p: argparse.ArgumentParser) -> None:
+    """``--witness FILE`` (repeatable): witness files whose checkpoints the log must hold."""
+    p.add_argument(
+        "--witness",
+        action="append",
+        metavar="FILE",
+        help="a witness file kept by a dashboard, gate view or notifier: the log must hold "
+        "every checkpoint in it, with the same hash (repeatable)",
+    )
 
 
 COMMANDS: tuple[Callable[[Sub], None], ...] = (

@@ -4,8 +4,9 @@ The report itself is :func:`kent_ops.report.build.build_report`; this module is 
 terminal around it: a progress bar while a long log is read (only on a terminal), the
 warnings a clerk must see on stderr, and a short summary on stdout. ``--pdf`` also prints
 the page to ``report.pdf`` with headless Chromium. Exit codes: 0 no breach found, 1
-breach findings (or a log that fails verification: then no report), 2 bad input (or
-``--pdf`` with no ``chromium`` on PATH).
+breach findings, or a log behind its head file (committed records missing: the report is
+written and says so), or a log that fails verification (then no report), 2 bad input
+(or ``--pdf`` with no ``chromium`` on PATH).
 """
 
 from __future__ import annotations
@@ -72,6 +73,11 @@ def _warn(outcome: ReportOutcome, permit: str) -> None:
             + "; ".join(problems[:WARNINGS_SHOWN])
             + (" …" if len(problems) > WARNINGS_SHOWN else "")
             + "\n"
+        )
+    if data.head is not None and data.head.incomplete:
+        sys.stderr.write(
+            f"kent-ops: warning: {data.head.sentence}; the report covers only the records "
+            "the log holds\n"
         )
     if data.log_permit_sha256 and data.log_permit_sha256 != data.permit_sha256:
         sys.stderr.write(

@@ -13,8 +13,9 @@ headless Chromium, :mod:`kent_ops.report.pdf`), and ``manifest.json`` (every fil
 SHA-256).
 
 ``kent-ops report`` (:mod:`kent_ops.commands.report`) runs it. Exit codes: 0 when no
-breach was found, 1 when the report holds breach findings (or the log fails
-verification: then no report), 2 for bad input (a missing or foreign log, an invalid
+breach was found, 1 when the report holds breach findings or the log is behind its head
+file (committed records missing: the report says so), or when the log fails
+verification (then no report), 2 for bad input (a missing or foreign log, an invalid
 permit, ``--pdf`` without Chromium).
 """
 
@@ -50,6 +51,7 @@ from kent_ops.report.facts import (
     property_facts,
 )
 from kent_ops.report.findings import distinct_breaches, findings_from_alerts, verdict
+from kent_ops.report.head import HeadRead, check_head, head_verdict, read_head
 from kent_ops.report.model import CheckpointResult, ReportData
 from kent_ops.report.pdf import find_chromium, print_pdf
 from kent_ops.report.text import clean
@@ -90,7 +92,8 @@ class ReportOutcome:
             or d.clean_up.is_breach
             or any(p.severity == "breach" for p in d.pre_event)
         )
-        return 1 if has_breach else 0
+        lost = d.head is not None and d.head.incomplete
+        return 1 if has_breach or lost else 0
 
 
 def _sha256(path: Path) -> str:
@@ -148,10 +151,13 @@ def build_report(
             f"but the permit {permit_path} is for {permit.event_id!r}"
         )
     _check_out_dir(out)
+    head = read_head(evidence_path)  # before the log: a log being written only grows after it
     collector = Collector([p.id for p in permit.properties])
     result = _replay_verified(permit, evidence_path, collector, parallel_verify, progress)
     generated_at = now or datetime.now(UTC)
-    data = _report_data(permit, permit_path, meta, evidence_path, result, collector, generated_at)
+    data = _report_data(
+        permit, permit_path, meta, evidence_path, result, collector, generated_at, head
+    )
     manifest = write_report(data, out, chromium=chromium)
     return ReportOutcome(data, out, manifest)
 
@@ -201,9 +207,11 @@ def _report_data(
     result: ReplayResult,
     collector: Collector,
     generated_at: datetime,
+    head_read: HeadRead,
 ) -> ReportData:
     """Everything the report states, worked out from the replay and what it collected."""
     engine = result.engine
+    head = check_head(head_read, evidence_path, result.records)
     alerts = engine.alerts
     tz = permit.timezone
     # The hashes findings cite and checkpoints claim, read from the log just verified.
@@ -248,7 +256,9 @@ def _report_data(
         comparison=comparison,
         clean_up=clean_up,
         distinct=distinct_breaches(findings, tz, result.end),
-        verdict=verdict(findings, clean_up, pre_event, messages=result.messages),
+        verdict=head_verdict(
+            verdict(findings, clean_up, pre_event, messages=result.messages), head
+        ),
         frame=frame,
         breach_minutes=breach_minutes(findings, frame, result.end),
         adjustments=[
@@ -261,9 +271,13 @@ def _report_data(
         properties=property_facts(permit, collector.property_peaks, status.properties),
         permit_history=permit_history(permit, engine),
         assembly_spans=spans,
-        incomplete=incomplete_reasons(permit, findings, result.end),
+        incomplete=[
+            *([head.sentence] if head.incomplete else []),
+            *incomplete_reasons(permit, findings, result.end),
+        ],
         generated_at=generated_at,
         version=__version__,
+        head=head,
     )
 
 
@@ -363,6 +377,7 @@ def write_report(data: ReportData, out: Path, *, chromium: str | None = None) ->
             "verified": data.replay.verified,
             "checkpoints": len(data.checkpoints),
             "checkpoints_matched": sum(1 for c in data.checkpoints if c.matched),
+            "head_file": data.head.state if data.head is not None else None,
         },
         "permit": {"file": data.permit_path.name, "sha256": data.permit_sha256},
         "replay_equals_live": data.comparison.equal,

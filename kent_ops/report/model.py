@@ -21,6 +21,7 @@ from kent_ops.report.collect import Checkpoint, Collector
 from kent_ops.report.compare import Comparison
 from kent_ops.report.facts import PreEventCheck, PropertyFacts, StatusEntry
 from kent_ops.report.findings import DistinctBreach, Finding, Verdict
+from kent_ops.report.head import HeadCheck
 
 __all__ = ["CheckpointResult", "ReportData"]
 
@@ -64,6 +65,8 @@ class ReportData:
     generated_at: datetime
     version: str
     charts: dict[str, bytes] = field(default_factory=dict)
+    head: HeadCheck | None = None
+    """The log against its head file (None: not checked, e.g. a report built in a test)."""
 
     @property
     def log_end(self) -> datetime | None:
