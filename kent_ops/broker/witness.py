@@ -28,8 +28,8 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 
 from kent_ops.core.errors import UsageError
-from kent_ops.core.witness import entry_line
 from kent_ops.core.wire import Topics
+from kent_ops.core.witness import entry_line
 
 __all__ = [
     "DEFAULT_WITNESS_DIR",

@@ -17,6 +17,7 @@ __all__ = [
     "EXAMPLE_EVENT",
     "Sub",
     "add_witness_check",
+    "add_witness_keep",
     "new_command",
     "positive_float",
 ]
@@ -200,6 +201,7 @@ def _dashboard(sub: Sub) -> None:
         help="your Town Clerk id, if you are the Clerk: adds the key R, which revokes or "
         "reinstates the permit by resolution (permit:G), e.g. town-clerk",
     )
+    add_witness_keep(p, "~/.local/state/kent-ops/witness/EVENT.jsonl")
 
 
 def _gate(sub: Sub) -> None:
@@ -225,6 +227,7 @@ def _gate(sub: Sub) -> None:
     p.add_argument(
         "--keys", metavar="FILE", help="the tally's signing key file, when the event signs"
     )
+    add_witness_keep(p, "witness/EVENT.jsonl in the state folder")
 
 
 def _simulate(sub: Sub) -> None:
@@ -348,6 +351,17 @@ def _verify(sub: Sub) -> None:
         "noted): the log must hold record N with this hash (repeatable)",
     )
     add_witness_check(p)
+
+
+def add_witness_keep(p: argparse.ArgumentParser, default: str) -> None:
+    """``--witness FILE``: where a command that receives checkpoints keeps them
+    (:mod:`kent_ops.commands.witnessing`)."""
+    p.add_argument(
+        "--witness",
+        metavar="FILE",
+        help="keep every checkpoint of the evidence log received, as received, in this "
+        f"witness file, for kent-ops verify --witness (default {default})",
+    )
 
 
 def add_witness_check(p: argparse.ArgumentParser) -> None:
