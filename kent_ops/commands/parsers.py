@@ -375,6 +375,32 @@ def add_witness_check(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _bundle(sub: Sub) -> None:
+    p = new_command(
+        sub,
+        "bundle",
+        "one archive for the Town attorney: the evidence log, its head file, the permit, the "
+        "report, the witness files, a manifest, a README and a verify.py that needs only Python",
+        [
+            "kent-ops bundle --permit permit.toml --evidence evidence.sqlite --out evidence.zip",
+            "kent-ops bundle --permit P --evidence E --out F.zip "
+            "--witness insp-1.jsonl --witness notify.jsonl",
+        ],
+        "kent_ops.commands.bundle:cli_bundle",
+    )
+    p.add_argument(
+        "--permit", required=True, metavar="P", help="the permit the log was recorded under"
+    )
+    p.add_argument(
+        "--evidence",
+        required=True,
+        metavar="E",
+        help="the evidence log (SQLite), copied consistently even while the aggregator writes",
+    )
+    p.add_argument("--out", required=True, metavar="F.zip", help="the archive to write (new)")
+    add_witness_check(p)
+
+
 COMMANDS: tuple[Callable[[Sub], None], ...] = (
     _demo,
     _run,
@@ -384,5 +410,6 @@ COMMANDS: tuple[Callable[[Sub], None], ...] = (
     _permit,
     _report,
     _verify,
+    _bundle,
 )
 """Each adds one command (or group) to the ``kent-ops`` parser, in the order of --help."""
