@@ -152,7 +152,11 @@ class WitnessKeeper:
             finally:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
         except (OSError, WitnessError) as exc:
-            problem = f"witness file {self.path} cannot be written ({exc})"
+            problem = (
+                str(exc)
+                if isinstance(exc, WitnessError)
+                else f"witness file {self.path} cannot be written ({exc.strerror or exc})"
+            )
             if problem != self.problem:
                 log.error("%s", problem)
             self.problem = problem
