@@ -53,7 +53,8 @@ class VerifyResult:
     first_bad: int | None = None
     problem: str | None = None
     hashes: dict[int, str] = field(default_factory=dict)
-    """The stored hash of each record asked for (``want``) that the verified chain holds."""
+    """The stored hash of each record asked for (``want``) that the chain holds; to be
+    trusted only when ``ok``."""
 
     def line(self) -> str:
         """The one line ``kent-ops verify`` prints."""
