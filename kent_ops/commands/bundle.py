@@ -96,17 +96,18 @@ def _witness_names(witnesses: list[Path]) -> list[str]:
 
 
 def _stage(permit_path: Path, evidence: Path, witnesses: list[Path], folder: Path) -> list[str]:
-    """The head file (read first: a log being written only grows after it), the log's copy,
-    the permit and the witnesses, into ``folder``; the witnesses' names there."""
+    """The head file and the witnesses, then the log's copy (a log being written only grows
+    after what they name was committed, so the copy reaches it), and the permit, into
+    ``folder``; the witnesses' names there."""
     head = head_path(evidence)
     if head.is_file():
         head_path(folder / LOG).write_bytes(head.read_bytes())
-    backup_copy(evidence, folder / LOG)
-    shutil.copyfile(permit_path, folder / PERMIT)
     names = _witness_names(witnesses)
     (folder / "witness").mkdir()
     for path, name in zip(witnesses, names, strict=True):
         shutil.copyfile(path, folder / name)
+    backup_copy(evidence, folder / LOG)
+    shutil.copyfile(permit_path, folder / PERMIT)
     return names
 
 
