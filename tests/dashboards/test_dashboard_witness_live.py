@@ -22,8 +22,8 @@ from kent_ops.broker.client import parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.broker.witness import WitnessKeeper
 from kent_ops.core import wire
-from kent_ops.core.witness import read_witness
 from kent_ops.core.wire import Topics
+from kent_ops.core.witness import read_witness
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
