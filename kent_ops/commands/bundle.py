@@ -111,13 +111,16 @@ def _stage(permit_path: Path, evidence: Path, witnesses: list[Path], folder: Pat
     return names
 
 
-def _check_copy(folder: Path, event_id: str, names: list[str]) -> list[Contradiction]:
-    """The copy against its head file and the witnesses, as ``kent-ops verify`` checks it."""
+def _check_copy(
+    folder: Path, event_id: str, names: list[str], given: list[Path]
+) -> list[Contradiction]:
+    """The copy against its head file and the witnesses (each named as given), as
+    ``kent-ops verify`` checks it."""
     log = folder / LOG
     head = read_head_file(log)
     claims = [head] if head is not None else []
-    for name in names:
-        read = witness_claims(folder / name, event_id)
+    for name, original in zip(names, given, strict=True):
+        read = witness_claims(folder / name, event_id, shown=str(original))
         if read.warning:
             sys.stderr.write(f"kent-ops: warning: {read.warning}\n")
         claims += read.claims
@@ -169,7 +172,7 @@ def _write(args: argparse.Namespace, folder: Path) -> tuple[dict[str, Any], list
     report = build_report(
         folder / PERMIT, folder / LOG, folder / "report", pdf=shutil.which("chromium") is not None
     )
-    found = _check_copy(folder, permit.event_id, names)
+    found = _check_copy(folder, permit.event_id, names, witnesses)
     written_at = datetime.now(UTC).isoformat(timespec="seconds")
     (folder / "verify.py").write_bytes(Path(bundle_verify.__file__).read_bytes())
     facts = BundleFacts(

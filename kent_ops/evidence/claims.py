@@ -130,8 +130,9 @@ class WitnessClaims:
     warning: str | None
 
 
-def witness_claims(path: Path, event_id: str) -> WitnessClaims:
-    """Every checkpoint of ``event_id`` a witness file holds, as claims.
+def witness_claims(path: Path, event_id: str, shown: str | None = None) -> WitnessClaims:
+    """Every checkpoint of ``event_id`` a witness file holds, as claims; ``shown``: the
+    file's name in what is said (default ``path``; a copy is named as its original).
 
     Raises:
         EvidenceError: the file is missing or cannot be read.
@@ -143,12 +144,13 @@ def witness_claims(path: Path, event_id: str) -> WitnessClaims:
     except OSError as exc:
         raise EvidenceError(f"witness file {path} cannot be read ({exc.strerror})") from None
     read = read_witness(data, event_id)
+    name = shown if shown is not None else str(path)
     claims = [
         OutsideClaim(
             e.record,
             e.hash,
-            f"witness {path} (line {e.line}, kept by {e.by or 'someone'} at {e.received_at})",
-            str(path),
+            f"witness {name} (line {e.line}, kept by {e.by or 'someone'} at {e.received_at})",
+            name,
         )
         for e in read.entries
     ]
@@ -157,11 +159,11 @@ def witness_claims(path: Path, event_id: str) -> WitnessClaims:
         shown = "; ".join(f"line {n}: {why}" for n, why in read.skipped[:SKIPPED_SHOWN])
         more = len(read.skipped) - SKIPPED_SHOWN
         warning = (
-            f"witness file {path}: {len(read.skipped)} line(s) skipped, not checkpoints of "
+            f"witness file {name}: {len(read.skipped)} line(s) skipped, not checkpoints of "
             f"event {event_id} ({shown}{f'; and {more} more' if more > 0 else ''})"
         )
     elif not claims:
-        warning = f"witness file {path} holds no checkpoint"
+        warning = f"witness file {name} holds no checkpoint"
     return WitnessClaims(claims, warning)
 
 

@@ -289,6 +289,7 @@ def test_a_log_rewritten_whole_is_caught_only_by_a_witness_kept_elsewhere(
     told = bundle(runs, tmp_path / "told.zip", witness.path)
     assert told.returncode == 1
     assert f"kent-ops: warning: record {first['record']}: its hash in the log" in told.stderr
+    assert f"is not the one witness {witness.path} (line {line}, {who}) names" in told.stderr
     folder = unzip(tmp_path / "told.zip", tmp_path / "told")
     inside = bare_verify(folder)
     assert inside.returncode == 1
