@@ -28,6 +28,7 @@ import paho.mqtt.client as mqtt
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.delivery import Deliveries, Delivery
 from kent_ops.broker.refusal import refusal
+from kent_ops.broker.witness import WitnessKeeper, watch_checkpoints
 from kent_ops.core import wire
 from kent_ops.core.wire import TopicRef, Topics
 
@@ -309,6 +310,13 @@ class MqttFeed:
     @property
     def connected(self) -> bool:
         return self.client.is_connected()
+
+    def keep_checkpoints(self, keeper: WitnessKeeper) -> None:
+        """Keep every checkpoint of the log this feed receives in a witness file
+        (docs/protocol.md, "Witness files"); call before :meth:`start`."""
+        if self.topics.checkpoint not in self.subscriptions:
+            self.subscriptions.append(self.topics.checkpoint)
+        watch_checkpoints(self.client, self.topics, keeper)
 
     # paho callbacks: run in the network thread ------------------------------------
 

@@ -35,6 +35,7 @@ from dashboards.gate.screens.help import GateHelpScreen
 from dashboards.gate.screens.main import GateScreen
 from dashboards.gate.tally import DEFAULT_STATE_DIR, FeedLink, ManualTally, TallyState
 from kent_ops.broker.client import BrokerAddress
+from kent_ops.broker.witness import WitnessKeeper
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
 from kent_ops.core.gate_view import tally_listed
@@ -258,6 +259,7 @@ def make_gate_app(
     heartbeat_s: float = HEARTBEAT_S,
     stale_after_s: float = STALE_AFTER_S,
     no_aggregator_after_s: float = NO_AGGREGATOR_AFTER_S,
+    witness: WitnessKeeper | None = None,
 ) -> GateApp:
     """Build the gate view: the command line and every test come through here.
 
@@ -276,6 +278,7 @@ def make_gate_app(
         stale_after_s: how old a status may be before the banner says so (15 s).
         no_aggregator_after_s: real seconds with the broker up and nothing from the
             event's aggregator before the banner says there is none (a mistyped event id).
+        witness: keeps every checkpoint of the evidence log received (a witness file).
     """
     if not ID_PATTERN.match(event_id):
         raise UsageError(f"event id {event_id!r} must be lower-case letters, digits and dashes")
@@ -296,7 +299,7 @@ def make_gate_app(
         )
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read the tally in {directory}: {exc}") from None
-    return GateApp(
+    app = GateApp(
         gate,
         event_id,
         broker,
@@ -308,3 +311,6 @@ def make_gate_app(
         stale_after_s=stale_after_s,
         no_aggregator_after_s=no_aggregator_after_s,
     )
+    if witness is not None and app.feed is not None:
+        app.feed.keep_checkpoints(witness)
+    return app

@@ -52,6 +52,7 @@ from dashboards.inspector.screens.main import MainScreen
 from dashboards.inspector.trend import AttendanceTrend
 from kent_ops.broker.acl import check_person_id
 from kent_ops.broker.client import BrokerAddress
+from kent_ops.broker.witness import WitnessKeeper
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
 
@@ -370,6 +371,7 @@ def make_inspector_app(
     blink: bool = True,
     stale_after_s: float = STALE_AFTER_S,
     no_aggregator_after_s: float = NO_AGGREGATOR_AFTER_S,
+    witness: WitnessKeeper | None = None,
 ) -> InspectorApp:
     """Build the inspector dashboard: the command line and every test come through here.
 
@@ -392,6 +394,7 @@ def make_inspector_app(
             so (15 s, docs/protocol.md; a demo whose clock runs 60 times fast may scale it).
         no_aggregator_after_s: real seconds with the broker up and nothing from the
             event's aggregator before the banner says there is none (a mistyped event id).
+        witness: keeps every checkpoint of the evidence log received (a witness file).
     """
     if not _EVENT_ID.match(event_id):
         raise UsageError(f"event id {event_id!r} must be lower-case letters, digits and dashes")
@@ -400,7 +403,7 @@ def make_inspector_app(
     problem = check_person_id("clerk", clerk) if clerk is not None else None
     if problem:
         raise UsageError(problem)
-    return InspectorApp(
+    app = InspectorApp(
         event_id,
         broker,
         inspector,
@@ -415,3 +418,6 @@ def make_inspector_app(
         stale_after_s=stale_after_s,
         no_aggregator_after_s=no_aggregator_after_s,
     )
+    if witness is not None and app.feed is not None:
+        app.feed.keep_checkpoints(witness)
+    return app

@@ -9,7 +9,13 @@ from collections.abc import Callable
 from kent_ops.broker.bridge import DEFAULT_AUTOSAVE_S, DEFAULT_DATA_DIR, DEFAULT_ETC_DIR
 from kent_ops.broker.credentials import add_broker_arguments
 from kent_ops.broker.link import DEFAULT_LINK_PORT
-from kent_ops.commands.parsers import EXAMPLE_EVENT, Sub, new_command, positive_float
+from kent_ops.commands.parsers import (
+    EXAMPLE_EVENT,
+    Sub,
+    add_witness_keep,
+    new_command,
+    positive_float,
+)
 from kent_ops.commands.serve_parsers import add_serve
 
 __all__ = ["FIELD_COMMANDS"]
@@ -262,6 +268,7 @@ def _notify(sub: Sub) -> None:
         "examples/notify.toml)",
     )
     add_broker_arguments(p)
+    add_witness_keep(p, "witness/EVENT.jsonl beside the config's state_file")
     p.add_argument(
         "--log-level",
         default="info",

@@ -4,12 +4,14 @@ Before the view starts, the aggregator's retained status (which lists the permit
 gates) is read with a short wait: a gate the permit does not have is refused in one
 sentence (exit 2), instead of a view that would wait for an order that never comes.
 With no answer in time (no broker yet, a refused account), the view starts and says
-what is wrong itself.
+what is wrong itself. Every checkpoint of the evidence log the view receives is kept in
+a witness file (``--witness``, by default ``witness/{event}.jsonl`` in the state folder).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import msgspec
 
@@ -17,6 +19,8 @@ from dashboards.gate.app import make_gate_app
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.credentials import broker_from_args
 from kent_ops.broker.retained import read_retained
+from kent_ops.broker.witness import DEFAULT_WITNESS_DIR, default_witness_path
+from kent_ops.commands.witnessing import open_witness
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
 from kent_ops.core.gate_view import deputy_gate_problem, manual_gate, tally_listed
@@ -72,6 +76,13 @@ def cli_gate(args: argparse.Namespace) -> int:
     """Build the gate view from the command line's arguments and run it until the deputy quits."""
     broker = broker_from_args(args)
     tally = _check_gate(broker, args.event, args.gate, args.ca_file)
+    folder = Path(args.state_dir) / "witness" if args.state_dir else DEFAULT_WITNESS_DIR
+    witness = open_witness(
+        getattr(args, "witness", None),
+        default_witness_path(args.event, folder),
+        args.event,
+        f"deputy-{args.gate}",
+    )
     app = make_gate_app(
         args.gate,
         args.event,
@@ -79,6 +90,11 @@ def cli_gate(args: argparse.Namespace) -> int:
         state_dir=args.state_dir,
         ca_file=args.ca_file,
         signing_key=_signing_key(args.keys, args.gate, tally),
+        witness=witness,
     )
-    app.run()
+    try:
+        app.run()
+    finally:
+        if witness is not None:
+            witness.close()
     return 0

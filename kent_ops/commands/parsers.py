@@ -12,7 +12,15 @@ from typing import TypeAlias
 
 from kent_ops.broker.credentials import add_broker_arguments
 
-__all__ = ["COMMANDS", "EXAMPLE_EVENT", "Sub", "new_command", "positive_float"]
+__all__ = [
+    "COMMANDS",
+    "EXAMPLE_EVENT",
+    "Sub",
+    "add_witness_check",
+    "add_witness_keep",
+    "new_command",
+    "positive_float",
+]
 
 EXAMPLE_EVENT = "kent-summer-fest-2027"
 Sub: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -193,6 +201,7 @@ def _dashboard(sub: Sub) -> None:
         help="your Town Clerk id, if you are the Clerk: adds the key R, which revokes or "
         "reinstates the permit by resolution (permit:G), e.g. town-clerk",
     )
+    add_witness_keep(p, "~/.local/state/kent-ops/witness/EVENT.jsonl")
 
 
 def _gate(sub: Sub) -> None:
@@ -218,6 +227,7 @@ def _gate(sub: Sub) -> None:
     p.add_argument(
         "--keys", metavar="FILE", help="the tally's signing key file, when the event signs"
     )
+    add_witness_keep(p, "witness/EVENT.jsonl in the state folder")
 
 
 def _simulate(sub: Sub) -> None:
@@ -320,12 +330,77 @@ def _verify(sub: Sub) -> None:
     p = new_command(
         sub,
         "verify",
-        "recompute the evidence log's hash chain: OK <records> <head hash>, or the first "
-        "bad record",
-        ["kent-ops verify /var/lib/kent-ops/evidence.sqlite"],
+        "recompute the evidence log's hash chain and check it against its head file and any "
+        "checkpoint or witness given: OK <records> <head hash>, or FAIL record N: what is wrong",
+        [
+            "kent-ops verify /var/lib/kent-ops/evidence.sqlite",
+            "kent-ops verify evidence.sqlite --checkpoint 18233:9f2c…",
+            "kent-ops verify evidence.sqlite "
+            "--witness ~/.local/state/kent-ops/witness/kent-summer-fest-2027.jsonl",
+        ],
         "kent_ops.commands.verify:cli_verify",
     )
-    p.add_argument("evidence", metavar="E", help="the evidence log (SQLite)")
+    p.add_argument(
+        "evidence",
+        metavar="E",
+        help="the evidence log (SQLite); its head file E.head, when beside it, is checked too",
+    )
+    p.add_argument(
+        "--checkpoint",
+        action="append",
+        metavar="N:HASH",
+        help="a checkpoint kept elsewhere (the broker's retained one, one an inspector "
+        "noted): the log must hold record N with this hash (repeatable)",
+    )
+    add_witness_check(p)
+
+
+def add_witness_keep(p: argparse.ArgumentParser, default: str) -> None:
+    """``--witness FILE``: where a command that receives checkpoints keeps them
+    (:mod:`kent_ops.commands.witnessing`)."""
+    p.add_argument(
+        "--witness",
+        metavar="FILE",
+        help="keep every checkpoint of the evidence log received, as received, in this "
+        f"witness file, for kent-ops verify --witness (default {default})",
+    )
+
+
+def add_witness_check(p: argparse.ArgumentParser) -> None:
+    """``--witness FILE`` (repeatable): witness files whose checkpoints the log must hold."""
+    p.add_argument(
+        "--witness",
+        action="append",
+        metavar="FILE",
+        help="a witness file kept by a dashboard, gate view or notifier: the log must hold "
+        "every checkpoint in it, with the same hash (repeatable)",
+    )
+
+
+def _bundle(sub: Sub) -> None:
+    p = new_command(
+        sub,
+        "bundle",
+        "one archive for the Town attorney: the evidence log, its head file, the permit, the "
+        "report, the witness files, a manifest, a README and a verify.py that needs only Python",
+        [
+            "kent-ops bundle --permit permit.toml --evidence evidence.sqlite --out evidence.zip",
+            "kent-ops bundle --permit P --evidence E --out F.zip "
+            "--witness insp-1.jsonl --witness notify.jsonl",
+        ],
+        "kent_ops.commands.bundle:cli_bundle",
+    )
+    p.add_argument(
+        "--permit", required=True, metavar="P", help="the permit the log was recorded under"
+    )
+    p.add_argument(
+        "--evidence",
+        required=True,
+        metavar="E",
+        help="the evidence log (SQLite), copied consistently even while the aggregator writes",
+    )
+    p.add_argument("--out", required=True, metavar="F.zip", help="the archive to write (new)")
+    add_witness_check(p)
 
 
 COMMANDS: tuple[Callable[[Sub], None], ...] = (
@@ -337,5 +412,6 @@ COMMANDS: tuple[Callable[[Sub], None], ...] = (
     _permit,
     _report,
     _verify,
+    _bundle,
 )
 """Each adds one command (or group) to the ``kent-ops`` parser, in the order of --help."""

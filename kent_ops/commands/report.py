@@ -6,7 +6,8 @@ warnings a clerk must see on stderr, and a short summary on stdout whose last li
 the verdict (``BREACHED: …``, ``NO BREACH FOUND: …; not watched: …`` or ``RECORD
 INCOMPLETE: …; not watched: …``). ``--pdf`` also prints the page to ``report.pdf`` with
 headless Chromium. Exit codes follow the verdict: 0 NO BREACH FOUND, 1 BREACHED or
-RECORD INCOMPLETE (or a log that fails verification: then no report), 2 bad input (or
+RECORD INCOMPLETE (a log behind its head file is incomplete: committed records are
+missing), 1 for a log that fails verification (then no report), 2 bad input (or
 ``--pdf`` with no ``chromium`` on PATH).
 """
 
@@ -74,6 +75,11 @@ def _warn(outcome: ReportOutcome, permit: str) -> None:
             + "; ".join(problems[:WARNINGS_SHOWN])
             + (" …" if len(problems) > WARNINGS_SHOWN else "")
             + "\n"
+        )
+    if data.head is not None and data.head.incomplete:
+        sys.stderr.write(
+            f"kent-ops: warning: {data.head.sentence}; the report covers only the records "
+            "the log holds\n"
         )
     if data.log_permit_sha256 and data.log_permit_sha256 != data.permit_sha256:
         sys.stderr.write(

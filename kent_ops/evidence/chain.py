@@ -15,8 +15,8 @@ schema version) and :func:`check_layout` (the records table's field types).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,9 @@ class VerifyResult:
     head_hash: str
     first_bad: int | None = None
     problem: str | None = None
+    hashes: dict[int, str] = field(default_factory=dict)
+    """The stored hash of each record asked for (``want``) that the chain holds; to be
+    trusted only when ``ok``."""
 
     def line(self) -> str:
         """The one line ``kent-ops verify`` prints."""
@@ -201,24 +204,33 @@ def check_layout(path: Path, conn: sqlite3.Connection) -> None:
         )
 
 
-def verify(path: str | Path) -> VerifyResult:
+def verify(path: str | Path, want: Collection[int] = ()) -> VerifyResult:
     """Recompute the whole chain, streaming; name the first record that does not match.
+
+    ``want``: record ids whose hashes to hand back in ``hashes`` (those the verified
+    part of the chain holds), read in the same pass and the same read transaction, so
+    they are the hashes of the very chain that was checked (a checkpoint's or the head
+    file's record, compared by :mod:`kent_ops.evidence.claims`).
 
     Raises :class:`~kent_ops.evidence.records.EvidenceError` when the file is missing or
     not an evidence log. Any schema version verifies: the hash has not changed.
     """
     conn = connect_ro(Path(path))
     walk: ChainWalk | None = None
+    wanted = set(want)
+    hashes: dict[int, str] = {}
     try:
         walk = ChainWalk(conn)
-        for _ in walk.batches():
-            pass
+        for rows in walk.batches():
+            if wanted and rows[0][0] <= max(wanted) and rows[-1][0] >= min(wanted):
+                hashes.update((r[0], r[7]) for r in rows if r[0] in wanted)
     except ChainBroken as exc:
         assert walk is not None
-        return VerifyResult(False, walk.count, walk.head, exc.record, exc.problem)
+        return VerifyResult(False, walk.count, walk.head, exc.record, exc.problem, hashes)
     except sqlite3.DatabaseError as exc:
         count, head = (walk.count, walk.head) if walk is not None else (0, GENESIS_HASH)
-        return VerifyResult(False, count, head, count + 1, f"the file is damaged here ({exc})")
+        problem = f"the file is damaged here ({exc})"
+        return VerifyResult(False, count, head, count + 1, problem, hashes)
     finally:
         conn.close()
-    return VerifyResult(True, walk.count, walk.head)
+    return VerifyResult(True, walk.count, walk.head, hashes=hashes)

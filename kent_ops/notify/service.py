@@ -27,6 +27,7 @@ import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.session_id import secret_client_id
+from kent_ops.broker.witness import WitnessKeeper, watch_checkpoints
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
@@ -50,6 +51,8 @@ class Notifier:
         address: the broker, as user ``notifier-{config.id}``.
         ledger: what was sent before (loaded by the caller, so a bad path is a usage error).
         ca_file: the CA certificate of an ``mqtts://`` broker.
+        witness: keeps every checkpoint of the evidence log received (a witness file),
+            written before the broker's acknowledgement goes out.
     """
 
     def __init__(
@@ -60,8 +63,10 @@ class Notifier:
         ledger: Ledger,
         *,
         ca_file: str | None = None,
+        witness: WitnessKeeper | None = None,
     ) -> None:
         self.permit = permit
+        self.witness = witness
         self.config = config
         self.address = address
         self.ledger = ledger
@@ -76,6 +81,8 @@ class Notifier:
         self._senders = {lane: Sender(c) for lane, c in self._channels.items()}
         self._last_publish: mqtt.MQTTMessageInfo | None = None
         self.client = self._make_client(ca_file)
+        if witness is not None:
+            watch_checkpoints(self.client, self.topics, witness)
         self._thread = threading.Thread(target=self._send_loop, name="notify-send", daemon=True)
 
     def _make_client(self, ca_file: str | None) -> mqtt.Client:
@@ -157,10 +164,16 @@ class Notifier:
             log.error("broker %s refused the connection: %s", self.address.url, reason_code)
             return
         log.info("connected to %s", self.address.url)
-        client.subscribe(self.topics.alerts_wildcard, qos=1)
+        topics = [(self.topics.alerts_wildcard, 1)]
+        if self.witness is not None:
+            topics.append((self.topics.checkpoint, 1))
+        client.subscribe(topics)
 
     def _on_subscribe(self, client: mqtt.Client, u: object, mid: int, codes: Any, p: Any) -> None:
-        if any(getattr(c, "is_failure", False) for c in codes):
+        refused = [getattr(c, "is_failure", False) for c in codes]
+        if len(refused) > 1 and refused[1]:
+            log.error("the broker refused this user the checkpoints of %s", self.topics.event_id)
+        if refused[:1] != [False]:
             log.error("the broker refused this user the alerts of %s", self.topics.event_id)
             return
         log.info("watching the alerts of event %s", self.topics.event_id)

@@ -51,6 +51,7 @@ from kent_ops.report.facts import (
     property_facts,
 )
 from kent_ops.report.findings import distinct_breaches, findings_from_alerts, verdict
+from kent_ops.report.head import HeadRead, check_head, read_head
 from kent_ops.report.model import CheckpointResult, ReportData
 from kent_ops.report.pdf import find_chromium, print_pdf
 from kent_ops.report.text import clean
@@ -144,10 +145,13 @@ def build_report(
             f"but the permit {permit_path} is for {permit.event_id!r}"
         )
     _check_out_dir(out)
+    head = read_head(evidence_path)  # before the log: a log being written only grows after it
     collector = Collector([p.id for p in permit.properties], permit.max_at_one_time)
     result = _replay_verified(permit, evidence_path, collector, parallel_verify, progress)
     generated_at = now or datetime.now(UTC)
-    data = _report_data(permit, permit_path, meta, evidence_path, result, collector, generated_at)
+    data = _report_data(
+        permit, permit_path, meta, evidence_path, result, collector, generated_at, head
+    )
     manifest = write_report(data, out, chromium=chromium)
     return ReportOutcome(data, out, manifest)
 
@@ -197,9 +201,11 @@ def _report_data(
     result: ReplayResult,
     collector: Collector,
     generated_at: datetime,
+    head_read: HeadRead,
 ) -> ReportData:
     """Everything the report states, worked out from the replay and what it collected."""
     engine = result.engine
+    head = check_head(head_read, evidence_path, result.records)
     alerts = engine.alerts
     tz = permit.timezone
     # The hashes findings cite and checkpoints claim, read from the log just verified.
@@ -237,7 +243,10 @@ def _report_data(
         permit, collector.inspections, clean_up, last_seen, findings, engine.doubt.spans, spans
     )
     ended = from_us(last_on) if last_on is not None and not engine.assembly.on else None
-    incomplete = incomplete_reasons(permit, findings, result.end, ended)
+    incomplete = [
+        *([head.sentence] if head.incomplete else []),
+        *incomplete_reasons(permit, findings, result.end, ended),
+    ]
     return ReportData(
         permit=permit,
         permit_path=permit_path,
@@ -275,6 +284,7 @@ def _report_data(
         version=__version__,
         brief_gaps=engine.alert_book.brief_gaps(),
         doubts=list(engine.doubt.spans),
+        head=head,
     )
 
 
@@ -375,6 +385,7 @@ def write_report(data: ReportData, out: Path, *, chromium: str | None = None) ->
             "verified": data.replay.verified,
             "checkpoints": len(data.checkpoints),
             "checkpoints_matched": sum(1 for c in data.checkpoints if c.matched),
+            "head_file": data.head.state if data.head is not None else None,
         },
         "permit": {"file": data.permit_path.name, "sha256": data.permit_sha256},
         "replay_equals_live": data.comparison.equal,

@@ -23,6 +23,7 @@ from kent_ops.report.collect import Checkpoint, Collector
 from kent_ops.report.compare import Comparison
 from kent_ops.report.facts import PreEventCheck, PropertyFacts, StatusEntry
 from kent_ops.report.findings import DistinctBreach, Finding, Verdict
+from kent_ops.report.head import HeadCheck
 from kent_ops.report.watched import Unwatched
 
 __all__ = ["CheckpointResult", "ReportData"]
@@ -72,6 +73,8 @@ class ReportData:
     """Staffing shortfalls over 500 that ended before they became findings."""
     doubts: list[DoubtSpan] = field(default_factory=list)
     """Each stretch in which a figure rested on a sensor in doubt, or on a clamp at 0."""
+    head: HeadCheck | None = None
+    """The log against its head file (None: not checked, e.g. a report built in a test)."""
 
     @property
     def log_end(self) -> datetime | None:

@@ -38,6 +38,7 @@ from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.retained import read_retained
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
+from kent_ops.evidence.claims import head_path
 from kent_ops.evidence.system import CheckpointRead, Claim, SystemRecord
 
 __all__ = [
@@ -126,7 +127,7 @@ class HeadFile:
     """The last committed head, beside the log: ``{"record", "hash", "ts", "session"}``."""
 
     def __init__(self, evidence_path: Path, every_s: float = 1.0) -> None:
-        self.path = evidence_path.with_name(evidence_path.name + ".head")
+        self.path = head_path(evidence_path)
         self.every_s = every_s
         self.session: str | None = None
         """The fingerprint of the last session the broker held for the log."""

@@ -12,6 +12,7 @@ import email
 import email.policy
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,12 +26,16 @@ from typing import Any
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
-from live_support import FAST, T0, TOPICS, Publisher, Watcher, permit_text, wait_until
+from live_support import EVENT, FAST, T0, TOPICS, Publisher, Watcher, permit_text, wait_until
+from runs_support import Runs
+from runs_support import kent_ops as kent_ops_process
+from security_support import account, retained
 
 from kent_ops.broker.client import make_client, parse_broker_url
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.core import wire
 from kent_ops.core.permit import load_permit
+from kent_ops.core.witness import read_witness
 from kent_ops.evidence.log import read_records
 from kent_ops.service.aggregator import Aggregator
 
@@ -501,3 +506,55 @@ def test_a_notice_still_being_retried_when_notify_is_killed_is_sent_after_the_re
     assert len(server.mails) == 1
     assert any("left pending by the last run" in line for line in second.lines)
     assert_nothing_secret(first.lines + second.lines + [json.dumps(r) for r in records])
+
+
+def test_notify_keeps_each_checkpoint_and_a_log_cut_back_is_caught_by_it(
+    tmp_path: Path,
+    runs: Runs,
+    watcher: Watcher,
+    publisher: Publisher,
+    broker: MosquittoBroker,
+    mail_server: MailServer,
+    start_notify: Callable[[Path, Path], NotifyProcess],
+) -> None:
+    """The notifier keeps every checkpoint it receives (by default beside its state file);
+    the command post puts an older copy of the log back, head file and all: ``kent-ops
+    verify --witness`` with the notifier's file names the cut and the witness."""
+    notify = start_notify(runs.permit, write_config(tmp_path, mail_server.url))
+    witness = tmp_path / "witness" / f"{EVENT}.jsonl"
+    runs.serve(watcher, publisher, 1, 5)
+    older = tmp_path / "older"
+    older.mkdir()
+    for name in ("evidence.sqlite", "evidence.sqlite.head"):
+        shutil.copy(tmp_path / name, older / name)
+    kept = len(list(read_records(older / "evidence.sqlite")))
+    runs.serve(watcher, publisher, 6, 40)
+    last = retained(account(broker, None), TOPICS.checkpoint)
+    assert last is not None
+    wait_until(
+        lambda: witness.exists() and witness.read_bytes().rstrip().endswith(
+            json.dumps(last.decode()).encode() + b"}"
+        ),
+        30,
+        "the notifier to keep the last checkpoint",
+    )  # fmt: skip
+    assert notify.stop() == 0
+    entries = read_witness(witness.read_bytes(), EVENT).entries
+    assert {e.by for e in entries} == {"notifier-notify-1"}
+    assert json.loads(witness.read_bytes().splitlines()[-1])["payload"].encode() == last
+    whole = kent_ops_process("verify", str(runs.evidence), "--witness", str(witness))
+    assert (whole.returncode, whole.stderr) == (0, "")
+    assert whole.stdout.startswith("OK ")
+
+    for name in ("evidence.sqlite", "evidence.sqlite.head"):  # the older copy put back
+        shutil.copy(older / name, tmp_path / name)
+    alone = kent_ops_process("verify", str(runs.evidence))
+    assert alone.returncode == 0  # its own head file came with it: nothing else to tell
+    cut = kent_ops_process("verify", str(runs.evidence), "--witness", str(witness))
+    first = next(e for e in entries if e.record > kept)
+    assert cut.returncode == 1
+    assert cut.stdout == (
+        f"FAIL record {kept + 1}: the log holds {kept} records but witness {witness} (line "
+        f"{first.line}, kept by notifier-notify-1 at {first.received_at}) names record "
+        f"{first.record}\n"
+    )

@@ -15,73 +15,18 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from live_support import TOPICS, Publisher, Watcher, permit_text, wait_until
-from security_support import account, logged_alerts, retained, system_events
+from live_support import TOPICS, Publisher, Watcher, wait_until
+from runs_support import Runs
+from security_support import logged_alerts, system_events
 
 from kent_ops.broker.mosquitto import MosquittoBroker
 from kent_ops.evidence.log import read_records, verify
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
-CHECKPOINT = TOPICS.checkpoint
-
-
-class Runs:
-    """``kent-ops run`` on one permit and log, as often as a test likes."""
-
-    def __init__(self, tmp_path: Path, broker: MosquittoBroker) -> None:
-        self.permit = tmp_path / "permit.toml"
-        self.permit.write_text(permit_text(gates=("north", "south")))
-        self.evidence = tmp_path / "evidence.sqlite"
-        self.broker = broker
-        self.stderr = tmp_path / "run.log"
-        self.procs: list[subprocess.Popen[bytes]] = []
-
-    def start(self, *extra: str) -> subprocess.Popen[bytes]:
-        self.stderr.write_bytes(b"")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kent_ops", "run", "--permit", str(self.permit),
-             "--evidence", str(self.evidence), "--broker", self.broker.url,
-             "--clock", "sensor", *extra],
-            stdout=subprocess.DEVNULL,
-            stderr=self.stderr.open("ab"),
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )  # fmt: skip
-        self.procs.append(proc)
-        return proc
-
-    def serve(self, watcher: Watcher, publisher: Publisher, first: int, last: int) -> None:
-        """A run that takes readings ``first``..``last`` of gate north and stops cleanly."""
-        watcher.forget(TOPICS.aggregator_availability)
-        proc = self.start()
-        watcher.wait_for(TOPICS.aggregator_availability, lambda b: b == b"online", 30)
-        for seq in range(first, last + 1):
-            publisher.gate("north", seq, seq, 10 * seq, 0)
-        watcher.status(lambda s: s["gates"]["north"]["in"] == 10 * last, timeout=30)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0, self.stderr.read_text()
-
-    def checkpoint(self) -> dict[str, object] | None:
-        raw = retained(account(self.broker, None), CHECKPOINT)
-        return None if raw is None else json.loads(raw)
-
-
-@pytest.fixture
-def runs(tmp_path: Path, broker: MosquittoBroker) -> Iterator[Runs]:
-    r = Runs(tmp_path, broker)
-    yield r
-    for proc in r.procs:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
 
 
 def cut_back(runs: Runs, watcher: Watcher, publisher: Publisher) -> tuple[int, dict[str, object]]:

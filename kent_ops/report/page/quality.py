@@ -156,6 +156,22 @@ def _service(data: ReportData) -> list[str]:
     ]
 
 
+def _head(data: ReportData) -> list[str]:
+    """Whether the log ends where its head file says: a cut tail or a lost ``-wal`` shows here."""
+    head = data.head
+    if head is None:
+        return []
+    words = escape(head.sentence[:1].upper() + head.sentence[1:]) + "."
+    if head.incomplete:
+        words = (
+            f'<div class="warning"><b>{words}</b> The report covers only the records the log '
+            "holds; anything recorded after them is not in it.</div>"
+        )
+    else:
+        words = f"<p>{words}</p>"
+    return ["<h3>The log's end</h3>", words]
+
+
 def _replay_against_live(data: ReportData) -> list[str]:
     cmp = data.comparison
     out = ["<h3>Replay against the live alerts</h3>"]
@@ -185,6 +201,7 @@ def data_quality(data: ReportData, fmt: Fmt) -> str:
         *_restarts(data, fmt),
         *_adjustments(data, fmt),
         *_service(data),
+        *_head(data),
         *_replay_against_live(data),
         *snapshot_section(data.collector.snapshots, fmt.when),
     ]
@@ -223,6 +240,7 @@ def evidence(data: ReportData, fmt: Fmt) -> str:
             "Checkpoints",
             f"{matched} of {len(cps)} checkpoints the service published match the chain",
         ),
+        *([("Head file", escape(data.head.sentence))] if data.head is not None else []),
         ("Permit file SHA-256", f"<span class='hash'>{escape(data.permit_sha256)}</span>"),
     ]
     body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
