@@ -40,7 +40,7 @@ from kent_ops.core.timeutil import from_us
 from kent_ops.evidence.background import BackgroundVerify
 from kent_ops.evidence.log import ChainBroken, EvidenceError, read_meta
 from kent_ops.evidence.replay import ReplayResult, last_record_id, record_hashes, replay
-from kent_ops.report.cleanup import clean_up_status, not_applicable
+from kent_ops.report.cleanup import CleanUp, clean_up_status, not_applicable
 from kent_ops.report.collect import Checkpoint, Collector
 from kent_ops.report.compare import compare_with_live
 from kent_ops.report.csvs import FINDINGS_COLUMNS, write_findings_csv
@@ -221,20 +221,7 @@ def _report_data(
         for a, b in engine.assembly.spans
         if a is not None
     ]
-    clean_up = (
-        clean_up_status(
-            tz,
-            from_us(last_on) if last_on is not None else None,
-            still_on=engine.assembly.on,
-            scheduled_end=permit.last_end,
-            inspections=collector.inspections,
-            notes=collector.notes,
-            log_end=result.end,
-            spans=spans,
-        )
-        if permit.regulated
-        else not_applicable()
-    )
+    clean_up = _clean_up(permit, result, collector, spans)
     frame = minute_table(collector.samples, permit, result.end, engine.doubt.spans)
     pre_event = pre_event_findings(permit)
     status = engine.status()
@@ -285,6 +272,29 @@ def _report_data(
         brief_gaps=engine.alert_book.brief_gaps(),
         doubts=list(engine.doubt.spans),
         head=head,
+    )
+
+
+def _clean_up(
+    permit: Permit,
+    result: ReplayResult,
+    collector: Collector,
+    spans: list[tuple[datetime, datetime | None]],
+) -> CleanUp:
+    """Clean-up against its deadline, counted from when the assembly was last on (permit:F)."""
+    if not permit.regulated:
+        return not_applicable()
+    assembly = result.engine.assembly
+    last_on = assembly.last_on
+    return clean_up_status(
+        permit.timezone,
+        from_us(last_on) if last_on is not None else None,
+        still_on=assembly.on,
+        scheduled_end=permit.last_end,
+        inspections=collector.inspections,
+        notes=collector.notes,
+        log_end=result.end,
+        spans=spans,
     )
 
 

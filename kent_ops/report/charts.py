@@ -134,13 +134,15 @@ def _shade(
     for f in findings:
         if f.rule not in rules or not f.is_breach:
             continue
-        colour = UNCERTAIN_COLOUR if f.uncertain else BREACH_COLOUR
-        stop = f.end or end or f.start
-        ax.axvspan(_at(f.start), _at(stop), color=colour, alpha=0.15, linewidth=0)
-        mark_stop = max(stop, f.start + least) if least is not None else stop
-        ax.axvspan(_at(f.start), _at(mark_stop), ymin=0.965, ymax=1.0, color=colour, linewidth=0)
-        label = "breach in progress, counts uncertain" if f.uncertain else "breach in progress"
-        handles.setdefault(label, Patch(color=colour, alpha=0.5, label=label))
+        for x in f.parts:  # proven time in red; the rest apart, as not proven
+            proven = x.basis == "measured"
+            colour = BREACH_COLOUR if proven else UNCERTAIN_COLOUR
+            start, stop = x.start, x.stop
+            ax.axvspan(_at(start), _at(stop), color=colour, alpha=0.15, linewidth=0)
+            mark_stop = max(stop, start + least) if least is not None else stop
+            ax.axvspan(_at(start), _at(mark_stop), ymin=0.965, ymax=1.0, color=colour, linewidth=0)
+            label = "breach, proven" if proven else "breach not proven (see the report)"
+            handles.setdefault(label, Patch(color=colour, alpha=0.5, label=label))
     return list(handles.values())
 
 

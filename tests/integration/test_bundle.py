@@ -115,6 +115,7 @@ def test_a_bundle_taken_while_the_aggregator_writes_verifies_and_names_what_was_
     runs.serve(watcher, publisher, 1, 5)
     proc = runs.running(watcher, publisher, 6, 20)
     wait_until(lambda: witness.holds(runs.checkpoint()), 20, "the witness to keep the checkpoint")
+    before = len(list(read_records(runs.evidence)))
     stop = threading.Event()
 
     def keep_sending() -> None:  # the aggregator commits all through the copy
@@ -154,7 +155,9 @@ def test_a_bundle_taken_while_the_aggregator_writes_verifies_and_names_what_was_
     assert ok.stderr == ""
     ours = verify(folder / "evidence.sqlite")  # the copy is consistent: a chain of its own
     assert (ours.ok, ours.count, ours.head_hash) == (True, count, head)
-    assert count > len(list(read_records(tmp_path / "evidence.sqlite"))) // 2
+    # Taken while the aggregator went on committing: at least what the log held before the
+    # copy began, at most what it holds at the end (how far it got depends on the machine).
+    assert before <= count <= len(list(read_records(tmp_path / "evidence.sqlite")))
 
     # verify.py and kent-ops's own chain walk agree on the log the aggregator wrote
     theirs, live = bundle_verify.walk_chain(runs.evidence), verify(runs.evidence)

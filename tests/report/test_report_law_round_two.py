@@ -96,7 +96,10 @@ def test_a_day_that_ends_on_time_with_every_duty_met_and_every_item_marked_names
     assert "(permit-required)" not in section(page, "findings")
     law = section(page, "the-law")
     assert "No finding is a ground for revocation" in law
-    assert "any person who caused the gathering of more than 500 persons (penalties:A)" in law
+    assert (
+        "any person who caused the gathering of more than 500 persons without first obtaining "
+        "a written permit (penalties:A)" in law
+    )
 
 
 def test_no_breach_found_names_the_items_no_inspector_marked_and_the_sensors_never_heard(

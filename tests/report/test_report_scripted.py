@@ -331,7 +331,7 @@ def test_the_page_words_what_a_figure_rests_on_and_counts_no_minutes(
     # Durations, never a count of minutes a reader could take for a count of violations.
     assert "clock minutes" not in text.lower()
     assert "minutes in which" not in text.lower()
-    assert "Rule Proven findings Their total duration Not proven (duration)" in text
+    assert "Rule Proven findings Time proven in breach Not proven (duration)" in text
     # Two of the three nurse findings hold only within the rounding: apart, not summed.
     assert "Registered nurses per persons present (nurse-ratio) 1 5 min 00 s 13 min 00 s" in text
     assert "Doctor on duty (doctor-on-duty) 1 1 min 40 s —" in text

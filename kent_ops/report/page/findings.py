@@ -70,29 +70,30 @@ def _finding_row(f: Finding, fmt: Fmt) -> str:
 
 
 def _by_rule(data: ReportData) -> list[str]:
-    """Each breached rule: its proven findings and how long they lasted in all, and apart
-    how long the ones not proven lasted."""
+    """Each breached rule: how long it was proven in breach in all (its measured
+    stretches), and apart how long it held without proof."""
     rules = dict.fromkeys(f.rule for f in data.findings if f.is_breach)
     if not rules:
         return []
     rows = []
     for rule in rules:
         these = [f for f in data.findings if f.rule == rule and f.is_breach]
-        proven = [f for f in these if not f.not_proven]
-        rest = sum(f.duration_s for f in these if f.not_proven)
+        proven = [f for f in these if f.proven]
+        proven_s = sum(f.proven_s for f in these)
+        rest = sum(x.seconds for f in these for x in f.apart)
         rows.append(
             f"<tr><td><b>{escape(these[0].name)}</b> <span class='muted'>({escape(rule)})"
             f"</span></td><td class='num'>{len(proven)}</td>"
-            f"<td class='num'>{escape(duration(sum(f.duration_s for f in proven)))}</td>"
+            f"<td class='num'>{escape(duration(proven_s)) if proven_s else '—'}</td>"
             f"<td class='num'>{escape(duration(rest)) if rest else '—'}</td></tr>"
         )
-    head = ["Rule", "Proven findings", "Their total duration", "Not proven (duration)"]
+    head = ["Rule", "Proven findings", "Time proven in breach", "Not proven (duration)"]
     return [
         "<h3>Breaches by rule</h3>",
-        "<p>Each rule's proven breach findings and how long they lasted in all: a duration, "
-        "not a count. How many violations a duration holds is for the prosecutor and the "
-        "court (see What the law provides). Findings not proven (indeterminate, or only "
-        "within the rounding) are shown apart.</p>",
+        "<p>Each rule's proven breach findings and the time they were proven for, in all: a "
+        "duration, not a count. How many violations a duration holds is for the prosecutor "
+        "and the court (see What the law provides). The time a breach held without proof "
+        "(indeterminate, an estimate, or only within the rounding) is shown apart.</p>",
         table(head, rows, {1, 2, 3}),
     ]
 

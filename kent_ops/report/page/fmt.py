@@ -9,6 +9,7 @@ that shows it.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta
 from html import escape
 from typing import Any
@@ -180,7 +181,16 @@ def _figure(key: str, value: Any) -> str:
         return f"{value:,.3g}"
     if value is None:
         return "—"
+    if isinstance(value, dict):  # the persons on each property
+        return ", ".join(f"{k} {_figure(k, v)}" for k, v in value.items())
+    if isinstance(value, str) and _ISO_LOCAL.fullmatch(value):
+        # An instant in the event's zone, as the engine writes it: the day and the time.
+        return value[:10] + " " + value[11:19]
     return str(value)
+
+
+_ISO_LOCAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d")
+"""An alert figure's instant (``2027-07-04T23:30:00-04:00``): already in the event's zone."""
 
 
 def figures(values: dict[str, Any]) -> str:

@@ -203,7 +203,8 @@ def _apart(data: ReportData, fmt: Fmt) -> list[str]:
 def _reaches(data: ReportData) -> list[str]:
     pm = data.permit
     people = [
-        "<li>any person who caused the gathering of more than 500 persons (penalties:A);</li>",
+        "<li>any person who caused the gathering of more than 500 persons without first "
+        "obtaining a written permit (penalties:A);</li>",
         f"<li>the applicant, <b>{escape(pm.applicant_name)}</b>;</li>",
     ]
     for p in data.properties:

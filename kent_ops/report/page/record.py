@@ -86,8 +86,9 @@ def _staff(data: ReportData, fmt: Fmt) -> list[str]:
         for x in stretches
     ]
     out.append(
-        "<p>In these stretches attendance alone was at or below the limit, and attendance "
-        "plus the staff on duty by badge was above it:</p>"
+        "<p>These are not findings: staff are not persons in attendance. In these stretches "
+        "attendance alone was at or below the limit, and attendance plus the staff on duty "
+        "by badge was above it:</p>"
     )
     out.append(
         table(
