@@ -70,7 +70,7 @@ class GateCounter:
         if last is not None:
             if msg.seq <= 1 and msg.seq < last and lower:
                 if msg in self.run_start:
-                    return GateOutcome("duplicate", f"seq {msg.seq} already counted (redelivered)")
+                    return _already_counted(msg.seq, last)
                 self.run_start = ()
                 self.base_in += self.device_in
                 self.base_out += self.device_out
@@ -83,7 +83,7 @@ class GateCounter:
                     f"(in {self.base_in:,}, out {self.base_out:,})",
                 )
             if msg.seq <= last:
-                return GateOutcome("duplicate", f"seq {msg.seq} already counted (last {last})")
+                return _already_counted(msg.seq, last)
             if lower:
                 return GateOutcome(
                     "rejected",
@@ -119,6 +119,13 @@ class GateCounter:
 
 
 _COUNTED = GateOutcome("counted")
+
+
+def _already_counted(seq: int, last: int | None) -> GateOutcome:
+    """A reading whose ``seq`` was taken before (QoS 1 redelivers): the same words for
+    every kind of sensor, so the evidence log and the report say one thing for it."""
+    after = f" (last {last})" if last is not None else ""
+    return GateOutcome("duplicate", f"seq {seq} already counted{after}")
 
 
 @dataclass(slots=True)
@@ -283,18 +290,21 @@ class Counting:
         """One sensor's reading, whatever its kind, on that kind's counting state.
 
         A gate's outcome is its own; a lot's or a station's is counted, or a duplicate
-        when its ``seq`` was already seen.
+        when its ``seq`` was already taken, said in a gate's words: one fact, one
+        wording, whichever kind of sensor a redelivery comes from.
         """
         match msg:
             case GateCount():
                 return self.apply_gate(sensor, msg, t)
             case LotOccupancy():
                 applied = self.apply_lot(sensor, msg)
+                last = self.lots[sensor].last_seq
             case Badge():
                 applied = self.roster.apply(sensor, msg)
+                last = self.roster.last_seq.get(sensor)
             case _:
                 raise TypeError(f"no counting state takes a {type(msg).__name__}")
-        return _COUNTED if applied else GateOutcome("duplicate", f"seq {msg.seq} already seen")
+        return _COUNTED if applied else _already_counted(msg.seq, last)
 
     def by_property(self) -> dict[str, int]:
         """Persons on each property, from its gates (inspectors' adjustments are not split)."""
