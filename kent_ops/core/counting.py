@@ -356,6 +356,14 @@ class Counting:
         else:
             self.offline.add(sensor)
 
+    def shown_online(self, sensor: str) -> bool | None:
+        """Whether the status calls ``sensor`` online: None for a manual tally that has
+        counted nobody (not used is not offline, docs/protocol.md), else its liveness."""
+        live = self.sensors[sensor]
+        if live.manual and not self._tallied(sensor):
+            return None
+        return live.online
+
     def _tallied(self, gate: str) -> bool:
         """A manual tally has counted someone (its view going offline is then a note)."""
         counter = self.gates[gate]
