@@ -24,6 +24,7 @@ from pathlib import Path
 from textual import on
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.timer import Timer
 
 from dashboards.common.clock import Clock, following
 from dashboards.common.connection import NO_AGGREGATOR_AFTER_S, STALE_AFTER_S
@@ -37,7 +38,7 @@ from dashboards.gate.tally import DEFAULT_STATE_DIR, FeedLink, ManualTally, Tall
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
-from kent_ops.core.gate_view import counted_taps, tally_listed
+from kent_ops.core.gate_view import NOT_COUNTED_AFTER_S, counted_taps, tally_listed
 from kent_ops.core.permit_schema import ID_PATTERN, SENSOR_ID_PATTERN
 
 __all__ = ["GateApp", "make_gate_app"]
@@ -110,6 +111,7 @@ class GateApp(FeedApp):
         if self.feed is not None:
             watch_bridge(self.feed, self.post_message)
         self._attached = False
+        self._late_check: Timer | None = None
         self._initial_statuses = list(statuses)
         self._initial_command = command
         self.set_reactive(GateApp.tally, tally.state)
@@ -249,7 +251,16 @@ class GateApp(FeedApp):
             return
         sends = self.link.sends
         self.sent = sends.sent()
-        self.waiting_s = sends.waiting_s(counted_taps(self.status, self.gate))
+        waiting = self.waiting_s = sends.waiting_s(counted_taps(self.status, self.gate))
+        if waiting is not None and waiting < NOT_COUNTED_AFTER_S and self._late_check is None:
+            # Look again the moment the oldest tap waiting becomes late, not at a tick.
+            self._late_check = self.set_timer(
+                NOT_COUNTED_AFTER_S - waiting + 0.01, self._late, name="tally-late"
+            )
+
+    def _late(self) -> None:
+        self._late_check = None
+        self._show_tally()
 
     def action_help(self) -> None:
         if not isinstance(self.screen, GateHelpScreen):

@@ -7,8 +7,8 @@ aggregator has not counted, to say so after
 :data:`kent_ops.core.gate_view.NOT_COUNTED_AFTER_S`. The gate view (its own connection)
 and the web server's gate hub (the gate's connection) both keep one
 :class:`TallySends`: each count message is added with its delivery and the taps its
-totals carry (``in_total + out_total``), and the time its acknowledgement was first
-seen is noted on a steady clock (real seconds, whatever the aggregator's clock).
+totals carry (``in_total + out_total``), and the time its acknowledgement came (or was
+first seen) is kept on a steady clock (real seconds, whatever the aggregator's clock).
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ class TallySends:
                 flying.append((taps, delivery))
             elif taps > self._most:
                 self._most = taps
-                self._taken.append((taps, now))
+                at = delivery.acknowledged_at
+                self._taken.append((taps, now if at is None else min(at, now)))
         self._flying = flying
 
     def sent(self) -> int:

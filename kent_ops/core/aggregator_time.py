@@ -27,7 +27,7 @@ def sensor_time(status: wire.Status | None) -> datetime | None:
 
 
 def aggregator_now(status: wire.Status | None, wall: datetime) -> datetime:
-    """"Now" as the aggregator keeps it: its sensors' time from the last ``status``, or
+    """ "Now" as the aggregator keeps it: its sensors' time from the last ``status``, or
     ``wall`` (the caller's wall clock) when it runs on the wall clock or nothing is known.
 
     On the sensors' clock the status's ``ts`` is the latest time the aggregator reached;

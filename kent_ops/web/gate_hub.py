@@ -106,12 +106,11 @@ class GateSettings:
 
 @dataclass(slots=True)
 class _Waiting:
-    """A tap the aggregator has not counted yet, the phones that sent it, and what they
-    were last told of it (``""``: nothing yet, ``sent``, ``late``)."""
+    """A tap the aggregator has not counted yet, and the phones that sent it, each with
+    what it was last told of it (``""``: nothing yet, ``sent``, ``late``)."""
 
     index: int
-    phones: set[Phone] = field(default_factory=set)
-    told: str = ""
+    phones: dict[Phone, str] = field(default_factory=dict)
 
 
 class GateHub:
@@ -136,6 +135,7 @@ class GateHub:
         self.journal: TapJournal | None = None
         self.attached = False
         self._waiting: dict[str, _Waiting] = {}
+        self._late_check: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._text: str | None = None
@@ -191,6 +191,8 @@ class GateHub:
     async def close(self) -> None:
         """Say the tally is offline (if it spoke), disconnect, stop the tasks."""
         self.closed = True
+        if self._late_check is not None:
+            self._late_check.cancel()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -220,7 +222,7 @@ class GateHub:
         if not any(p.token == phone.token for p in self.phones):
             self.link.drop_password(phone.token)
         for tap_id, waiting in list(self._waiting.items()):
-            waiting.phones.discard(phone)
+            waiting.phones.pop(phone, None)
             if not waiting.phones:
                 del self._waiting[tap_id]
 
@@ -339,7 +341,7 @@ class GateHub:
             for tap in taps:
                 index = journal.index(tap.id)
                 if index is not None:
-                    self._waiting.setdefault(tap.id, _Waiting(index)).phones.add(phone)
+                    self._waiting.setdefault(tap.id, _Waiting(index)).phones.setdefault(phone, "")
         self._report()
         self._wake.set()
 
@@ -370,23 +372,45 @@ class GateHub:
         counted = counted_taps(self.status, self.gate)
         now = time.monotonic()
         notes: dict[Phone, dict[str, list[str]]] = {}
+        due: float | None = None
         for tap_id, waiting in list(self._waiting.items()):
             index = waiting.index
             if tap_counted(index, sent=sent, counted=counted):
-                word = "counted"
                 del self._waiting[tap_id]
-            elif index > sent:
+                for phone in waiting.phones:
+                    notes.setdefault(phone, {}).setdefault("counted", []).append(tap_id)
                 continue
-            else:
-                at = sends.sent_at(index)
-                late = at is not None and now - at >= NOT_COUNTED_AFTER_S
-                word = "late" if late else "sent"
-                if waiting.told == word or (waiting.told == "late" and word == "sent"):
-                    continue
-                waiting.told = word
-            for phone in waiting.phones:
+            if index > sent:
+                continue
+            at = sends.sent_at(index)
+            word = "late" if at is not None and now - at >= NOT_COUNTED_AFTER_S else "sent"
+            if word == "sent" and at is not None:
+                left = at + NOT_COUNTED_AFTER_S - now
+                due = left if due is None else min(due, left)
+            for phone, told in waiting.phones.items():
+                if told == word or told == "late":
+                    continue  # said already (and a late tap is not sent again)
+                waiting.phones[phone] = word
                 notes.setdefault(phone, {}).setdefault(word, []).append(tap_id)
         for phone, said in notes.items():
             for word in ("sent", "late", "counted"):
                 if word in said:
                     phone.say({word: said[word]})
+        if due is not None:
+            self._recheck(due)
+
+    def _recheck(self, delay: float) -> None:
+        """Look again the moment the oldest tap waiting becomes late (not at the next tick)."""
+        handle = self._late_check
+        when = self.loop.time() + max(0.0, delay) + 0.01
+        if handle is not None and not handle.cancelled() and handle.when() <= when:
+            return
+        if handle is not None:
+            handle.cancel()
+        self._late_check = self.loop.call_at(when, self._late)
+
+    def _late(self) -> None:
+        self._late_check = None
+        if not self.closed:
+            self._report()
+            self._wake.set()

@@ -2,8 +2,8 @@
 
 The hub hands each phone the gate's view (only the latest counts: a phone that was slow
 to take the last one gets the newest instead) and short notes (taps sent, counted, not
-counted in time, or refused; pongs), which all arrive, in order. A writer task per phone sends them, so one
-phone on a poor link delays no other phone of the gate.
+counted in time, or refused; pongs), which all arrive, in order. A writer task per
+phone sends them, so one phone on a poor link delays no other phone of the gate.
 """
 
 from __future__ import annotations

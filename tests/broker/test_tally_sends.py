@@ -68,3 +68,13 @@ def test_the_taps_a_count_carries_are_its_totals() -> None:
     assert taps_in(b'{"seq": 4, "ts": "2027-07-04T14:00:00Z", "in_total": 3, "out_total": 2}') == 5
     assert taps_in(b"online") == 0
     assert taps_in(b'{"in_total": 3}') == 0
+
+
+def test_a_tap_is_sent_from_the_moment_the_broker_acknowledged_it() -> None:
+    """Not from when the screen next looked: the delivery keeps its acknowledgement's time."""
+    sends = TallySends()
+    delivery = Delivery()
+    sends.add(1, delivery)
+    delivery.acknowledge()
+    assert delivery.acknowledged_at is not None
+    assert sends.sent_at(1) == delivery.acknowledged_at

@@ -82,8 +82,12 @@ class TallyPanel(Panel):
     def _redraw(self) -> None:
         self.show(
             tally_text(
-                self.tally, self.status, self.gate,
-                sent=self.sent, waiting_s=self.waiting_s, unheard=self.unheard,
+                self.tally,
+                self.status,
+                self.gate,
+                sent=self.sent,
+                waiting_s=self.waiting_s,
+                unheard=self.unheard,
             )  # fmt: skip
         )
 
