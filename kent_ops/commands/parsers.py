@@ -18,6 +18,13 @@ EXAMPLE_EVENT = "kent-summer-fest-2027"
 Sub: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
+DEMO_BROKER = (
+    "a private broker the demo starts for itself on a free port: Mosquitto if it is "
+    "installed, else an embedded one"
+)
+"""What the demo talks to without ``--broker``, as its help says."""
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -66,7 +73,7 @@ def _demo(sub: Sub) -> None:
         ],
         "kent_ops.commands.demo:cli_demo",
     )
-    add_broker_arguments(p, default=None)
+    add_broker_arguments(p, default=None, unset=DEMO_BROKER)
     p.add_argument(
         "--speed",
         type=positive_float,

@@ -261,10 +261,12 @@ class GateHub:
             if state.link != "up":
                 state.up_at = time.monotonic()
             state.link, state.reason, state.refused, state.down_since = "up", None, False, None
+            state.unknown_host = False
         else:
             if state.link != "down":
                 state.down_since = datetime.now(UTC)
             state.link, state.reason, state.refused = "down", change.reason, change.refused
+            state.unknown_host = change.unknown_host
         self._wake.set()
 
     # the view ------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import paho.mqtt.client as mqtt
 from kent_ops.broker.borrowed import BorrowedLink
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.delivery import Deliveries, Delivery
-from kent_ops.broker.refusal import refusal
+from kent_ops.broker.refusal import host_problem, refusal
 from kent_ops.broker.tally_sends import TallySends, taps_in
 from kent_ops.core import wire
 
@@ -53,6 +53,8 @@ class LinkChange:
     up: bool
     reason: str | None = None
     refused: bool = False
+    unknown_host: bool = False
+    """The broker's host name does not resolve (``reason`` says which)."""
 
 
 class TallyLink(BorrowedLink):
@@ -215,7 +217,8 @@ class GateLink:
 
     def _failed(self, client: mqtt.Client, userdata: object) -> None:
         self._refused = None
-        self._post(self._on_change, LinkChange(False))
+        problem = host_problem(self.address.host)  # a name that does not exist, say so
+        self._post(self._on_change, LinkChange(False, problem, unknown_host=problem is not None))
 
     def _message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         self._post(self._on_heard, Heard(msg.topic, bytes(msg.payload)))

@@ -188,6 +188,17 @@ def test_a_refused_account_is_named_and_not_called_unreachable() -> None:
     assert down.startswith("Broker unreachable")
 
 
+def test_a_broker_host_name_that_does_not_exist_is_said_so_not_unreachable() -> None:
+    state = ConnectionState(
+        link="down", reason="the broker's host name 'brokr' was not found", unknown_host=True,
+        broker_url="mqtt://brokr:1883",
+    )  # fmt: skip
+    assert connection_problem(state, NOW, UTC) == (
+        "The broker's host name 'brokr' was not found: check the broker's address; "
+        "showing no figures yet"
+    )
+
+
 def test_staleness_comes_through_the_view() -> None:
     old = ConnectionState(link="up", status_ts=NOW - timedelta(seconds=40), aggregator_online=True)
     stale = view(connection=old)

@@ -500,7 +500,7 @@ def test_check_of_a_missing_file_exits_2(
     absent = tmp_path / "absent.toml"
     done = check(capsys, absent)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"kent-ops: {absent} is invalid: {absent}: no such file\n"
+    assert done.stderr == f"kent-ops: permit file {absent}: no such file\n"
 
 
 def test_the_entry_point_checks_a_permit_and_never_shows_a_traceback(tmp_path: Path) -> None:

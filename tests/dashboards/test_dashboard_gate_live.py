@@ -236,3 +236,18 @@ def test_the_gate_command_refuses_a_gate_the_permit_does_not_have(
     assert f"gate 'nrth' is not in the permit of event {samples.EVENT} (its gates: north" in err
     assert len(err.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())  # refused before any tally file was made
+
+
+async def test_a_broker_host_name_that_does_not_exist_is_said_so(tmp_path: Path) -> None:
+    """A mistyped --broker: the banner names the host that was not found, and does not
+    call the broker unreachable."""
+    app = make_gate_app(
+        "north", samples.EVENT, parse_broker_url("mqtt://no-such-host.invalid:1883"),
+        state_dir=tmp_path,
+    )  # fmt: skip
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: (app.problem or "").startswith("The broker's host name"))
+        problem = app.problem or ""
+        assert problem.startswith("The broker's host name 'no-such-host.invalid' ")
+        assert problem.endswith(": check the broker's address; showing no figures yet")
+        assert "unreachable" not in problem
