@@ -51,6 +51,18 @@ def new_command(
     return p
 
 
+def new_group(sub: Sub, name: str, summary: str, examples: list[str]) -> argparse.ArgumentParser:
+    """A command of commands (``clerk``, ``deploy``, ``serve users``): its summary and
+    examples of each of its commands, so its own ``--help`` shows how to start."""
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=summary,
+        epilog="examples:\n" + "\n".join(f"  {e}" for e in examples),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def _event(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--event",
