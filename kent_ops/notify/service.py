@@ -183,7 +183,7 @@ class Notifier:
 
     def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         if msg.topic == self.topics.status:
-            self._take_status(msg.payload)
+            self._take_status(bytes(msg.payload))
             return
         if not msg.payload:
             return  # a retained alert taken down
