@@ -53,10 +53,10 @@ class GateHelpScreen(Screen[None]):
             )
             yield Static(
                 Text(
-                    "After each tap the tally line says what became of it: \"sent, not yet "
-                    "counted\" once the broker has it, \"counted\" once the aggregator "
-                    "counts it. If it says \"not counted by the aggregator: tell the command "
-                    "post\", do so: your taps are kept here, but the attendance does not "
+                    'After each tap the tally line says what became of it: "sent, not yet '
+                    'counted" once the broker has it, "counted" once the aggregator '
+                    'counts it. If it says "not counted by the aggregator: tell the command '
+                    'post", do so: your taps are kept here, but the attendance does not '
                     "include them.",
                 )
             )
