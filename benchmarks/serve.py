@@ -24,7 +24,7 @@ Printed, with the targets of a large event on this machine (150 sessions in unde
 - CPU in cores, idle and during the updates: the server, the inspectors' apps, the
   broker and this client;
 - status publish → change on screen, per kind: p50, p95 and the worst; and a tap →
-  "delivered" on the deputy's phone.
+  "sent" on the deputy's phone (the broker has it; no aggregator runs here to count it).
 
 Everything runs on the loopback and stops by itself. Run:
 ``python benchmarks/serve.py [--deputies 100] [--inspectors 50]``.
@@ -122,7 +122,7 @@ class Person:
     """Seconds from the sign-in's POST to its answer (the server's scrypt check)."""
     first_screen: float | None = None
     taps_sent: dict[str, float] = field(default_factory=dict)
-    taps_delivered: dict[str, float] = field(default_factory=dict)
+    taps_with_broker: dict[str, float] = field(default_factory=dict)
     tail: str = ""
     watching: set[int] = field(default_factory=set)
     error: str = ""
@@ -188,8 +188,8 @@ async def _read(ws: ClientWebSocketResponse, person: Person, first: int) -> None
             view = data.get("view")
             if view is not None and isinstance(view.get("attendance"), int):
                 person.saw(view["attendance"], at)
-            for tap_id in data.get("delivered", ()):
-                person.taps_delivered.setdefault(tap_id, at)
+            for tap_id in data.get("sent", ()):
+                person.taps_with_broker.setdefault(tap_id, at)
         if person.first_screen is None and first in person.seen:
             person.first_screen = person.seen[first] - person.started
 
@@ -504,11 +504,11 @@ async def updates(run: Run) -> dict[str, list[float]]:
                 missed[person.kind] += 1
                 person.watching.discard(figure)
         await asyncio.sleep(max(0.0, t0 + run.args.interval - time.perf_counter()))
-    await until(lambda: all(len(p.taps_delivered) >= len(p.taps_sent) for p in tappers), 10)
+    await until(lambda: all(len(p.taps_with_broker) >= len(p.taps_sent) for p in tappers), 10)
     for person in tappers:
         for tap_id, sent in person.taps_sent.items():
-            if tap_id in person.taps_delivered:
-                latency["tap"].append(person.taps_delivered[tap_id] - sent)
+            if tap_id in person.taps_with_broker:
+                latency["tap"].append(person.taps_with_broker[tap_id] - sent)
     latency["missed"] = [float(missed[k]) for k in ("deputy", "inspector", "old")]
     return latency
 
@@ -589,7 +589,7 @@ async def measure(args: argparse.Namespace, root: Path, broker: MosquittoBroker)
         missed = latency.pop("missed")
         for kind, values in latency.items():
             if kind == "tap":
-                print(f"  tap -> 'delivered' on the deputy's phone: {quantiles(values)}")
+                print(f"  tap -> 'sent' on the deputy's phone: {quantiles(values)}")
                 continue
             gone = int(missed[("deputy", "inspector", "old").index(kind)])
             verdict = "ok" if values and p95(values) < TARGET_P95_S and not gone else "OVER"

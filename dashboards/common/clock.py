@@ -7,7 +7,9 @@ tests pass a fixed one instead of patching the system time.
 An aggregator that runs on its sensors' clock (the demo, a simulation: its status says
 ``"clock": "sensor"``, docs/protocol.md) keeps a time that is not the wall clock's. A
 screen beside it shows that time, not its own, and a tally stamps its counts with it,
-so every screen and device of a demo runs on one clock: :class:`FollowingClock`.
+so every screen and device of a demo runs on one clock: :class:`FollowingClock`, which
+reads it with the core's one rule (:func:`kent_ops.core.aggregator_time.sensor_time`),
+as the web server's gate hubs and the notifier do.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from kent_ops.core import wire
+from kent_ops.core.aggregator_time import sensor_time
 
 __all__ = ["Clock", "FollowingClock", "fixed_clock", "following", "wall_clock"]
 
@@ -62,13 +65,12 @@ class FollowingClock:
         """Take a status's time when its aggregator runs on its sensors' clock."""
         if not self.follow:
             return
-        if status.clock == "sensor":
-            if status.ts is None:
-                return
-            if self.followed is None or status.ts > self.followed:
-                self.followed = status.ts
-        else:
+        if status.clock != "sensor":
             self.followed = None
+            return
+        ts = sensor_time(status)
+        if ts is not None and (self.followed is None or ts > self.followed):
+            self.followed = ts
 
 
 def following(clock: Clock | None) -> FollowingClock:

@@ -27,7 +27,7 @@ import paho.mqtt.client as mqtt
 
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.delivery import Deliveries, Delivery
-from kent_ops.broker.refusal import refusal
+from kent_ops.broker.refusal import host_problem, refusal
 from kent_ops.broker.witness import WitnessKeeper, watch_checkpoints
 from kent_ops.core import wire
 from kent_ops.core.wire import TopicRef, Topics
@@ -89,6 +89,8 @@ class LinkUpdate:
     """Said only when the broker refused us (credentials, ACL): "unreachable" says the rest."""
     refused: bool = False
     """The broker answered and turned the account away (``reason`` names the account)."""
+    unknown_host: bool = False
+    """The broker's host name does not resolve (``reason`` says which)."""
 
 
 FeedEvent = StatusUpdate | AlertUpdate | CommandUpdate | AvailabilityUpdate | LinkUpdate
@@ -347,7 +349,8 @@ class MqttFeed:
 
     def _handle_connect_fail(self, client: mqtt.Client, userdata: object) -> None:
         self._refused = None  # no answer at all this time: unreachable, not refused
-        self._emit(LinkUpdate(False))
+        problem = host_problem(self.address.host)  # or a name that does not exist
+        self._emit(LinkUpdate(False, problem, unknown_host=problem is not None))
 
     def _handle_disconnect(
         self,

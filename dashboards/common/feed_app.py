@@ -187,12 +187,12 @@ class FeedApp(App[int]):
                 # Judge the aggregator's silence on time, not at the next second's tick.
                 self.set_timer(self.no_aggregator_after_s, self.tick, name="aggregator-silence")
             state.link, state.reason, state.down_since = "up", None, None
-            state.refused = False
+            state.refused = state.unknown_host = False
         else:
             if state.link != "down":
                 state.down_since = self.clock()
             state.link, state.reason = "down", message.reason
-            state.refused = message.refused
+            state.refused, state.unknown_host = message.refused, message.unknown_host
         self.tick()
 
     @on(AvailabilityChanged)

@@ -75,6 +75,8 @@ class LinkChanged(Message):
     reason: str | None = None
     refused: bool = False
     """The broker turned the account away (``reason`` names it), not unreachable."""
+    unknown_host: bool = False
+    """The broker's host name does not resolve (``reason`` says which)."""
 
 
 def to_message(event: FeedEvent) -> Message:
@@ -88,6 +90,6 @@ def to_message(event: FeedEvent) -> Message:
             return CommandReceived(gate, command)
         case AvailabilityUpdate(online):
             return AvailabilityChanged(online)
-        case LinkUpdate(connected, reason, refused):
-            return LinkChanged(connected, reason, refused)
+        case LinkUpdate(connected, reason, refused, unknown_host):
+            return LinkChanged(connected, reason, refused, unknown_host)
     raise TypeError(f"not a feed event: {event!r}")

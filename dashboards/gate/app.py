@@ -24,6 +24,7 @@ from pathlib import Path
 from textual import on
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.timer import Timer
 
 from dashboards.common.clock import Clock, following
 from dashboards.common.connection import NO_AGGREGATOR_AFTER_S, STALE_AFTER_S
@@ -38,7 +39,7 @@ from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.witness import WitnessKeeper
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
-from kent_ops.core.gate_view import tally_listed
+from kent_ops.core.gate_view import NOT_COUNTED_AFTER_S, counted_taps, tally_listed
 from kent_ops.core.permit_schema import ID_PATTERN, SENSOR_ID_PATTERN
 
 __all__ = ["GateApp", "make_gate_app"]
@@ -63,8 +64,10 @@ class GateApp(FeedApp):
     """The aggregator's last order for this gate (its retained command)."""
     tally: reactive[TallyState] = reactive(TallyState(), repaint=False)
     """The manual tally's totals and the seq of its last message."""
-    delivered: reactive[bool | None] = reactive(None, repaint=False)
-    """Whether the broker has the tally's latest totals; None with no broker."""
+    sent: reactive[int | None] = reactive(None, repaint=False)
+    """Taps the broker has (the most an acknowledged message carried); None with no broker."""
+    waiting_s: reactive[float | None] = reactive(None, repaint=False)
+    """Real seconds since the broker took the first tap the aggregator has not counted."""
     unheard: reactive[bool] = reactive(False, repaint=False)
     """No aggregator for this event on the broker (a mistyped ``--event``): what the tally
     sends reaches no one, though the broker takes it."""
@@ -102,13 +105,14 @@ class GateApp(FeedApp):
         )
         self.gate = gate
         self.manual = tally
-        self.link = FeedLink(self.feed) if self.feed is not None else None
+        self.link = FeedLink(self.feed, tally.topic) if self.feed is not None else None
         """The tally's way to the broker: this view's own connection (None standalone)."""
         self.bridges_down: dict[str, datetime | None] = {}
         """Properties whose bridge to the command post is down, with since when if known."""
         if self.feed is not None:
             watch_bridge(self.feed, self.post_message)
         self._attached = False
+        self._late_check: Timer | None = None
         self._initial_statuses = list(statuses)
         self._initial_command = command
         self.set_reactive(GateApp.tally, tally.state)
@@ -120,7 +124,8 @@ class GateApp(FeedApp):
             GateApp.status,
             GateApp.command,
             GateApp.tally,
-            GateApp.delivered,
+            GateApp.sent,
+            GateApp.waiting_s,
             GateApp.unheard,
             GateApp.now,
             GateApp.problem,
@@ -130,8 +135,6 @@ class GateApp(FeedApp):
             self.show_status(status)
         if self._initial_command is not None:
             self.command = self._initial_command
-        if self.manual.state.in_use:
-            self._attach_tally()  # a tally in use before a restart speaks once the link is up
         beat = min(1.0, self.manual.heartbeat_s or HEARTBEAT_S)
         self.set_interval(beat, self._heartbeat, name="tally-heartbeat")
         if self.manual.recovered_from is not None:
@@ -152,6 +155,13 @@ class GateApp(FeedApp):
             sent.wait(2.0)
 
     # what arrives -------------------------------------------------------------------
+
+    def show_status(self, status: wire.Status) -> None:
+        """As every view; and a tally in use before a restart speaks from the first status
+        on, so its first message carries the aggregator's time, not the wall clock's."""
+        super().show_status(status)
+        if self.manual.state.in_use:
+            self._attach_tally()
 
     @on(CommandReceived)
     def _command_received(self, message: CommandReceived) -> None:
@@ -213,7 +223,9 @@ class GateApp(FeedApp):
         """Count, save, and publish at QoS 1 (or keep for the reconnection).
 
         Not at a gate whose permit has no manual tally: the broker would refuse the
-        counts (``kent-ops deploy acl``) and the aggregator would reject them.
+        counts (``kent-ops deploy acl``) and the aggregator would reject them. Before the
+        aggregator's first status the count is kept here, and sent with that status's
+        time once it comes (beside a demo the wall clock's would be refused).
         """
         if tally_listed(self.status, self.gate) is False:
             self.notify(
@@ -222,7 +234,8 @@ class GateApp(FeedApp):
                 markup=False,
             )
             return
-        self._attach_tally()
+        if self.status is not None:
+            self._attach_tally()
         self.manual.count(entered, exited)
         self._show_tally()
 
@@ -235,10 +248,20 @@ class GateApp(FeedApp):
         self.tally = state
         self.unheard = self.no_aggregator
         if self.link is None:
-            self.delivered = None
+            self.sent, self.waiting_s = None, None
             return
-        sent = self.link.sent.get(self.manual.topic)
-        self.delivered = not state.unsent and sent is not None and sent.done
+        sends = self.link.sends
+        self.sent = sends.sent()
+        waiting = self.waiting_s = sends.waiting_s(counted_taps(self.status, self.gate))
+        if waiting is not None and waiting < NOT_COUNTED_AFTER_S and self._late_check is None:
+            # Look again the moment the oldest tap waiting becomes late, not at a tick.
+            self._late_check = self.set_timer(
+                NOT_COUNTED_AFTER_S - waiting + 0.01, self._late, name="tally-late"
+            )
+
+    def _late(self) -> None:
+        self._late_check = None
+        self._show_tally()
 
     def action_help(self) -> None:
         if not isinstance(self.screen, GateHelpScreen):

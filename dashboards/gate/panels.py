@@ -79,9 +79,17 @@ def header_text(gate: str, event_id: str, status: wire.Status | None, now: datet
     return lines_text([line], Text(no_wrap=True, overflow="ellipsis"))
 
 
-def tally_facts(state: TallyState, *, delivered: bool | None, unheard: bool = False) -> TallyFacts:
+def tally_facts(
+    state: TallyState,
+    *,
+    sent: int | None,
+    waiting_s: float | None = None,
+    unheard: bool = False,
+) -> TallyFacts:
     """What the core's view needs of this app's tally."""
-    return TallyFacts(state.in_total, state.out_total, delivered=delivered, unheard=unheard)
+    return TallyFacts(
+        state.in_total, state.out_total, sent=sent, waiting_s=waiting_s, unheard=unheard
+    )
 
 
 def tally_text(
@@ -89,11 +97,12 @@ def tally_text(
     status: wire.Status | None,
     gate: str,
     *,
-    delivered: bool | None,
+    sent: int | None,
+    waiting_s: float | None = None,
     unheard: bool = False,
 ) -> Text:
-    """The manual tally: what this tablet counted, whether it reaches the aggregator (the
-    broker has it, and an aggregator for this event is there: not ``unheard``), what the
-    aggregator shows for it, and a warning when the permit does not list it."""
-    facts = tally_facts(state, delivered=delivered, unheard=unheard)
+    """The manual tally: what this tablet counted, whether the aggregator counted it
+    (the broker having it is only *sent*), what the aggregator shows for it, and a
+    warning when the permit does not list it."""
+    facts = tally_facts(state, sent=sent, waiting_s=waiting_s, unheard=unheard)
     return lines_text(tally_lines(facts, status, gate))

@@ -24,6 +24,7 @@ from pathlib import Path
 from dashboards.common.feed import MqttFeed
 from kent_ops.broker.borrowed import BorrowedLink
 from kent_ops.broker.delivery import Delivery
+from kent_ops.broker.tally_sends import TallySends, taps_in
 from kent_ops.core.gate_view import manual_gate
 from kent_ops.core.sensor_payloads import GateCount
 from sensors.device import Clock, utc_now
@@ -125,15 +126,21 @@ class FeedLink(BorrowedLink):
     It is online from the moment the view has seen the broker link come up
     (:meth:`came_up`) until it sees it go down (:meth:`went_down`), so the tally
     announces itself exactly once per connection, in order. It keeps the delivery of
-    the last message sent on each topic, so the view can say whether the broker has the
-    tally's latest count.
+    the last message sent on each topic, and follows the tally's counts to the broker
+    (:attr:`sends`), so the view can say which taps are sent, and for how long the
+    aggregator has not counted them.
     """
 
-    def __init__(self, feed: MqttFeed) -> None:
+    def __init__(self, feed: MqttFeed, count_topic: str) -> None:
         super().__init__()
         self.feed = feed
+        self.count_topic = count_topic
         self.sent: dict[str, Delivery] = {}
         """The last message published on each topic, with its delivery."""
+        self.sends = TallySends()
+        """The tally's counts on their way: which taps the broker has, since when."""
 
     def send(self, topic: str, payload: bytes, retain: bool) -> None:
-        self.sent[topic] = self.feed.publish(topic, payload, retain=retain)
+        delivery = self.sent[topic] = self.feed.publish(topic, payload, retain=retain)
+        if topic == self.count_topic:
+            self.sends.add(taps_in(payload), delivery)

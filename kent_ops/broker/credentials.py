@@ -43,13 +43,16 @@ _ON_COMMAND_LINE = (
 )
 
 
-def add_broker_arguments(parser: argparse.ArgumentParser, *, default: str | None = "env") -> None:
+def add_broker_arguments(
+    parser: argparse.ArgumentParser, *, default: str | None = "env", unset: str = ""
+) -> None:
     """``--broker``, ``--password-file`` and ``--ca-file``, the same on every program.
 
     ``default="env"`` takes ``$KENT_OPS_BROKER`` or ``mqtt://localhost:1883``; None
-    leaves it unset (the demo then starts a broker of its own).
+    leaves it unset, and ``unset`` says what the program does then (the demo starts a
+    broker of its own): a help that says "none" tells no one what happens.
     """
-    shown = f"${ENV_URL}, else {DEFAULT_BROKER_URL}" if default == "env" else "none"
+    shown = f"${ENV_URL}, else {DEFAULT_BROKER_URL}" if default == "env" else unset or "none"
     parser.add_argument(
         "--broker",
         default=None,

@@ -10,6 +10,7 @@ does go out and is acknowledged. The acknowledgement always reaches ``on_publish
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 import paho.mqtt.client as mqtt
@@ -22,10 +23,23 @@ class Delivery:
     """One QoS 1 message on its way; :attr:`acknowledged` is set when the broker has it."""
 
     acknowledged: threading.Event = field(default_factory=threading.Event)
+    _at: list[float] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def done(self) -> bool:
         return self.acknowledged.is_set()
+
+    @property
+    def acknowledged_at(self) -> float | None:
+        """When the broker's acknowledgement came (``time.monotonic``); None if not yet,
+        or if it was set without a time."""
+        return self._at[0] if self._at else None
+
+    def acknowledge(self) -> None:
+        """The broker has it: note when, then say so."""
+        if not self._at:
+            self._at.append(time.monotonic())
+        self.acknowledged.set()
 
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the acknowledgement; whether it came."""
@@ -56,7 +70,7 @@ class Deliveries:
         with self._lock:
             if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE or info.mid in self._acked_early:
                 self._acked_early.discard(info.mid)  # or never queued: nothing will come
-                delivery.acknowledged.set()
+                delivery.acknowledge()
             else:
                 self._pending[info.mid] = delivery
         return delivery
@@ -74,4 +88,4 @@ class Deliveries:
             if delivery is None:
                 self._acked_early.add(mid)
         if delivery is not None:
-            delivery.acknowledged.set()
+            delivery.acknowledge()

@@ -14,6 +14,7 @@ from kent_ops.commands.parsers import (
     Sub,
     add_witness_keep,
     new_command,
+    new_group,
     positive_float,
 )
 from kent_ops.commands.serve_parsers import add_serve
@@ -22,9 +23,17 @@ __all__ = ["FIELD_COMMANDS"]
 
 
 def _clerk(sub: Sub) -> None:
-    p = sub.add_parser(
+    p = new_group(
+        sub,
         "clerk",
-        help="the Town Clerk revokes or reinstates the permit from an instant on (permit:G)",
+        "the Town Clerk revokes or reinstates the permit from an instant on (permit:G)",
+        [
+            f"kent-ops clerk revoke --event {EXAMPLE_EVENT} --resolution TB-2027-41 "
+            "--reason 'no doctor on site since 14:10'",
+            f"kent-ops clerk reinstate --event {EXAMPLE_EVENT} --resolution TB-2027-42 "
+            "--reason 'a doctor on site again'",
+            "kent-ops clerk revoke --help",
+        ],
     )
     clerk_sub = p.add_subparsers(dest="clerk_command", metavar="COMMAND", parser_class=type(p))
     clerk_sub.required = True
@@ -66,8 +75,17 @@ def _clerk(sub: Sub) -> None:
 
 
 def _deploy(sub: Sub) -> None:
-    p = sub.add_parser(
-        "deploy", help="field set-up: the broker's ACL, certificates, signing keys, bridges"
+    p = new_group(
+        sub,
+        "deploy",
+        "field set-up: the broker's ACL, certificates, signing keys, bridges",
+        [
+            "kent-ops deploy certs --out /etc/mosquitto/kent-ops --host broker.local",
+            "kent-ops deploy acl --permit permit.toml --inspector insp-1 --clerk clerk-1 "
+            "--out /etc/mosquitto/kent-ops/acl",
+            "kent-ops deploy keys --permit permit.toml --out /etc/kent-ops/keys.toml",
+            "kent-ops deploy bridge --help",
+        ],
     )
     deploy_sub = p.add_subparsers(dest="deploy_command", metavar="COMMAND", parser_class=type(p))
     deploy_sub.required = True

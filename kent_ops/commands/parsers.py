@@ -26,6 +26,13 @@ EXAMPLE_EVENT = "kent-summer-fest-2027"
 Sub: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
+DEMO_BROKER = (
+    "a private broker the demo starts for itself on a free port: Mosquitto if it is "
+    "installed, else an embedded one"
+)
+"""What the demo talks to without ``--broker``, as its help says."""
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -52,6 +59,18 @@ def new_command(
     return p
 
 
+def new_group(sub: Sub, name: str, summary: str, examples: list[str]) -> argparse.ArgumentParser:
+    """A command of commands (``clerk``, ``deploy``, ``serve users``): its summary and
+    examples of each of its commands, so its own ``--help`` shows how to start."""
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=summary,
+        epilog="examples:\n" + "\n".join(f"  {e}" for e in examples),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def _event(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--event",
@@ -74,7 +93,7 @@ def _demo(sub: Sub) -> None:
         ],
         "kent_ops.commands.demo:cli_demo",
     )
-    add_broker_arguments(p, default=None)
+    add_broker_arguments(p, default=None, unset=DEMO_BROKER)
     p.add_argument(
         "--speed",
         type=positive_float,

@@ -16,7 +16,9 @@ import ipaddress
 import os
 import ssl
 import sys
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -144,13 +146,13 @@ def _gate_settings(config: AppConfig) -> GateSettings:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
-    def tally(gate: str) -> ManualTally:
+    def tally(gate: str, clock: Callable[[], datetime]) -> ManualTally:
         key = None
         if keys is not None:
             key = keys.get(manual_gate(gate))
             if key is None:
                 raise UsageError(f"the signing keys file has no key for {manual_gate(gate)}")
-        return ManualTally(config.event_id, gate, state_dir=folder, key=key)
+        return ManualTally(config.event_id, gate, state_dir=folder, key=key, clock=clock)
 
     return GateSettings(tallies=tally, state_dir=folder)
 

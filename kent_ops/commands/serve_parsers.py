@@ -6,7 +6,7 @@ import argparse
 
 from kent_ops.broker.client import DEFAULT_BROKER_URL
 from kent_ops.broker.credentials import ENV_URL
-from kent_ops.commands.parsers import EXAMPLE_EVENT, Sub, new_command, positive_float
+from kent_ops.commands.parsers import EXAMPLE_EVENT, Sub, new_command, new_group, positive_float
 
 __all__ = ["add_serve"]
 
@@ -26,7 +26,17 @@ def _users_option(p: argparse.ArgumentParser) -> None:
 
 
 def _serve_users(serve_sub: Sub) -> None:
-    p = serve_sub.add_parser("users", help="who may sign in: add, list or remove a person")
+    p = new_group(
+        serve_sub,
+        "users",
+        "who may sign in: add, list or remove a person",
+        [
+            "kent-ops serve users add insp-1 --role inspector",
+            "kent-ops serve users add jsmith --role deputy --gate north --permit permit.toml",
+            "kent-ops serve users list",
+            "kent-ops serve users remove jsmith",
+        ],
+    )
     users_sub = p.add_subparsers(dest="users_command", metavar="COMMAND", parser_class=type(p))
     users_sub.required = True
     target = "kent_ops.commands.serve:cli_users"

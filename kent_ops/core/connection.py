@@ -51,6 +51,9 @@ class ConnectionState:
     refused: bool = False
     """The broker answered and turned the account away (``reason`` says as whom): the
     broker is reachable, the password or the access list is wrong."""
+    unknown_host: bool = False
+    """The broker's host name does not resolve (``reason`` says which): a mistyped
+    address, not a broker that does not answer."""
     down_since: datetime | None = None
     aggregator_online: bool | None = None
     """The retained ``aggregator/availability``; None until one arrives."""
@@ -111,6 +114,9 @@ def connection_problem(
     if state.link == "down":
         if state.refused and state.reason:
             return f"The broker refused the connection: {state.reason}; showing {shown}"
+        if state.unknown_host and state.reason:
+            said = state.reason[:1].upper() + state.reason[1:]
+            return f"{said}: check the broker's address; showing {shown}"
         why = f" ({state.reason})" if state.reason else ""
         since = (
             f" since {local_clock(state.down_since, zone)}" if state.down_since is not None else ""

@@ -80,7 +80,7 @@ class GateCounter:
         if last is not None:
             if msg.seq <= 1 and msg.seq < last and lower:
                 if msg in self.run_start:
-                    return GateOutcome("duplicate", f"seq {msg.seq} already counted (redelivered)")
+                    return _already_counted(msg.seq, last)
                 self.run_start = ()
                 self.base_in += self.device_in
                 self.base_out += self.device_out
@@ -93,7 +93,7 @@ class GateCounter:
                     f"(in {self.base_in:,}, out {self.base_out:,})",
                 )
             if msg.seq <= last:
-                return GateOutcome("duplicate", f"seq {msg.seq} already counted (last {last})")
+                return _already_counted(msg.seq, last)
             if lower:
                 return GateOutcome(
                     "rejected",
@@ -129,6 +129,13 @@ class GateCounter:
 
 
 _COUNTED = GateOutcome("counted")
+
+
+def _already_counted(seq: int, last: int | None) -> GateOutcome:
+    """A reading whose ``seq`` was taken before (QoS 1 redelivers): the same words for
+    every kind of sensor, so the evidence log and the report say one thing for it."""
+    after = f" (last {last})" if last is not None else ""
+    return GateOutcome("duplicate", f"seq {seq} already counted{after}")
 
 
 @dataclass(slots=True)
@@ -315,18 +322,21 @@ class Counting:
         """One sensor's reading, whatever its kind, on that kind's counting state.
 
         A gate's outcome is its own; a lot's or a station's is counted, or a duplicate
-        when its ``seq`` was already seen.
+        when its ``seq`` was already taken, said in a gate's words: one fact, one
+        wording, whichever kind of sensor a redelivery comes from.
         """
         match msg:
             case GateCount():
                 return self.apply_gate(sensor, msg, t)
             case LotOccupancy():
                 applied = self.apply_lot(sensor, msg)
+                last = self.lots[sensor].last_seq
             case Badge():
                 applied = self.roster.apply(sensor, msg)
+                last = self.roster.last_seq.get(sensor)
             case _:
                 raise TypeError(f"no counting state takes a {type(msg).__name__}")
-        return _COUNTED if applied else GateOutcome("duplicate", f"seq {msg.seq} already seen")
+        return _COUNTED if applied else _already_counted(msg.seq, last)
 
     def by_property(self) -> dict[str, int]:
         """Persons on each property, from its gates (inspectors' adjustments are not split)."""
@@ -381,6 +391,14 @@ class Counting:
             self.offline.discard(sensor)  # an unused tally is not a gate down
         else:
             self.offline.add(sensor)
+
+    def shown_online(self, sensor: str) -> bool | None:
+        """Whether the status calls ``sensor`` online: None for a manual tally that has
+        counted nobody (not used is not offline, docs/protocol.md), else its liveness."""
+        live = self.sensors[sensor]
+        if live.manual and not self._tallied(sensor):
+            return None
+        return live.online
 
     def _tallied(self, gate: str) -> bool:
         """A manual tally has counted someone (its view going offline is then a note)."""

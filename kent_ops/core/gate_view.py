@@ -35,7 +35,9 @@ __all__ = [
     "GateView",
     "Line",
     "Span",
+    "NOT_COUNTED_AFTER_S",
     "TallyFacts",
+    "counted_taps",
     "counts_line",
     "deputy_gate_problem",
     "gate_order",
@@ -45,6 +47,7 @@ __all__ = [
     "order_lines",
     "tally_lines",
     "tally_listed",
+    "tap_counted",
     "view_data",
 ]
 
@@ -168,7 +171,7 @@ def order_lines(order: GateOrder) -> tuple[Line, ...]:
     if order.attendance is not None:
         spans = [Span("Attendance "), Span(fmt_int(order.attendance), _CHIP[_level(order)])]
         if order.hold_at is not None:
-            spans.append(Span(f" of {fmt_int(order.hold_at)} (hold at)"))
+            spans.append(Span(f" · hold at {fmt_int(order.hold_at)}"))
         if order.resume_below is not None:
             spans.append(Span(f" · admit again below {fmt_int(order.resume_below)}", "dim"))
         lines.append(tuple(spans))
@@ -196,7 +199,9 @@ def counts_line(status: wire.Status | None, gate: str) -> Line:
         Span(f"net {fmt_int(g.net)}", "strong"),
         Span(f"  {g.per_minute:.0f}/min"),
     ]
-    if not g.online:
+    if g.unused_tally():
+        spans.append(Span("  ○ not used", "dim"))
+    elif g.online is False:
         seen, now = g.last_seen, status.ts
         ago = f" (last seen {fmt_age((now - seen).total_seconds())} ago)" if seen and now else ""
         spans.append(Span(f"  ✗ COUNTER OFFLINE{ago}: use the manual tally", "alarm"))
@@ -215,19 +220,34 @@ def header_line(gate: str, event_id: str, status: wire.Status | None, now: datet
 # -- the manual tally ----------------------------------------------------------------------
 
 
+NOT_COUNTED_AFTER_S = 15.0
+"""Seconds a tap may be with the broker, not yet counted in the aggregator's status,
+before the screen says it was not counted (docs/protocol.md, "Counted, not sent")."""
+
+NOT_COUNTED = "not counted by the aggregator: tell the command post"
+"""What a deputy is told of taps the aggregator did not count in time, in words."""
+
+
 @dataclass(frozen=True, slots=True)
 class TallyFacts:
-    """What the gate's manual tally has counted and whether the broker has it.
+    """What the gate's manual tally has counted, what the broker has of it, and since when.
 
-    ``delivered``: the broker has acknowledged a message with these totals (None: no
-    broker to send to). ``unheard``: no aggregator for this event is on the broker, so
-    what the broker takes reaches no one.
+    A tap is *sent* once the broker has acknowledged a message whose totals carry it,
+    and *counted* only once the aggregator's status shows the tally's totals reaching
+    it (:func:`counted_taps`): the broker taking a message is not the aggregator
+    counting it (it may refuse it, or no aggregator may be listening).
     """
 
     in_total: int = 0
     out_total: int = 0
-    delivered: bool | None = None
+    sent: int | None = None
+    """Taps the broker has: the most any acknowledged message carried (None: no broker
+    to send to)."""
+    waiting_s: float | None = None
+    """Seconds since the broker took the first tap the aggregator has not counted yet;
+    None when every tap the broker has is counted."""
     unheard: bool = False
+    """No aggregator for this event is on the broker: what it takes reaches no one."""
 
     @property
     def taps(self) -> int:
@@ -239,22 +259,47 @@ class TallyFacts:
         return self.in_total - self.out_total
 
 
-def _tally_fate(facts: TallyFacts) -> Span:
-    """Whether what was counted reaches the aggregator, in words and a tag.
+def counted_taps(status: wire.Status | None, gate: str) -> int | None:
+    """Taps of ``gate``'s manual tally the aggregator counted: its ``in + out`` in the
+    status (a tap is counted once these totals reach it); None while no status says."""
+    counted = status.gates.get(manual_gate(gate)) if status is not None else None
+    return None if counted is None else counted.in_ + counted.out
 
-    The broker taking a message is not enough: with no aggregator for this event on the
-    broker (a mistyped event id) it reaches no one, and the deputy must know.
+
+def tap_counted(index: int, *, sent: int | None, counted: int | None) -> bool:
+    """Whether the tap that brought the tally's ``in + out`` to ``index`` is counted: the
+    aggregator's totals reach it and (with a broker) the broker has it. The second
+    keeps a tally that started again from nothing (its file lost) from reading as
+    counted on the strength of the totals the aggregator kept from before."""
+    return counted is not None and counted >= index and (sent is None or sent >= index)
+
+
+def _tally_fate(facts: TallyFacts, status: wire.Status | None, gate: str) -> Span:
+    """Whether what was counted here is counted by the aggregator, in words and a tag.
+
+    Counted only when the status says so; sent when the broker has it; a tap sent
+    :data:`NOT_COUNTED_AFTER_S` ago and still not counted says so, and so does a
+    broker with no aggregator for this event on it. Until the aggregator's first
+    status the tally sends nothing (its messages carry the aggregator's time, not yet
+    known). Never a tick: words.
     """
-    number = f"  #{facts.taps} " if facts.taps else "  "
+    counted = counted_taps(status, gate)
     if not facts.taps:
         return Span("  not used yet", "dim")
-    if facts.delivered is None:
+    number = f"  #{facts.taps} "
+    if tap_counted(facts.taps, sent=facts.sent, counted=counted):
+        return Span(f"{number}counted", "good")
+    if facts.sent is None:
         return Span(f"{number}not sent: no broker", "alarm")
     if facts.unheard:
-        return Span(f"{number}NOT DELIVERED: no aggregator for this event (kept here)", "alarm")
-    if facts.delivered:
-        return Span(f"{number}delivered ✓", "good")
-    return Span(f"{number}waiting for the broker…", "warn")
+        return Span(f"{number}not counted: no aggregator for this event on the broker", "alarm")
+    if facts.waiting_s is not None and facts.waiting_s >= NOT_COUNTED_AFTER_S:
+        return Span(f"{number}{NOT_COUNTED}", "alarm")
+    if facts.sent >= facts.taps:
+        return Span(f"{number}sent, not yet counted", "warn")
+    if status is None:
+        return Span(f"{number}not yet sent: waiting for the aggregator's first status", "warn")
+    return Span(f"{number}not yet sent: waiting for the broker", "warn")
 
 
 def tally_lines(facts: TallyFacts, status: wire.Status | None, gate: str) -> tuple[Line, ...]:
@@ -270,7 +315,7 @@ def tally_lines(facts: TallyFacts, status: wire.Status | None, gate: str) -> tup
         Span(f"({name})  ", "dim"),
         Span(f"in {fmt_int(facts.in_total)}  out {fmt_int(facts.out_total)}  "),
         Span(f"net {fmt_int(facts.net)}", "strong"),
-        _tally_fate(facts),
+        _tally_fate(facts, status, gate),
     )
     counted = status.gates.get(name) if status is not None else None
     if counted is not None and facts.taps:

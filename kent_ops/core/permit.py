@@ -49,13 +49,13 @@ def load_permit(path: str | Path) -> Permit:
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise PermitError([f"{path}: no such file"], str(path)) from None
+        raise PermitError.unreadable(str(path), "no such file") from None
     except IsADirectoryError:
-        raise PermitError([f"{path}: is a folder, not a permit file"], str(path)) from None
+        raise PermitError.unreadable(str(path), "is a folder, not a file") from None
     except PermissionError:
-        raise PermitError([f"{path}: cannot be read (permission denied)"], str(path)) from None
+        raise PermitError.unreadable(str(path), "cannot be read (permission denied)") from None
     except UnicodeDecodeError:
-        raise PermitError([f"{path}: is not UTF-8 text"], str(path)) from None
+        raise PermitError.unreadable(str(path), "is not UTF-8 text") from None
     return parse_permit(text, source=path)
 
 

@@ -43,6 +43,14 @@ class PermitError(UsageError, ValueError):
         self.source = source
         super().__init__(f"{source} is invalid: " + "; ".join(problems))
 
+    @classmethod
+    def unreadable(cls, path: str, why: str) -> PermitError:
+        """A permit file that cannot be read at all: one sentence naming it once
+        (``permit file bad/permit.toml: no such file``), not a list of its problems."""
+        error = cls([why], path)
+        error.args = (f"permit file {path}: {why}",)
+        return error
+
 
 @dataclass(frozen=True, slots=True)
 class Agent:

@@ -136,7 +136,7 @@ def _properties(permit: Permit, counts: Counting) -> dict[str, wire.PropertyStat
 def _sensors(counts: Counting) -> dict[str, wire.SensorState]:
     return {
         sensor: wire.SensorState(
-            kind=live.kind, online=live.online, last_seen=_time(live.last_seen)
+            kind=live.kind, online=counts.shown_online(sensor), last_seen=_time(live.last_seen)
         )
         for sensor, live in counts.sensors.items()
     }
@@ -152,7 +152,7 @@ def _gates(counts: Counting, t: int) -> dict[str, wire.GateState]:
             net=g.net,
             per_minute=round(g.per_minute(t), 1),
             last_seen=_time(live.last_seen),
-            online=live.online,
+            online=counts.shown_online(gate),
             manual=live.manual,
             restarts=g.restarts,
             property=counts.gate_property.get(gate),

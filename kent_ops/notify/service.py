@@ -11,6 +11,11 @@ ledger, or waits the backoff delay and tries again until ``give_up_after_s``.
 The session is persistent (a fixed client id, clean session off) so the broker keeps
 the alerts' changes for the notifier while it restarts; the alerts are retained, so a
 first start sees every alert of the event in its latest state.
+
+A ``sent`` record is stamped with the aggregator's time, read from its retained status
+(:func:`kent_ops.core.aggregator_time.aggregator_now`): beside a rehearsal or the demo,
+whose aggregator runs on its sensors' clock, a record stamped with the wall clock would
+be refused as being from another day.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.session_id import secret_client_id
 from kent_ops.broker.witness import WitnessKeeper, watch_checkpoints
 from kent_ops.core import wire
+from kent_ops.core.aggregator_time import aggregator_now
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
 from kent_ops.notify.config import Channel, NotifyConfig
@@ -80,6 +86,8 @@ class Notifier:
         }
         self._senders = {lane: Sender(c) for lane, c in self._channels.items()}
         self._last_publish: mqtt.MQTTMessageInfo | None = None
+        self._status: wire.Status | None = None
+        """The aggregator's last status: its clock, for the time of a sent record."""
         self.client = self._make_client(ca_file)
         if witness is not None:
             watch_checkpoints(self.client, self.topics, witness)
@@ -164,7 +172,9 @@ class Notifier:
             log.error("broker %s refused the connection: %s", self.address.url, reason_code)
             return
         log.info("connected to %s", self.address.url)
-        topics = [(self.topics.alerts_wildcard, 1)]
+        # The status first: its retained copy (the aggregator's clock) comes before the
+        # retained alerts, so the first notice sent already knows the time to stamp.
+        topics = [(self.topics.status, 1), (self.topics.alerts_wildcard, 1)]
         if self.witness is not None:
             topics.append((self.topics.checkpoint, 1))
         client.subscribe(topics)
@@ -185,6 +195,9 @@ class Notifier:
             log.warning("lost the broker (%s); reconnecting", reason)
 
     def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
+        if msg.topic == self.topics.status:
+            self._take_status(bytes(msg.payload))
+            return
         if not msg.payload:
             return  # a retained alert taken down
         try:
@@ -196,6 +209,16 @@ class Notifier:
             self.consider(alert)
         except Exception:  # never let paho's thread die: the next alert must still go out
             log.exception("could not handle alert %s", alert.id)
+
+    def _take_status(self, payload: bytes) -> None:
+        try:
+            self._status = wire.decode_json(wire.Status, payload)
+        except msgspec.DecodeError as exc:
+            log.warning("the status is not one (%s); ignored", exc)
+
+    def now(self) -> datetime:
+        """The aggregator's time (its sensors' on a simulated day), else the wall clock."""
+        return aggregator_now(self._status, datetime.now(UTC))
 
     def consider(self, alert: wire.Alert) -> None:
         """Enter and queue the notices this state of ``alert`` calls for, if any."""
@@ -315,7 +338,7 @@ class Notifier:
 
     def _publish_sent(self, key: NoticeKey, channel: Channel, error: str | None) -> None:
         record = wire.NotifierSent(
-            ts=datetime.now(UTC),
+            ts=self.now(),
             alert=key.alert,
             state=key.state,
             to=key.person,

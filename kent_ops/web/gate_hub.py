@@ -11,11 +11,17 @@ stand at one gate; none closes another's page.
 
 The gate's manual tally is the sensors' gate-counter device (injected by the command
 line as a factory, because this package may not import ``sensors``), kept in the state
-folder as before. Taps come from the phones with ids; each is applied once
-(:class:`kent_ops.web.taps.TapJournal`), counted, and published at QoS 1; the phone
-hears ``delivered`` for a tap once the broker has acknowledged a message whose totals
-carry it. A gate whose permit has no manual tally counts nothing: its taps are refused
-(and stay on the phone), as the broker would refuse them.
+folder as before. It stamps its messages with the aggregator's own time
+(:func:`kent_ops.core.aggregator_time.aggregator_now`): beside a demo or a rehearsal on
+the sensors' clock, a tap stamped with the wall clock would be refused as being from
+another day. Taps come from the phones with ids; each is applied once
+(:class:`kent_ops.web.taps.TapJournal`), counted, and published at QoS 1. A phone hears
+``sent`` for a tap once the broker has acknowledged a message whose totals carry it,
+``counted`` only once the aggregator's status shows the tally's totals reaching it,
+and ``late`` when it was sent :data:`~kent_ops.core.gate_view.NOT_COUNTED_AFTER_S` ago
+and is still not counted (docs/protocol.md, "Counted, not sent"). A gate whose permit
+has no manual tally counts nothing: its taps are refused (and stay on the phone), as
+the broker would refuse them.
 
 When the last phone of a gate leaves, the hub waits :attr:`GateSettings.linger_s` (a
 reload comes back within it), then says the tally is offline and disconnects.
@@ -36,9 +42,19 @@ from typing import Protocol
 import msgspec
 
 from kent_ops.core import wire
+from kent_ops.core.aggregator_time import aggregator_now
 from kent_ops.core.connection import NO_AGGREGATOR_AFTER_S, ConnectionState, unheard
 from kent_ops.core.errors import UsageError
-from kent_ops.core.gate_view import TallyFacts, gate_view, manual_gate, tally_listed, view_data
+from kent_ops.core.gate_view import (
+    NOT_COUNTED_AFTER_S,
+    TallyFacts,
+    counted_taps,
+    gate_view,
+    manual_gate,
+    tally_listed,
+    tap_counted,
+    view_data,
+)
 from kent_ops.web.apps import AppConfig
 from kent_ops.web.gate_link import GateLink, Heard, LinkChange, TallyLink
 from kent_ops.web.phone import Phone
@@ -67,9 +83,11 @@ class TallyDevice(Protocol):
     def close(self, *, announce: bool = True, timeout: float = 5.0) -> None: ...
 
 
-TallyFactory = Callable[[str], TallyDevice]
-"""The gate's tally device, read from its state file; ValueError or UsageError if it
-cannot be used (an unreadable file, no signing key for it)."""
+Clock = Callable[[], datetime]
+TallyFactory = Callable[[str, Clock], TallyDevice]
+"""The gate's tally device, read from its state file, stamping its messages with the
+clock given (the aggregator's time); ValueError or UsageError if it cannot be used (an
+unreadable file, no signing key for it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +106,11 @@ class GateSettings:
 
 @dataclass(slots=True)
 class _Waiting:
+    """A tap the aggregator has not counted yet, and the phones that sent it, each with
+    what it was last told of it (``""``: nothing yet, ``sent``, ``late``)."""
+
     index: int
-    phones: set[Phone] = field(default_factory=set)
+    phones: dict[Phone, str] = field(default_factory=dict)
 
 
 class GateHub:
@@ -113,9 +134,8 @@ class GateHub:
         self.tally_problem: str | None = "this server keeps no manual tallies"
         self.journal: TapJournal | None = None
         self.attached = False
-        self.confirmed = -1
-        """The most taps an acknowledged message of this run carried (-1: none yet)."""
         self._waiting: dict[str, _Waiting] = {}
+        self._late_check: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._text: str | None = None
@@ -130,10 +150,6 @@ class GateHub:
             await self.loop.run_in_executor(None, self._open_tally)
         tally_link = TallyLink(self.link, self.topics.gate_count(manual_gate(self.gate)))
         self.link.tally = tally_link
-        if self.tally is not None and (
-            self.tally.seq or self.tally.in_total + self.tally.out_total
-        ):
-            self._attach()  # a tally in use before a restart speaks once the link is up
         self.link.start()
         self._tasks = [
             asyncio.create_task(self._push(), name=f"gate-{self.gate}-push"),
@@ -143,7 +159,7 @@ class GateHub:
     def _open_tally(self) -> None:
         assert self.settings.tallies is not None
         try:
-            tally = self.settings.tallies(self.gate)
+            tally = self.settings.tallies(self.gate, self.now)
         except (ValueError, OSError, UsageError) as exc:
             self.tally_problem = f"the tally cannot be used: {exc}"
             log.warning("gate %s: %s", self.gate, self.tally_problem)
@@ -163,9 +179,20 @@ class GateHub:
             self.tally.attach(self.link.tally)
             self.attached = True
 
+    def _in_use(self) -> bool:
+        tally = self.tally
+        return tally is not None and bool(tally.seq or tally.in_total + tally.out_total)
+
+    def now(self) -> datetime:
+        """The aggregator's time (its sensors' on a simulated day), for the tally's
+        messages and the view: read from any thread."""
+        return aggregator_now(self.status, datetime.now(UTC))
+
     async def close(self) -> None:
         """Say the tally is offline (if it spoke), disconnect, stop the tasks."""
         self.closed = True
+        if self._late_check is not None:
+            self._late_check.cancel()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -195,7 +222,7 @@ class GateHub:
         if not any(p.token == phone.token for p in self.phones):
             self.link.drop_password(phone.token)
         for tap_id, waiting in list(self._waiting.items()):
-            waiting.phones.discard(phone)
+            waiting.phones.pop(phone, None)
             if not waiting.phones:
                 del self._waiting[tap_id]
 
@@ -210,7 +237,14 @@ class GateHub:
                     raise ValueError("a status without a time with its offset")
                 self.status = status
                 self.connection.status_ts = status.ts
-                self.connection.received_at = datetime.now(UTC)
+                self.connection.received_at = self.now()
+                self.connection.received_mono = time.monotonic()
+                self.connection.simulated = status.clock == "sensor"
+                if self._in_use() and not self.attached:
+                    # A tally in use before a restart speaks once the aggregator's time
+                    # is known, so its first message carries that time, not the wall's.
+                    self._attach()
+                self._report()
             elif heard.topic == topics.gate_command(self.gate):
                 payload = heard.payload
                 self.command = wire.decode_json(wire.GateCommand, payload) if payload else None
@@ -227,10 +261,12 @@ class GateHub:
             if state.link != "up":
                 state.up_at = time.monotonic()
             state.link, state.reason, state.refused, state.down_since = "up", None, False, None
+            state.unknown_host = False
         else:
             if state.link != "down":
                 state.down_since = datetime.now(UTC)
             state.link, state.reason, state.refused = "down", change.reason, change.refused
+            state.unknown_host = change.unknown_host
         self._wake.set()
 
     # the view ------------------------------------------------------------------------
@@ -240,7 +276,7 @@ class GateHub:
         facts = self._facts()
         view = gate_view(
             self.gate, self.apps.event_id, status=self.status, command=self.command,
-            connection=self.connection, now=datetime.now(UTC), monotonic=time.monotonic(),
+            connection=self.connection, now=self.now(), monotonic=time.monotonic(),
             tally=facts,
         )  # fmt: skip
         data = view_data(view)
@@ -249,13 +285,13 @@ class GateHub:
         return _ENCODE({"view": data}).decode()
 
     def _facts(self) -> TallyFacts:
-        if self.tally is None:
+        if self.tally is None or self.link.tally is None:
             return TallyFacts()
-        taps = self.tally.in_total + self.tally.out_total
+        sends = self.link.tally.sends
         silent = unheard(self.connection, time.monotonic(), after_s=NO_AGGREGATOR_AFTER_S)
         return TallyFacts(
-            self.tally.in_total, self.tally.out_total,
-            delivered=self.confirmed >= taps, unheard=silent,
+            self.tally.in_total, self.tally.out_total, sent=sends.sent(),
+            waiting_s=sends.waiting_s(counted_taps(self.status, self.gate)), unheard=silent,
         )  # fmt: skip
 
     async def _push(self) -> None:
@@ -271,12 +307,14 @@ class GateHub:
             await asyncio.sleep(self.settings.push_gap_s)
 
     async def _tick(self) -> None:
-        """Each second: the clock, staleness, and the tally's heartbeat when it is due."""
+        """Each second: the clock, staleness, taps not counted in time, and the tally's
+        heartbeat when it is due."""
         while True:
             await asyncio.sleep(self.settings.tick_s)
             if self.tally is not None and self.attached:
                 async with self._lock:
                     await self.loop.run_in_executor(None, self.tally.tick)
+            self._report()
             self._wake.set()
 
     # the tally ------------------------------------------------------------------------
@@ -305,8 +343,8 @@ class GateHub:
             for tap in taps:
                 index = journal.index(tap.id)
                 if index is not None:
-                    self._waiting.setdefault(tap.id, _Waiting(index)).phones.add(phone)
-        self._confirm()
+                    self._waiting.setdefault(tap.id, _Waiting(index)).phones.setdefault(phone, "")
+        self._report()
         self._wake.set()
 
     def _apply(self, taps: list[Tap]) -> None:
@@ -320,17 +358,61 @@ class GateHub:
         self.tally.count(entered, exited)
 
     def _confirm(self) -> None:
-        """After an acknowledgement: tell each phone which of its taps are delivered."""
+        """The broker acknowledged a message: its taps are sent."""
+        self._report()
+        self._wake.set()
+
+    def _report(self) -> None:
+        """Tell each phone what became of its taps: sent (the broker has them), counted
+        (the aggregator's status shows them), or late (sent long ago, still not counted).
+        Each is said once per state; a counted tap is forgotten."""
         tally_link = self.link.tally
-        delivered = tally_link.delivered() if tally_link is not None else None
-        if delivered is not None and delivered > self.confirmed:
-            self.confirmed = delivered
-            self._wake.set()
-        done: dict[Phone, list[str]] = {}
+        if tally_link is None or not self._waiting:
+            return
+        sends = tally_link.sends
+        sent = sends.sent()
+        counted = counted_taps(self.status, self.gate)
+        now = time.monotonic()
+        notes: dict[Phone, dict[str, list[str]]] = {}
+        due: float | None = None
         for tap_id, waiting in list(self._waiting.items()):
-            if waiting.index <= self.confirmed:
-                for phone in waiting.phones:
-                    done.setdefault(phone, []).append(tap_id)
+            index = waiting.index
+            if tap_counted(index, sent=sent, counted=counted):
                 del self._waiting[tap_id]
-        for phone, ids in done.items():
-            phone.say({"delivered": ids})
+                for phone in waiting.phones:
+                    notes.setdefault(phone, {}).setdefault("counted", []).append(tap_id)
+                continue
+            if index > sent:
+                continue
+            at = sends.sent_at(index)
+            word = "late" if at is not None and now - at >= NOT_COUNTED_AFTER_S else "sent"
+            if word == "sent" and at is not None:
+                left = at + NOT_COUNTED_AFTER_S - now
+                due = left if due is None else min(due, left)
+            for phone, told in waiting.phones.items():
+                if told == word or told == "late":
+                    continue  # said already (and a late tap is not sent again)
+                waiting.phones[phone] = word
+                notes.setdefault(phone, {}).setdefault(word, []).append(tap_id)
+        for phone, said in notes.items():
+            for word in ("sent", "late", "counted"):
+                if word in said:
+                    phone.say({word: said[word]})
+        if due is not None:
+            self._recheck(due)
+
+    def _recheck(self, delay: float) -> None:
+        """Look again the moment the oldest tap waiting becomes late (not at the next tick)."""
+        handle = self._late_check
+        when = self.loop.time() + max(0.0, delay) + 0.01
+        if handle is not None and not handle.cancelled() and handle.when() <= when:
+            return
+        if handle is not None:
+            handle.cancel()
+        self._late_check = self.loop.call_at(when, self._late)
+
+    def _late(self) -> None:
+        self._late_check = None
+        if not self.closed:
+            self._report()
+            self._wake.set()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import threading
@@ -30,7 +29,8 @@ import paho.mqtt.client as mqtt
 from kent_ops.broker.borrowed import BorrowedLink
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.delivery import Deliveries, Delivery
-from kent_ops.broker.refusal import refusal
+from kent_ops.broker.refusal import host_problem, refusal
+from kent_ops.broker.tally_sends import TallySends, taps_in
 from kent_ops.core import wire
 
 __all__ = ["GateLink", "Heard", "LinkChange", "TallyLink"]
@@ -53,44 +53,29 @@ class LinkChange:
     up: bool
     reason: str | None = None
     refused: bool = False
+    unknown_host: bool = False
+    """The broker's host name does not resolve (``reason`` says which)."""
 
 
 class TallyLink(BorrowedLink):
     """The manual tally's link (:class:`sensors.links.Link`) over the gate's connection.
 
-    Each message on the tally's count topic is kept with the taps its totals carry
-    (``in_total + out_total``) and its delivery: once the broker acknowledges it,
-    every tap up to that index has been delivered.
+    Each message on the tally's count topic is followed to the broker's acknowledgement
+    with the taps its totals carry (:class:`~kent_ops.broker.tally_sends.TallySends`):
+    once the broker has it, every tap up to that number is *sent* (counted is the
+    aggregator's word, read from its status).
     """
 
     def __init__(self, link: GateLink, count_topic: str) -> None:
         super().__init__()
         self.link = link
         self.count_topic = count_topic
-        self.sent: list[tuple[int, Delivery]] = []
-        self._lock = threading.Lock()  # sent from the tally's thread and paho's
+        self.sends = TallySends()
 
     def send(self, topic: str, payload: bytes, retain: bool) -> None:
         delivery = self.link.publish(topic, payload, retain=retain)
         if topic == self.count_topic:
-            with self._lock:
-                self.sent.append((_taps_in(payload), delivery))
-
-    def delivered(self) -> int | None:
-        """The most taps any acknowledged message carried; drops what is acknowledged."""
-        with self._lock:
-            done = [taps for taps, delivery in self.sent if delivery.done]
-            self.sent = [(taps, d) for taps, d in self.sent if not d.done]
-        return max(done) if done else None
-
-
-def _taps_in(payload: bytes) -> int:
-    """``in_total + out_total`` of a gate counter's payload (signed or not)."""
-    try:
-        fields = json.loads(payload)
-        return int(fields["in_total"]) + int(fields["out_total"])
-    except (ValueError, KeyError, TypeError):
-        return 0
+            self.sends.add(taps_in(payload), delivery)
 
 
 class GateLink:
@@ -232,7 +217,8 @@ class GateLink:
 
     def _failed(self, client: mqtt.Client, userdata: object) -> None:
         self._refused = None
-        self._post(self._on_change, LinkChange(False))
+        problem = host_problem(self.address.host)  # a name that does not exist, say so
+        self._post(self._on_change, LinkChange(False, problem, unknown_host=problem is not None))
 
     def _message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         self._post(self._on_heard, Heard(msg.topic, bytes(msg.payload)))

@@ -143,8 +143,8 @@ def gate_page(*, event_id: str, gate: str, account: str, websocket_url: str) -> 
     """The deputy's gate view: the order, the figures and the tally, drawn by ``gate.js``.
 
     The page keeps the deputy's taps in the browser's storage under a key of its own
-    (event, gate and account), so a reload or a reopened tab finds the ones not yet
-    delivered.
+    (event, gate and account), so a reload or a reopened tab finds the ones the broker
+    does not have yet, and those it has that the aggregator has not counted.
     """
     store = f"kent-ops:{event_id}:{gate}:{account}"
     return f"""<!DOCTYPE html>

@@ -1,9 +1,9 @@
 """One phone's websocket to its gate's hub: what it is sent, in order, never blocking the hub.
 
 The hub hands each phone the gate's view (only the latest counts: a phone that was slow
-to take the last one gets the newest instead) and short notes (taps delivered or
-refused, pongs), which all arrive, in order. A writer task per phone sends them, so one
-phone on a poor link delays no other phone of the gate.
+to take the last one gets the newest instead) and short notes (taps sent, counted, not
+counted in time, or refused; pongs), which all arrive, in order. A writer task per
+phone sends them, so one phone on a poor link delays no other phone of the gate.
 """
 
 from __future__ import annotations

@@ -344,4 +344,4 @@ def test_a_redelivered_first_message_says_why_it_is_a_duplicate() -> None:
     first = gc(1, 0, 0)
     g.apply(first, 0)
     g.apply(gc(2, 10, 1), 0)
-    assert g.apply(first, 0) == ("duplicate", "seq 1 already counted (redelivered)")
+    assert g.apply(first, 0) == ("duplicate", "seq 1 already counted (last 2)")

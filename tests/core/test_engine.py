@@ -126,6 +126,9 @@ def test_status_has_spec_3s_shape_and_the_extras() -> None:
     assert status["gates"]["south"]["out"] == 1090
     assert status["gates"]["south"]["net"] == 320
     assert status["gates"]["north-manual"]["manual"] is True
+    # A deputy's tally nobody has used: not used, which is not offline.
+    assert status["gates"]["north-manual"]["online"] is None
+    assert status["sensors"]["north-manual"]["online"] is None
     assert status["lots"]["lot-a"] == {
         "capacity": 600,
         "occupied": 540,
@@ -517,3 +520,24 @@ def test_the_worst_of_equal_shortfalls_is_the_largest_attendance() -> None:
     assert alert["worst"]["required"] == {
         "doctors": 1, "nurses": 6, "law_doctors": 1, "law_nurses": 2, "persons_per_nurse": 100,
     }  # fmt: skip
+
+
+def test_a_tally_is_online_null_until_it_counts_someone_then_online_or_offline() -> None:
+    d = Driver(permit_variant(QUICK))
+    d.gate("north", local(12), 100, 0)
+
+    def tally() -> tuple[Any, Any]:
+        status = d.status()
+        return status["gates"]["north-manual"]["online"], status["sensors"]["north-manual"][
+            "online"
+        ]
+
+    assert tally() == (None, None)
+    d.availability("north-manual", local(12, 1), "online")  # its view announced itself
+    assert tally() == (None, None)  # still nobody counted
+    d.gate("north-manual", local(12, 2), 0, 0)  # a heartbeat of nothing counted
+    assert tally() == (None, None)
+    d.gate("north-manual", local(12, 3), 1, 0)  # the deputy counted someone
+    assert tally() == (True, True)
+    d.availability("north-manual", local(12, 4), "offline")
+    assert tally() == (False, False)

@@ -14,9 +14,11 @@ from kent_ops.core.connection import ConnectionState, connection_problem
 from kent_ops.core.gate_view import (
     ORDER_COLOURS,
     TallyFacts,
+    counted_taps,
     deputy_gate_problem,
     gate_view,
     tally_lines,
+    tap_counted,
     view_data,
 )
 
@@ -87,7 +89,7 @@ def test_the_command_decides_the_word_and_its_colour() -> None:
 def test_attendance_is_a_chip_past_hold_at_and_the_reason_follows() -> None:
     past = view(status=status(current=4100))
     first, reason = past.details
-    assert text(first) == "Attendance 4,100 of 4,000 (hold at) · admit again below 3,960"
+    assert text(first) == "Attendance 4,100 · hold at 4,000 · admit again below 3,960"
     assert [s.tag for s in first if s.text == "4,100"] == ["chip-breach"]
     assert text(reason) == "attendance at hold_at"
     near = view(status=status(current=3700))
@@ -108,14 +110,69 @@ def test_a_gate_without_a_tally_in_the_permit_cannot_count() -> None:
 
 
 def test_the_tallys_number_counts_taps_not_messages() -> None:
-    three = TallyFacts(in_total=2, out_total=1, delivered=True)
+    three = TallyFacts(in_total=2, out_total=1, sent=3)
     first = tally_lines(three, status(), "north")[0]
-    assert "#3 delivered ✓" in text(first)
+    assert text(first).endswith("  #3 counted")  # the aggregator has 12: it reaches 3
     assert "not used yet" in text(tally_lines(TallyFacts(), status(), "north")[0])
-    waiting = TallyFacts(in_total=1, delivered=False)
-    assert "#1 waiting for the broker" in text(tally_lines(waiting, status(), "north")[0])
-    unheard = TallyFacts(in_total=1, delivered=True, unheard=True)
-    assert "NOT DELIVERED: no aggregator" in text(tally_lines(unheard, status(), "north")[0])
+
+
+def fate(facts: TallyFacts, counted: int | None) -> str:
+    """The tally's first line beside a status whose north-manual counted ``counted``."""
+    s = status(tally=counted is not None)
+    if counted is not None:
+        s.gates["north-manual"] = wire.GateState(in_=counted, manual=True, last_seen=NOW)
+    return text(tally_lines(facts, s, "north")[0])
+
+
+def test_a_tap_is_sent_when_the_broker_has_it_and_counted_only_when_the_status_says() -> None:
+    assert fate(TallyFacts(in_total=5, sent=4), 3).endswith(
+        "#5 not yet sent: waiting for the broker"
+    )
+    assert fate(TallyFacts(in_total=5, sent=5, waiting_s=1.0), 4).endswith(
+        "#5 sent, not yet counted"
+    )
+    assert fate(TallyFacts(in_total=5, sent=5), 5).endswith("#5 counted")
+    no_status = tally_lines(TallyFacts(in_total=5, sent=5, waiting_s=2.0), None, "north")[0]
+    assert text(no_status).endswith("#5 sent, not yet counted")  # no status: none counted
+    kept = tally_lines(TallyFacts(in_total=1, sent=0), None, "north")[0]
+    assert text(kept).endswith("#1 not yet sent: waiting for the aggregator's first status")
+    # The aggregator's totals reach it, but the broker does not have the last tap yet
+    # (a tally that started again from nothing): not counted yet.
+    assert fate(TallyFacts(in_total=5, sent=4), 40).endswith(
+        "#5 not yet sent: waiting for the broker"
+    )
+
+
+@pytest.mark.parametrize(("waiting_s", "says"), [
+    (14.9, "#5 sent, not yet counted"),
+    (15.0, "#5 not counted by the aggregator: tell the command post"),
+])  # fmt: skip
+def test_a_tap_not_counted_15_s_after_it_was_sent_says_so_in_words(
+    waiting_s: float, says: str
+) -> None:
+    s = status()
+    s.gates["north-manual"] = wire.GateState(in_=4, manual=True, last_seen=NOW)
+    line = tally_lines(TallyFacts(in_total=5, sent=5, waiting_s=waiting_s), s, "north")[0]
+    assert text(line).endswith(says)
+    assert "✓" not in text(line)
+    late = [span for span in line if "tell the command post" in span.text]
+    assert [span.tag for span in late] == (["alarm"] if waiting_s >= 15 else [])
+
+
+def test_no_aggregator_on_the_broker_and_no_broker_are_said() -> None:
+    unheard = TallyFacts(in_total=1, sent=1, unheard=True)
+    assert fate(unheard, 0).endswith("#1 not counted: no aggregator for this event on the broker")
+    assert fate(TallyFacts(in_total=1), 0).endswith("#1 not sent: no broker")
+
+
+def test_counted_taps_are_the_tallys_totals_in_the_status() -> None:
+    assert counted_taps(status(), "north") == 12
+    assert counted_taps(status(tally=False), "north") is None
+    assert counted_taps(None, "north") is None
+    assert tap_counted(12, sent=12, counted=12)
+    assert not tap_counted(13, sent=13, counted=12)
+    assert not tap_counted(12, sent=11, counted=12)
+    assert tap_counted(3, sent=None, counted=12)  # no broker: the status alone says
 
 
 def test_a_refused_account_is_named_and_not_called_unreachable() -> None:
@@ -129,6 +186,17 @@ def test_a_refused_account_is_named_and_not_called_unreachable() -> None:
     down = connection_problem(ConnectionState(link="down"), NOW, UTC)
     assert down is not None
     assert down.startswith("Broker unreachable")
+
+
+def test_a_broker_host_name_that_does_not_exist_is_said_so_not_unreachable() -> None:
+    state = ConnectionState(
+        link="down", reason="the broker's host name 'brokr' was not found", unknown_host=True,
+        broker_url="mqtt://brokr:1883",
+    )  # fmt: skip
+    assert connection_problem(state, NOW, UTC) == (
+        "The broker's host name 'brokr' was not found: check the broker's address; "
+        "showing no figures yet"
+    )
 
 
 def test_staleness_comes_through_the_view() -> None:

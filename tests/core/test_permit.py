@@ -247,6 +247,22 @@ def test_a_missing_file_is_a_permit_error(tmp_path: Path) -> None:
         load_permit(tmp_path / "absent.toml")
 
 
+def test_a_permit_file_that_cannot_be_read_is_one_sentence_naming_it_once(
+    tmp_path: Path,
+) -> None:
+    absent, latin = tmp_path / "absent.toml", tmp_path / "latin.toml"
+    latin.write_bytes("name = 'Caf\u00e9'".encode("latin-1"))
+    for path, sentence in (
+        (absent, f"permit file {absent}: no such file"),
+        (tmp_path, f"permit file {tmp_path}: is a folder, not a file"),
+        (latin, f"permit file {latin}: is not UTF-8 text"),
+    ):
+        with pytest.raises(PermitError) as caught:
+            load_permit(path)
+        assert str(caught.value) == sentence
+        assert str(caught.value).count(str(path)) == 1
+
+
 def test_a_permit_round_trips_through_the_helper() -> None:
     """The helper's TOML writer must not itself change the permit."""
     a = parse_permit(EXAMPLE_TEXT)

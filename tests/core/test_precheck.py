@@ -32,7 +32,7 @@ from core_support import (
 
 from kent_ops.core.permit import parse_permit
 from kent_ops.core.permit_schema import STATEMENTS
-from kent_ops.core.precheck import CHECKED, PreEventFinding, pre_event_findings
+from kent_ops.core.precheck import PreEventFinding, pre_event_findings
 
 TWO_PATH = EXAMPLE_PATH.parent / "permit-two-properties.toml"
 FIRST_DAY = date(2027, 7, 4)
@@ -593,7 +593,8 @@ def test_check_of_a_clean_permit_says_what_was_checked_and_exits_0(
 ) -> None:
     done = check(capsys, path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"OK no pre-event findings; checked {CHECKED}\n"
+    assert done.stdout.startswith("OK no pre-event findings.\nChecked: the permit's status")
+    assert "What remains to do on the day:" in done.stdout
     assert "meets every" not in done.stdout
     assert done.stderr == ""
 
@@ -653,7 +654,7 @@ def test_check_of_a_missing_file_exits_2(
     absent = tmp_path / "absent.toml"
     done = check(capsys, absent)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"kent-ops: {absent} is invalid: {absent}: no such file\n"
+    assert done.stderr == f"kent-ops: permit file {absent}: no such file\n"
 
 
 def test_the_entry_point_checks_a_permit_and_never_shows_a_traceback(tmp_path: Path) -> None:
@@ -661,7 +662,7 @@ def test_the_entry_point_checks_a_permit_and_never_shows_a_traceback(tmp_path: P
     argv = [sys.executable, "-m", "kent_ops.commands.cli", "permit", "check"]
     clean = subprocess.run([*argv, str(EXAMPLE_PATH)], capture_output=True, text=True, timeout=60)
     assert (clean.returncode, clean.stderr) == (0, "")
-    assert clean.stdout == f"OK no pre-event findings; checked {CHECKED}\n"
+    assert clean.stdout.startswith("OK no pre-event findings.\n")
     invalid = write(tmp_path, {"staffing.persons_per_nurs": 500})
     done = subprocess.run([*argv, str(invalid)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2

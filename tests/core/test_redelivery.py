@@ -48,7 +48,7 @@ def test_a_lots_repeated_or_older_seq_through_the_engine_changes_no_figure() -> 
     for seq, minute, occupied in redeliveries:
         result = d.lot("lot-a", local(12, minute), occupied, seq=seq)
         assert result.accepted  # logged and taken, as a repeat
-        assert result.reason == f"seq {seq} already seen"
+        assert result.reason == f"seq {seq} already counted (last 3)"
         assert figures(d) == before
 
 
@@ -64,7 +64,7 @@ def test_a_lot_sensor_that_restarted_is_believed_through_the_engine() -> None:
     assert figures(d)["occupied"] == 430
     # The new run's first message redelivered is a repeat, not a second restart.
     again = d.lot("lot-a", local(12, 10), 420, seq=1)
-    assert again.reason == "seq 1 already seen"
+    assert again.reason == "seq 1 already counted (last 2)"
     assert figures(d)["occupied"] == 430
 
 
@@ -101,11 +101,11 @@ def test_a_badge_readers_repeated_or_older_seq_through_the_engine_changes_no_fig
     for seq, badge, role, action in [*reversed(scans), *scans]:
         result = d.badge(local(12, seq), badge, role, action, seq=seq)
         assert result.accepted
-        assert result.reason == f"seq {seq} already seen"
+        assert result.reason == f"seq {seq} already counted (last 7)"
         assert figures(d) == before
     # An older seq that says something new is still older: not believed.
     stale = d.badge(local(12, 30), "RN-9", "nurse", "on", seq=6)
-    assert stale.reason == "seq 6 already seen"
+    assert stale.reason == "seq 6 already counted (last 7)"
     assert figures(d) == before
 
 
@@ -124,7 +124,7 @@ def test_a_badge_reader_that_restarted_is_believed_through_the_engine() -> None:
     d.badge(local(12, 22), "RN-2", "nurse", "on", seq=3)
     d.badge(local(12, 23), "RN-2", "nurse", "off", seq=4)
     again = d.badge(local(12, 20), "RN-2", "nurse", "off", seq=1)
-    assert again.reason == "seq 1 already seen"
+    assert again.reason == "seq 1 already counted (last 4)"
     assert figures(d)["medical"]["nurses_on_duty"] == 1
 
 
@@ -136,7 +136,8 @@ def test_a_badge_reader_restarting_at_seq_0_is_believed_through_the_engine() -> 
     assert d.badge(local(12, 9), "RN-3", "nurse", "off", seq=0).reason is None
     assert figures(d)["medical"]["nurses_on_duty"] == 2
     # The first run's seq 0, redelivered after the restart, is from another run.
-    assert d.badge(local(12, 1), "RN-1", "nurse", "on", seq=0).reason == "seq 0 already seen"
+    again = d.badge(local(12, 1), "RN-1", "nurse", "on", seq=0)
+    assert again.reason == "seq 0 already counted (last 0)"
     assert figures(d)["medical"]["nurses_on_duty"] == 2
 
 
@@ -145,9 +146,10 @@ def test_a_restart_is_recognised_only_once_the_run_has_gone_past_seq_1() -> None
     d = driver()
     d.lot("lot-a", local(12, 1), 10, seq=0)
     d.lot("lot-a", local(12, 2), 20, seq=1)
-    assert d.lot("lot-a", local(12, 3), 5, seq=0).reason == "seq 0 already seen"
+    assert d.lot("lot-a", local(12, 3), 5, seq=0).reason == "seq 0 already counted (last 1)"
     assert figures(d)["lots"]["lot-a"] == 20
     d.badge(local(12, 1), "RN-1", "nurse", "on", seq=0)
     d.badge(local(12, 2), "RN-2", "nurse", "on", seq=1)
-    assert d.badge(local(12, 3), "RN-1", "nurse", "off", seq=0).reason == "seq 0 already seen"
+    older = d.badge(local(12, 3), "RN-1", "nurse", "off", seq=0)
+    assert older.reason == "seq 0 already counted (last 1)"
     assert figures(d)["medical"]["nurses_on_duty"] == 2

@@ -10,9 +10,11 @@ appear, both go back to normal.
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import dashboard_samples as samples
 import pytest
@@ -75,16 +77,32 @@ async def test_the_gate_view_says_no_aggregator_answers_for_its_event_within_10_
         await until(pilot, lambda: app.unheard)
         await pilot.pause()
         tally = shown(app.screen.query_one(TallyPanel))
-        assert "NOT DELIVERED: no aggregator for this event" in tally
-        assert "delivered ✓" not in tally
+        assert "#2 not counted: no aggregator for this event on the broker" in tally
+        assert "✓" not in tally
 
-        # An aggregator for this event comes up: the banner goes, the tally is heard.
+        # An aggregator for this event comes up: the banner goes; the tally speaks once
+        # its first status says what time it keeps, and is counted once it says so.
         publish(
             other_event, [(Topics(MISTYPED).aggregator_availability, encode_availability(True))]
         )
         await until(pilot, lambda: not app.unheard)
         await until(pilot, lambda: app.problem == "Waiting for the aggregator's first status…")
-        await until(pilot, lambda: "delivered ✓" in shown(app.screen.query_one(TallyPanel)))
+        panel = app.screen.query_one(TallyPanel)
+        await until(pilot, lambda: "waiting for the aggregator's first status" in shown(panel))
+        manual = {"in": 0, "out": 0, "net": 0, "manual": True, "online": None}
+        now = datetime.now(UTC).isoformat()
+        publish(other_event, [(Topics(MISTYPED).status, status_with(now, manual))])
+        await until(pilot, lambda: "#2 sent, not yet counted" in shown(panel))
+        manual.update({"in": 2, "net": 2, "online": True, "last_seen": now})
+        publish(other_event, [(Topics(MISTYPED).status, status_with(now, manual))])
+        await until(pilot, lambda: "#2 counted" in shown(panel))
+
+
+def status_with(ts: str, manual: dict[str, Any]) -> bytes:
+    """The sample status at ``ts`` with this manual tally for the north gate."""
+    data = samples.status_data(ts=ts)
+    data["gates"]["north-manual"] = manual
+    return json.dumps(data).encode()
 
 
 async def test_the_dashboard_says_no_aggregator_answers_for_its_event(

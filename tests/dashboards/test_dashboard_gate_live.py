@@ -88,12 +88,13 @@ async def test_the_gate_view_flips_to_hold_when_its_command_says_so(
 async def test_the_manual_tally_publishes_rising_totals_and_survives_a_restart(
     broker: MosquittoBroker, tmp_path: Path, tally_topics: Collector
 ) -> None:
+    publish(broker, [(TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat()))])
     app = make_app(broker, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.feed is not None and app.feed.connected)
+        await until(pilot, lambda: app.status is not None)
         await pilot.press("plus", "plus", "equals_sign", "minus")
         await until(pilot, lambda: len(counts(tally_topics)) == 4)
-        await until(pilot, lambda: app.delivered is True, within=5)
+        await until(pilot, lambda: app.sent == 4, within=5)  # the broker has all four taps
     assert counts(tally_topics) == [(1, 1, 0), (2, 2, 0), (3, 3, 0), (4, 3, 1)]
     for payload in tally_topics.on(COUNT):
         assert set(payload) == {"seq", "ts", "in_total", "out_total"}
@@ -154,8 +155,9 @@ async def test_a_tally_in_use_heartbeats_its_totals(
         return heartbeat()
 
     app.manual.tick = counted_heartbeat  # type: ignore[method-assign]
+    publish(broker, [(TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat()))])
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.feed is not None and app.feed.connected)
+        await until(pilot, lambda: app.status is not None)
         await until(pilot, lambda: beats >= 3)  # its heartbeat came round, unused, thrice
         await pilot.press("plus")
         await until(pilot, lambda: len(counts(tally_topics)) >= 3)
@@ -201,8 +203,9 @@ async def test_a_signing_tally_signs_what_it_publishes(
     app = make_gate_app(
         "north", samples.EVENT, parse_broker_url(broker.url), state_dir=tmp_path, signing_key=key
     )
+    publish(broker, [(TOPICS.status, samples.status(ts=datetime.now(UTC).isoformat()))])
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.feed is not None and app.feed.connected)
+        await until(pilot, lambda: app.status is not None)
         await pilot.press("plus")
         await until(pilot, lambda: len(counts(tally_topics)) == 1)
     (raw,) = [body for topic, body in tally_topics.raw if topic == COUNT]
@@ -233,3 +236,18 @@ def test_the_gate_command_refuses_a_gate_the_permit_does_not_have(
     assert f"gate 'nrth' is not in the permit of event {samples.EVENT} (its gates: north" in err
     assert len(err.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())  # refused before any tally file was made
+
+
+async def test_a_broker_host_name_that_does_not_exist_is_said_so(tmp_path: Path) -> None:
+    """A mistyped --broker: the banner names the host that was not found, and does not
+    call the broker unreachable."""
+    app = make_gate_app(
+        "north", samples.EVENT, parse_broker_url("mqtt://no-such-host.invalid:1883"),
+        state_dir=tmp_path,
+    )  # fmt: skip
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: (app.problem or "").startswith("The broker's host name"))
+        problem = app.problem or ""
+        assert problem.startswith("The broker's host name 'no-such-host.invalid' ")
+        assert problem.endswith(": check the broker's address; showing no figures yet")
+        assert "unreachable" not in problem

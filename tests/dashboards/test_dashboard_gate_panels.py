@@ -40,7 +40,7 @@ def test_without_a_command_the_status_is_shown_and_said_to_be() -> None:
 
 def test_order_details_colour_attendance_against_hold_at() -> None:
     text = order_details(gate_order(samples.command(admit=False), None))
-    assert "Attendance 4,010 of 4,000 (hold at)" in text.plain
+    assert "Attendance 4,010 · hold at 4,000" in text.plain
     assert "admit again below 3,960" in text.plain
     assert "attendance at hold_at" in text.plain
     # On the red or green sign a coloured figure would vanish: past hold_at is a black chip,
@@ -59,15 +59,23 @@ def test_counts_show_this_gate_and_tell_the_deputy_when_its_counter_is_down() ->
     assert "no figures for this gate" in counts_text(samples.status(), "west").plain
 
 
-def test_tally_text_says_where_the_counts_are() -> None:
-    state = TallyState(seq=3, in_total=2, out_total=1)
+def test_tally_text_says_what_became_of_the_taps_in_words() -> None:
+    """Sent is not counted: the aggregator's status (north-manual at in 12, out 0) says
+    what it counted, and a tap it did not count in 15 s says so, never with a tick."""
     status = samples.status()
-    assert "not used yet" in tally_text(TallyState(), status, "north", delivered=True).plain
-    assert "#3 delivered ✓" in tally_text(state, status, "north", delivered=True).plain
-    assert "waiting for the broker" in tally_text(state, status, "north", delivered=False).plain
-    assert "no broker" in tally_text(state, status, "north", delivered=None).plain
-    assert "aggregator has in 12 out 0" in tally_text(state, status, "north", delivered=True).plain
-    unlisted = tally_text(state, status, "south", delivered=True).plain
+    line = lambda state, **facts: tally_text(state, status, "north", **facts).plain  # noqa: E731
+    assert "  not used yet" in line(TallyState(), sent=0)
+    three = TallyState(seq=3, in_total=2, out_total=1)
+    assert "  #3 counted" in line(three, sent=3)  # 12 counted reach the 3 taps made here
+    many = TallyState(seq=9, in_total=14, out_total=0)  # two more than the aggregator has
+    assert "  #14 not yet sent: waiting for the broker" in line(many, sent=12, waiting_s=None)
+    assert "  #14 sent, not yet counted" in line(many, sent=14, waiting_s=3.0)
+    late = line(many, sent=14, waiting_s=15.0)
+    assert "  #14 not counted by the aggregator: tell the command post" in late
+    assert "✓" not in late
+    assert "  #14 not sent: no broker" in line(many, sent=None)
+    assert "aggregator has in 12 out 0" in line(three, sent=3)
+    unlisted = tally_text(three, status, "south", sent=3).plain
     assert "south-manual is not a gate in the permit" in unlisted
 
 

@@ -13,9 +13,12 @@ from typing import Any
 
 import dashboard_samples as samples
 import pytest
+from textual.app import App
 from textual.containers import Horizontal
+from textual.widgets._footer import FooterKey
 
 from dashboards.common.clock import fixed_clock
+from dashboards.common.widgets.keys_footer import KeysFooter
 from dashboards.inspector.app import InspectorApp, make_inspector_app
 from dashboards.inspector.screens.main import NARROW_BELOW
 from dashboards.inspector.widgets.alert_list import AlertList
@@ -125,11 +128,13 @@ async def test_turning_the_phone_changes_the_layout_and_keeps_everything() -> No
         assert screen.query_one(GatesTable).row_count == 3
         lines = screen_lines(app)
         assert row_of(lines, "BREACH") < 40
-        assert "Alerts (2 active, 1 pending" in lines[row_of(lines, "Alerts (")]
+        assert "Alerts: 2 active, 1 pending ─" in lines[row_of(lines, "Alerts:")]
         await pilot.resize_terminal(NARROW_BELOW, 24)
         await pilot.pause()
         assert not app.screen.has_class("-narrow")
         assert app.screen.query_one("#glance")
+        lines = screen_lines(app)
+        assert "Alerts (2 active, 1 pending, 3 in all) ─" in lines[row_of(lines, "Alerts (")]
 
 
 async def test_on_a_phone_hold_is_as_plain_as_admit() -> None:
@@ -138,3 +143,59 @@ async def test_on_a_phone_hold_is_as_plain_as_admit() -> None:
         await pilot.pause()
         lines = screen_lines(app)
         assert row_of(lines, " HOLD ") < 12
+
+
+def footer_keys(app: InspectorApp) -> list[str]:
+    """The keys the footer shows, whole: ``a Ack alert``, ``? Help``."""
+    return [
+        f"{key.key_display} {key.description}".strip()
+        for key in app.screen.query_one(KeysFooter).query(FooterKey)
+    ]
+
+
+@pytest.mark.parametrize("size", PHONES)
+async def test_on_a_phone_every_key_is_in_the_footer_whole_from_the_first_frame(
+    size: tuple[int, int],
+) -> None:
+    """In a browser the page has not the focus until the first tap: the keys show anyway,
+    in as many rows as they need, none cut; the titles are whole too."""
+    app = inspector()
+    app.set_reactive(App.app_focus, False)  # a page in a browser, not yet tapped
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        assert not app.app_focus
+        shown = footer_keys(app)
+        assert {"a Ack alert", "n Note", "i Checklist", "? Help", "q Quit"} <= set(shown)
+        lines = screen_lines(app)
+        footer = app.screen.query_one(KeysFooter).region
+        assert footer.height >= 2  # they do not fit one row of a phone: they wrap
+        drawn = "\n".join(lines[footer.y : footer.bottom])
+        for key in shown:
+            assert key in drawn, f"{key!r} is cut:\n{drawn}"
+        for line in lines:  # no title cut short (a border's "…")
+            assert "…" not in line or not line.lstrip().startswith("╭"), line
+        assert "Alerts: 2 active, 1 pending" in lines[row_of(lines, "Alerts:")]
+        assert lines[row_of(lines, "No actions yet")].strip() == "No actions yet"
+
+
+async def test_the_checklist_and_the_help_keep_their_keys_on_a_phone() -> None:
+    app = inspector()
+    app.set_reactive(App.app_focus, False)
+    async with app.run_test(size=(40, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await pilot.pause()
+        assert {"esc Back", "o OK", "d Deficient", "n N/A", "? Help"} <= set(footer_keys(app))
+        lines = screen_lines(app)
+        assert lines[row_of(lines, "No markings yet")].strip() == "No markings yet"
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert "esc Back" in footer_keys(app)
+
+
+async def test_a_terminal_keeps_its_keys_on_one_row() -> None:
+    app = inspector()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.screen.query_one(KeysFooter).region.height == 1
+        assert "i Checklist" in screen_lines(app)[-1]

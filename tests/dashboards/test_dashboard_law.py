@@ -200,9 +200,9 @@ def test_no_aggregator_for_the_event_is_said_after_10_s_of_silence() -> None:
 
 def test_the_tally_says_it_reaches_no_one_without_an_aggregator() -> None:
     state = TallyState(seq=2, in_total=2, out_total=0)
-    text = tally_text(state, None, "north", delivered=True, unheard=True)
-    assert "#2 NOT DELIVERED: no aggregator for this event (kept here)" in text.plain
-    assert "delivered ✓" in tally_text(state, None, "north", delivered=True).plain
+    text = tally_text(state, None, "north", sent=2, unheard=True)
+    assert "#2 not counted: no aggregator for this event on the broker" in text.plain
+    assert "#2 sent, not yet counted" in tally_text(state, None, "north", sent=2).plain
 
 
 def test_the_notice_shows_whole_lines_or_only_the_first() -> None:

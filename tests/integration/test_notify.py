@@ -334,6 +334,36 @@ def test_a_breach_raised_and_ended_sends_one_mail_each_and_the_log_proves_it(
 
 
 @pytest.mark.slow
+def test_sent_records_beside_a_rehearsal_carry_its_time_and_are_accepted(
+    tmp_path: Path,
+    mail_server: MailServer,
+    publisher: Publisher,
+    watcher: Watcher,
+    aggregator_for: Callable[[float], tuple[Path, Aggregator]],
+    start_notify: Callable[[Path, Path], NotifyProcess],
+) -> None:
+    """An aggregator on its sensors' clock (a rehearsal, the demo: a day months from the
+    wall clock's) refuses a record stamped with the wall clock as being from another
+    day. The notifier stamps its records with the aggregator's time, from its status."""
+    permit, agg = aggregator_for(3)
+    staff_up(publisher)
+    publisher.gate("north", 1, 1, 800, 0)
+    watcher.wait_for(TOPICS.status, lambda p: b'"ts":"2027' in p)  # its day has begun
+    start_notify(permit, write_config(tmp_path, mail_server.url))
+    publisher.gate("north", 2, 10, 1100, 0)  # 1,100 need 3 nurses: a breach
+    publisher.gate("north", 3, 13, 1120, 0)  # held 3 s: raised
+    mail_server.wait_for(1)
+    evidence, sent_topic = tmp_path / "evidence.sqlite", TOPICS.notifier_sent("notify-1")
+
+    def logged() -> list[Any]:
+        return [r for r in read_records(evidence) if r.kind == "message" and r.topic == sent_topic]
+
+    (record,) = wait_until(logged, 30, "the sent record in the evidence log")
+    assert (record.accepted, record.reason) == (True, None)
+    stamped = datetime.fromisoformat(json.loads(record.payload)["ts"])
+    assert T0 <= stamped <= T0 + timedelta(seconds=13)  # the simulated day's time
+
+
 def test_fifty_flaps_within_clear_s_send_one_mail(
     tmp_path: Path,
     mail_server: MailServer,

@@ -167,7 +167,7 @@ def test_run_refuses_a_tampered_log_naming_the_record(
         (["--broker", "mqtt://localhost:port"],
          "broker URL 'mqtt://localhost:port' has a port that is not a number"),
         (["--permit", "/nonexistent/permit.toml"],
-         "/nonexistent/permit.toml is invalid: /nonexistent/permit.toml: no such file"),
+         "permit file /nonexistent/permit.toml: no such file"),
         (["--evidence", "/nonexistent/dir/e.sqlite"],
          "cannot create /nonexistent/dir/e.sqlite: folder /nonexistent/dir does not exist"),
     ],

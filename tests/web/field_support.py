@@ -1,9 +1,10 @@
 """A field set-up on the loopback, as the README deploys it, for the browser tests.
 
 A Mosquitto with a password per user and the ACL of ``kent-ops deploy acl``, a real
-aggregator (``kent-ops run``, wall clock), a users file whose passwords are the
-people's broker passwords, and ``kent-ops serve`` over HTTPS with the certificate of
-``kent-ops deploy certs``. Each is a real process, stopped at the end.
+aggregator (``kent-ops run``, on the wall clock, or on its sensors' clock as a
+rehearsal or the demo runs it), a users file whose passwords are the people's broker
+passwords, and ``kent-ops serve`` over HTTPS with the certificate of ``kent-ops deploy
+certs``. Each is a real process, stopped at the end.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import shutil
 import subprocess
 import sys
 import threading
-from datetime import UTC, datetime
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from kent_ops.broker.credentials import ENV_PASSWORD, ENV_URL
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.commands.deploy import make_certs
 from kent_ops.core.permit import load_permit
-from kent_ops.core.wire import Topics
+from kent_ops.core.wire import Topics, generate_keys_file, load_keys
 from kent_ops.web.accounts import KdfCost, make_account, save_accounts
 
 EVENT = "kent-summer-fest-2027"
@@ -37,6 +39,9 @@ PEOPLE = People(inspectors=["insp-1"], clerks=["clerk-1"])
 CHEAP = KdfCost(n=2**12, r=8, p=1)
 """Cheaper than the default so sign-ins are quick on a shared test machine."""
 HOLD_AT, RESUME_BELOW = 550, 500
+SIMULATED_START = datetime(2027, 7, 4, 15, 0, tzinfo=UTC)
+"""Where a field on the sensors' clock starts its day: 11:00 in Kent, inside the example
+permit's window, and months from the wall clock (a wall-clock stamp would be refused)."""
 
 
 def password(user: str) -> str:
@@ -64,28 +69,52 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 class Field:
-    """Broker, aggregator and users of one event; ``serve()`` starts a web server on it."""
+    """Broker, aggregator and users of one event; ``serve()`` starts a web server on it.
 
-    def __init__(self, root: Path) -> None:
+    Args:
+        root: the folder of its files.
+        clock: the aggregator's ``--clock``: ``wall`` (the field's) or ``sensor`` (a
+            rehearsal's: the sensors' readings carry :data:`SIMULATED_START` on).
+        gates: the permit's gates, when not the example's.
+        signing: the event signs its readings (``keys.toml`` beside the permit).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        clock: str = "wall",
+        gates: tuple[str, ...] | None = None,
+        signing: bool = False,
+    ) -> None:
         if shutil.which("mosquitto_passwd") is None:
             raise AssertionError("mosquitto_passwd is needed (Debian package mosquitto)")
         self.root = root
+        self.clock = clock
+        self.started = time.monotonic()
         self.certs = make_certs(root / "certs", ["localhost", "127.0.0.1"])
         self.permit = root / "permit.toml"
         self.permit.write_text(
             permit_text(
-                window_now=True,
+                window_now=clock == "wall",
+                gates=gates,
                 pending_s=0.5,
                 clear_s=600,
                 hold_at=HOLD_AT,
                 resume_below=RESUME_BELOW,
+                signing="keys.toml" if signing else None,
             )  # fmt: skip
         )
+        self.keys_file = root / "keys.toml"
+        self.keys: dict[str, bytes] = {}
+        if signing:
+            self.keys_file.write_text(generate_keys_file(list(load_permit(self.permit).sensors)))
+            self.keys = load_keys(self.keys_file)
         self.broker = self._start_broker()
         self.processes: list[subprocess.Popen[bytes]] = []
         self.aggregator = self._run("aggregator", ["run", "--permit", str(self.permit),
-                                    "--evidence", str(root / "evidence.sqlite")],
-                                    "kent-ops-aggregator")  # fmt: skip
+                                    "--evidence", str(root / "evidence.sqlite"),
+                                    "--clock", clock], "kent-ops-aggregator")  # fmt: skip
         _wait_for_line(root / "aggregator.log", "connected to", self.aggregator, "the aggregator")
         self.users = root / "users.json"
         save_accounts(
@@ -167,8 +196,18 @@ class Field:
         else:
             self.north_out += now - net
         self.north_seq += 1
-        reading = gate_count(self.north_seq, datetime.now(UTC), self.north_in, self.north_out)
+        reading = gate_count(
+            self.north_seq, self.sensor_now(), self.north_in, self.north_out,
+            key=self.keys.get("north"),
+        )  # fmt: skip
         publish(self.address("sensor-north"), TOPICS.gate_count("north"), reading)
+
+    def sensor_now(self) -> datetime:
+        """The time a sensor stamps: the wall clock's, or on the sensors' clock the
+        simulated day's, which runs from :data:`SIMULATED_START` at the real rate."""
+        if self.clock == "wall":
+            return datetime.now(UTC)
+        return SIMULATED_START + timedelta(seconds=time.monotonic() - self.started)
 
     def close(self) -> None:
         self.watcher.close()

@@ -6,7 +6,10 @@ is launched at each device's real pixel ratio (``--force-device-scale-factor``) 
 its viewport, touch and mobile settings (tests/web/browser_support.py), and each test
 looks at the page as a deputy would: the order word whole on the screen in its colour,
 the buttons under the thumb, the taps counted by the aggregator; and, with the link
-cut while tapping, every tap delivered once, in order, even across a reload.
+cut while tapping, every tap counted once, in order, even across a reload. Beside an
+aggregator on its sensors' clock (a rehearsal, the demo) a tap carries that clock's
+time and reads "counted" only once the aggregator's status counts it; one it refuses
+reads, in words, that it was not counted.
 Screenshots of each screen are kept in ./out/screenshots with ``KENT_OPS_KEEP_SCREENSHOTS=1``.
 """
 
@@ -18,6 +21,7 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +38,13 @@ from browser_support import (
     screenshot_dir,
     sign_in,
 )
-from field_support import HOLD_AT, TOPICS, Field, apps_of, password
+from field_support import HOLD_AT, SIMULATED_START, TOPICS, Field, apps_of, password
 from live_support import wait_until
 from PIL import Image
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
 from kent_ops.core.gate_view import ORDER_COLOURS
+from kent_ops.core.wire import generate_keys_file
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -115,7 +120,7 @@ def pending(page: Page) -> str:
 
 
 def kept(page: Page) -> int:
-    """Taps kept in this browser's storage, not yet delivered."""
+    """Taps kept in this browser's storage, not yet sent (the broker does not have them)."""
     return page.evaluate(  # type: ignore[no-any-return]
         "() => (JSON.parse(localStorage.getItem(document.body.dataset.store)) || "
         "{pending: []}).pending.length"
@@ -202,7 +207,7 @@ def test_the_order_is_whole_in_its_colour_holds_at_once_and_taps_count(
     wait_until(lambda: (field.watcher.json(TOPICS.status) or {}).get("admit"), 20, "ADMIT")
     page = open_gate(phone, device, base, "jsmith", NORTH_PW)
     wait_until(lambda: word(page) == "ADMIT", 10, "ADMIT on the page")
-    wait_until(lambda: "of 550 (hold at)" in page.inner_text("#details"), 10, "the figures")
+    wait_until(lambda: "· hold at 550" in page.inner_text("#details"), 10, "the figures")
     assert_buttons_under_the_thumb(assert_whole_in_its_colour(page, device, "admit"))
     shots(page, f"gate-{device.name}-1-admit")
 
@@ -217,9 +222,8 @@ def test_the_order_is_whole_in_its_colour_holds_at_once_and_taps_count(
     before = manual(field)
     for button in ("#tap-in", "#tap-in", "#tap-out"):
         page.tap(button)
-    wait_until(lambda: "This phone: 3 taps delivered" in pending(page), 15, "3 taps delivered")
     wait_until(lambda: manual(field) == (before[0] + 2, before[1] + 1), 15, "the aggregator")
-    assert "not yet delivered" not in pending(page)
+    wait_until(lambda: pending(page) == "This phone: 3 taps counted", 15, "3 taps counted")
     assert kept(page) == 0
     shots(page, f"gate-{device.name}-3-tally")
     assert apps_of(server, "gate") == []  # a phone costs a websocket, not a process
@@ -233,7 +237,7 @@ def attendance(field: Field) -> int:
 
 
 @pytest.mark.parametrize("phone", [IPHONE_14], ids=["iphone-14"], indirect=True)
-def test_taps_without_a_link_are_kept_and_delivered_in_order_and_once(
+def test_taps_without_a_link_are_kept_and_counted_in_order_and_once(
     field: Field, served: tuple[str, subprocess.Popen[bytes]], phone: Browser, shots: Shoot
 ) -> None:
     base, _ = served
@@ -250,17 +254,17 @@ def test_taps_without_a_link_are_kept_and_delivered_in_order_and_once(
     for button in ("#tap-in", "#tap-in", "#tap-out", "#tap-in"):
         page.tap(button)
     assert kept(page) == 4
-    assert "4 not yet delivered (kept here): + + − +" in pending(page)
+    assert "4 not yet sent (kept here): + + − +" in pending(page)
     assert "4 taps kept on this phone" in page.inner_text("#banner")
     shots(page, "gate-offline-1-kept")
     # Nothing more reached the aggregator, whose figure the page still shows.
     assert manual(field) == (before[0] + 1, before[1])
 
     context.set_offline(False)
-    wait_until(lambda: kept(page) == 0, 30, "the kept taps delivered")
+    wait_until(lambda: kept(page) == 0, 30, "the kept taps sent")
     wait_until(lambda: manual(field) == (before[0] + 4, before[1] + 1), 15, "the aggregator")
     wait_until(lambda: not page.is_visible("#banner"), 10, "the banner gone")
-    shots(page, "gate-offline-2-delivered")
+    shots(page, "gate-offline-2-sent")
 
     # Reopened tab: taps made offline, the tab closed, the phone back online.
     context.set_offline(True)
@@ -271,15 +275,15 @@ def test_taps_without_a_link_are_kept_and_delivered_in_order_and_once(
     context.set_offline(False)
     page = context.new_page()
     page.goto(f"{base}/gate")
-    wait_until(lambda: kept(page) == 0, 30, "the reopened tab to deliver what it kept")
+    wait_until(lambda: kept(page) == 0, 30, "the reopened tab to send what it kept")
     wait_until(lambda: manual(field) == (before[0] + 6, before[1] + 2), 15, "the aggregator")
-    assert "This phone: 8 taps delivered" in pending(page)
+    wait_until(lambda: "This phone: 8 taps counted" in pending(page), 15, "8 taps counted")
 
     # Reloaded at once after tapping: whatever was sent is counted once.
     for button in ("#tap-in", "#tap-in", "#tap-in", "#tap-out", "#tap-in"):
         page.tap(button)
     page.reload()
-    wait_until(lambda: kept(page) == 0, 30, "the reloaded page to deliver what it kept")
+    wait_until(lambda: kept(page) == 0, 30, "the reloaded page to send what it kept")
     wait_until(lambda: manual(field) == (before[0] + 10, before[1] + 3), 15, "the aggregator")
     shots(page, "gate-offline-3-reloaded")
     context.close()
@@ -344,3 +348,101 @@ def test_a_refused_account_is_said_another_deputys_password_used_and_an_ended_si
     shots(page, "gate-signed-out")
     for each in (page, other):
         each.context.close()
+
+
+# -- beside a rehearsal: the aggregator on its sensors' clock -------------------------------
+
+SOUTH_MANUAL = TOPICS.gate_count("south-manual")
+
+
+@pytest.fixture(scope="module")
+def rehearsal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
+    """``kent-ops run --clock sensor`` fed by a gate counter on a simulated day, with a
+    manual tally at both gates, on an event that signs its readings."""
+    f = Field(
+        tmp_path_factory.mktemp("rehearsal"), clock="sensor",
+        gates=("north", "south", "north-manual", "south-manual"), signing=True,
+    )  # fmt: skip
+    try:
+        f.north_net(100)  # the aggregator's day starts: 11:00 in Kent
+        wait_until(lambda: (f.watcher.json(TOPICS.status) or {}).get("ts"), 30, "its first status")
+        yield f
+    finally:
+        f.close()
+
+
+@pytest.fixture(scope="module")
+def rehearsal_served(rehearsal: Field) -> tuple[str, subprocess.Popen[bytes]]:
+    """The web server, with the north tally's own key, and for the south tally a key the
+    aggregator does not know (an old keys file): every south tap is refused."""
+    keys = rehearsal.root / "serve-keys.toml"
+    wrong = generate_keys_file(["south-manual"]).splitlines()[-1]
+    keys.write_text(f'[keys]\n"north-manual" = "{rehearsal.keys["north-manual"].hex()}"\n{wrong}\n')
+    keys.chmod(0o600)
+    return rehearsal.serve("serve-rehearsal", "--keys", str(keys))
+
+
+def rejections(field: Field, topic: str) -> list[str]:
+    """Why the aggregator refused each message on ``topic``, from its evidence log."""
+    path = field.root / "evidence.sqlite"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as log:
+        rows = log.execute(
+            "SELECT reason FROM records WHERE kind = 'message' AND topic = ? AND accepted = 0",
+            (topic,),
+        ).fetchall()
+    return [reason for (reason,) in rows]
+
+
+@pytest.mark.parametrize("phone", [IPHONE_14], ids=["iphone-14"], indirect=True)
+def test_beside_a_rehearsal_a_tap_carries_its_time_and_reads_counted_once_counted(
+    rehearsal: Field, rehearsal_served: tuple[str, subprocess.Popen[bytes]], phone: Browser,
+    shots: Shoot,
+) -> None:  # fmt: skip
+    base, _ = rehearsal_served
+    page = open_gate(phone, IPHONE_14, base, "jsmith", NORTH_PW)
+    mark = len(rehearsal.watcher.history)
+    page.tap("#tap-in")
+    page.tap("#tap-out")
+    wait_until(lambda: manual(rehearsal) == (1, 1), 20, "the aggregator to count both taps")
+    wait_until(lambda: pending(page) == "This phone: 2 taps counted", 15, "2 taps counted")
+    wait_until(lambda: re.search(r"in 1\s+out 1\s+net 0\s+#2 counted", page.inner_text(
+        "#tally-lines")), 10, "the gate's view to say the tally's taps are counted")  # fmt: skip
+    assert "✓" not in page.inner_text("body")
+    shots(page, "gate-rehearsal-counted")
+    # Stamped with the aggregator's time (a simulated day months from the wall clock's),
+    # so nothing of the tally was refused as being from another day.
+    stamps = [datetime.fromisoformat(m["ts"]) for m in rehearsal.watcher.since(mark, MANUAL)]
+    assert stamps
+    assert all(SIMULATED_START <= t < SIMULATED_START + timedelta(hours=1) for t in stamps)
+    assert rejections(rehearsal, MANUAL) == []
+    # The screen keeps the aggregator's time too: 11:00 in Kent, not the wall clock's.
+    assert re.match(r"11:0\d:\d\d EDT", page.inner_text("#header")), page.inner_text("#header")
+    page.context.close()
+
+
+@pytest.mark.parametrize("phone", [SMALL_ANDROID], ids=["small-android"], indirect=True)
+def test_a_tap_the_aggregator_refuses_reads_not_counted_in_words(
+    rehearsal: Field, rehearsal_served: tuple[str, subprocess.Popen[bytes]], phone: Browser,
+    shots: Shoot,
+) -> None:  # fmt: skip
+    base, _ = rehearsal_served
+    page = open_gate(phone, SMALL_ANDROID, base, "asmith", SOUTH_PW)
+    page.tap("#tap-in")
+    wait_until(lambda: "1 sent, not yet counted" in pending(page), 15, "the tap sent")
+    sent = time.monotonic()
+    said = "This phone: 0 taps counted · 1 tap not counted by the aggregator: tell the command post"
+    wait_until(lambda: pending(page) == said, 30, "the page to say the tap was not counted")
+    waited = time.monotonic() - sent
+    wait_until(lambda: "#1 not counted by the aggregator: tell the command post" in
+               page.inner_text("#tally-lines"), 10, "the gate's view to say so too")  # fmt: skip
+    assert page.get_attribute("#pending", "class") == "t-alarm"
+    assert "✓" not in page.inner_text("body")
+    shots(page, "gate-rehearsal-not-counted")
+    # The aggregator refused it (the server's key for the south tally is not the
+    # event's) and counts nobody for that tally: not used, which is not offline.
+    assert rejections(rehearsal, SOUTH_MANUAL)
+    assert all(r.startswith("bad signature") for r in rejections(rehearsal, SOUTH_MANUAL))
+    south = ((rehearsal.watcher.json(TOPICS.status) or {}).get("gates") or {})["south-manual"]
+    assert (south["in"], south["out"], south["online"]) == (0, 0, None)
+    page.context.close()
+    print(f"'not counted' on the page {waited:.1f} s after 'sent'")

@@ -94,6 +94,10 @@ def test_a_phone_shows_attendance_hold_and_the_breaches_on_its_first_screen(
         breach = next(y for y, line in enumerate(lines) if re.search(r"BREACH\s+A-\d{4}", line))
         assert figure - 1 <= hold <= figure + 3  # beside the large digits, or under them
         assert breach < rows - 2  # above the action line and the keys
+        # Every key whole from the first frame, the checklist's and the help's too.
+        keys = "\n".join(lines[rows - 5 :])
+        for key in ("a Ack alert", "n Note", "i Checklist", "? Help", "q Quit"):
+            assert key in keys, keys
         state = page.evaluate(
             "() => { const b = window.__kentTerminal.terminal.element"
             ".querySelector('.xterm-screen').getBoundingClientRect();"
@@ -107,8 +111,10 @@ def test_a_phone_shows_attendance_hold_and_the_breaches_on_its_first_screen(
         # The rest is below: a tap on the column's scroll bar, under its thumb, pages
         # down to the gates (a finger has no wheel and no arrow keys).
         assert not re.search(r"north\s+600", text)
+        # The column ends above the action line and the keys (in rows on a phone).
+        foot = next(y for y, line in enumerate(lines) if line.strip() == "No actions yet")
         cell_w, cell_h = (right - left) / cols, (bottom - top) / rows
-        page.touchscreen.tap(left + (cols - 0.5) * cell_w, top + (rows - 3.5) * cell_h)
+        page.touchscreen.tap(left + (cols - 0.5) * cell_w, top + (foot - 1.5) * cell_h)
         screen.wait_for_text(r"north\s+600")
         page.screenshot(path=str(shot.with_name(f"inspector-{phone}-below.png")))
         context.close()

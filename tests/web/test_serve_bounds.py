@@ -102,11 +102,11 @@ async def test_twenty_phones_at_one_gate_share_its_hub_and_each_tap_counts_once(
         # The same tap again, from another phone and twice in one message: not counted again.
         await tabs[5].send_json({"taps": [{"id": "tap-0000-bounds", "d": "in"}] * 2})
         await tabs[6].send_json({"taps": [{"id": "tap-0006-bounds", "d": "out"}]})
-        await until(lambda: all(notes(t, "delivered") for t in tabs[:7]), 30, "each delivered")
+        await until(lambda: all(notes(t, "counted") for t in tabs[:7]), 30, "each counted")
         await until(lambda: status_of(field, "north-manual").get("in") == base_in + 5
                     and status_of(field, "north-manual").get("out") == base_out + 1,
                     20, "the aggregator to count six taps")  # fmt: skip
-        assert notes(tabs[5], "delivered") == [["tap-0000-bounds"]]
+        assert notes(tabs[5], "counted") == [["tap-0000-bounds"]]  # once, though sent twice
         for junk in (
             "not json", "[" * 30_000 + "]" * 30_000, '{"taps": "many"}',
             '{"taps": [{"id": "x", "d": "in"}]}',
@@ -205,11 +205,11 @@ async def test_a_tap_sent_again_after_serve_restarts_is_counted_once(field: Fiel
         before = status_of(field, "north-manual")
         base_in = before.get("in", 0)
         await tab.send_json({"taps": [{"id": "restart-tap-0001", "d": "in"}]})
-        await until(lambda: notes(tab, "delivered"), 20, "the tap delivered")
+        await until(lambda: notes(tab, "counted"), 20, "the tap counted")
         await until(lambda: status_of(field, "north-manual").get("in") == base_in + 1, 20,
                     "the tap counted")  # fmt: skip
         await tab.close()
-    first.terminate()  # the phone never heard "delivered" (say): it sends the tap again
+    first.terminate()  # the phone never heard "counted" (say): it sends the tap again
     assert first.wait(30) == 0
     assert tally_offline(field)
     again_base, _ = field.serve("serve-after-restart")
@@ -218,10 +218,10 @@ async def test_a_tap_sent_again_after_serve_restarts_is_counted_once(field: Fiel
         tab = await Tab.open(client, again_base, "gate")
         await until(lambda: views(tab) and views(tab)[-1]["can_count"], 30, "the gate's view")
         await tab.send_json({"taps": [{"id": "restart-tap-0001", "d": "in"}]})
-        await until(lambda: notes(tab, "delivered") == [["restart-tap-0001"]], 20,
-                    "the repeat acknowledged")  # fmt: skip
+        await until(lambda: notes(tab, "counted") == [["restart-tap-0001"]], 20,
+                    "the repeat said to be counted")  # fmt: skip
         await tab.send_json({"taps": [{"id": "restart-tap-0002", "d": "in"}]})
-        await until(lambda: len(notes(tab, "delivered")) == 2, 20, "the next tap delivered")
+        await until(lambda: len(notes(tab, "counted")) == 2, 20, "the next tap counted")
         await until(lambda: status_of(field, "north-manual").get("in") == base_in + 2, 20,
                     "the next tap counted")  # fmt: skip
         await tab.close()

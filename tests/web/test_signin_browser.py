@@ -130,8 +130,8 @@ def test_the_content_security_policy_lets_the_gate_view_work(
     page.wait_for_selector("#tap-in", state="visible", timeout=30_000)
     before = (field.watcher.json(TOPICS.status) or {}).get("gates", {}).get("north-manual") or {}
     page.tap("#tap-in")
-    wait_until(lambda: page.inner_text("#pending").startswith("This phone: 1 tap delivered"),
-               15, "the tap delivered")  # fmt: skip
+    wait_until(lambda: page.inner_text("#pending").startswith("This phone: 1 tap counted"),
+               15, "the tap counted")  # fmt: skip
 
     def counted() -> bool:
         status = field.watcher.json(TOPICS.status) or {}

@@ -53,6 +53,15 @@ class GateHelpScreen(Screen[None]):
             )
             yield Static(
                 Text(
+                    'After each tap the tally line says what became of it: "sent, not yet '
+                    'counted" once the broker has it, "counted" once the aggregator '
+                    'counts it. If it says "not counted by the aggregator: tell the command '
+                    'post", do so: your taps are kept here, but the attendance does not '
+                    "include them.",
+                )
+            )
+            yield Static(
+                Text(
                     "A grey banner on top means the figures may be old (no broker, the "
                     "aggregator is down, or no news for 15 s): ask the inspector before "
                     "acting on an old order.",

@@ -38,8 +38,10 @@ class GateScreen(Screen[None]):
     """The order shown, from the command (or the status until a command arrives)."""
     tally: reactive[TallyState] = reactive(TallyState(), repaint=False)
     """The manual tally."""
-    delivered: reactive[bool | None] = reactive(None, repaint=False)
-    """Whether the broker has the tally's last message."""
+    sent: reactive[int | None] = reactive(None, repaint=False)
+    """Taps the broker has (None: no broker)."""
+    waiting_s: reactive[float | None] = reactive(None, repaint=False)
+    """Seconds since the broker took the first tap the aggregator has not counted."""
     unheard: reactive[bool] = reactive(False, repaint=False)
     """No aggregator for this event on the broker: the tally reaches no one."""
     now: reactive[datetime | None] = reactive(None, repaint=False)
@@ -61,7 +63,11 @@ class GateScreen(Screen[None]):
             yield OrderDetails(id="order-details").data_bind(GateScreen.order)
         yield GateCounts(self.gate, id="counts").data_bind(GateScreen.status)
         yield TallyPanel(self.gate, id="tally").data_bind(
-            GateScreen.tally, GateScreen.delivered, GateScreen.unheard, GateScreen.status
+            GateScreen.tally,
+            GateScreen.sent,
+            GateScreen.waiting_s,
+            GateScreen.unheard,
+            GateScreen.status,
         )
         yield TallyKeys(id="tally-keys")
         yield KeysFooter()

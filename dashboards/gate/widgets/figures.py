@@ -61,12 +61,15 @@ class GateCounts(Panel):
 
 
 class TallyPanel(Panel):
-    """The manual tally's totals and whether its last message reached the broker."""
+    """The manual tally's totals, and whether the aggregator counted them (sent is not
+    counted: docs/protocol.md, "Counted, not sent")."""
 
     tally: reactive[TallyState] = reactive(TallyState(), repaint=False)
     """The tally's totals and seq."""
-    delivered: reactive[bool | None] = reactive(None, repaint=False)
-    """Whether the broker has the last message (None: no broker)."""
+    sent: reactive[int | None] = reactive(None, repaint=False)
+    """Taps the broker has (None: no broker)."""
+    waiting_s: reactive[float | None] = reactive(None, repaint=False)
+    """Seconds since the broker took the first tap the aggregator has not counted."""
     unheard: reactive[bool] = reactive(False, repaint=False)
     """No aggregator for this event on the broker: the tally reaches no one."""
     status: reactive[wire.Status | None] = reactive(None, always_update=True, repaint=False)
@@ -79,14 +82,22 @@ class TallyPanel(Panel):
     def _redraw(self) -> None:
         self.show(
             tally_text(
-                self.tally, self.status, self.gate, delivered=self.delivered, unheard=self.unheard
-            )
+                self.tally,
+                self.status,
+                self.gate,
+                sent=self.sent,
+                waiting_s=self.waiting_s,
+                unheard=self.unheard,
+            )  # fmt: skip
         )
 
     def watch_tally(self) -> None:
         self._redraw()
 
-    def watch_delivered(self) -> None:
+    def watch_sent(self) -> None:
+        self._redraw()
+
+    def watch_waiting_s(self) -> None:
         self._redraw()
 
     def watch_unheard(self) -> None:

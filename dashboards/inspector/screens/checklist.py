@@ -26,6 +26,7 @@ from dashboards.common.widgets.keys_footer import KeysFooter
 from dashboards.inspector.actions import SentAction
 from dashboards.inspector.checklist_panels import checklist_summary, item_detail
 from dashboards.inspector.messages import InspectionRequested
+from dashboards.inspector.screens.main import NARROW_BELOW
 from dashboards.inspector.widgets.action_log import ActionLog
 from dashboards.inspector.widgets.checklist_list import ChecklistList
 from kent_ops.core import wire
@@ -45,6 +46,10 @@ def waiting_items(actions: tuple[SentAction, ...]) -> dict[str, str]:
         else:
             waiting.pop(mark.item, None)
     return waiting
+
+
+NO_MARKINGS = "No markings yet: o ok · d deficient (with a note) · n n/a, then y to send"
+NO_MARKINGS_SHORT = "No markings yet"
 
 
 class ChecklistScreen(Screen[None]):
@@ -75,10 +80,8 @@ class ChecklistScreen(Screen[None]):
         yield ConnectionBanner(id="connection-banner")
         yield ChecklistList(id="checklist-list")
         yield Static(id="checklist-detail")
-        yield ActionLog(
-            id="action-log",
-            hint="No markings yet: o ok · d deficient (with a note) · n n/a, then y to send",
-        )
+        narrow = self.app.size.width < NARROW_BELOW  # a phone: the footer has the keys
+        yield ActionLog(id="action-log", hint=NO_MARKINGS_SHORT if narrow else NO_MARKINGS)
         yield KeysFooter()
 
     def on_mount(self) -> None:

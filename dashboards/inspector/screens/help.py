@@ -10,8 +10,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
+from dashboards.common.widgets.keys_footer import KeysFooter
 from dashboards.inspector.panels import rules_table
 
 __all__ = ["HelpScreen", "keys_table"]
@@ -83,7 +84,7 @@ class HelpScreen(Screen[None]):
                     style="italic",
                 )
             )
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()

@@ -41,7 +41,7 @@ from dashboards.inspector.messages import (
     NoteRequested,
     PermitChangeRequested,
 )
-from dashboards.inspector.widgets.action_log import ActionLog
+from dashboards.inspector.widgets.action_log import NO_ACTIONS, NO_ACTIONS_SHORT, ActionLog
 from dashboards.inspector.widgets.alert_list import AlertList
 from dashboards.inspector.widgets.glance import (
     AttendancePanel,
@@ -142,7 +142,8 @@ class MainScreen(Screen[None]):
                 with VerticalScroll(id="side-tables"):
                     yield from (lots, properties)
             yield alerts
-        yield ActionLog(id="action-log").data_bind(MainScreen.actions, MainScreen.status)
+        hint = NO_ACTIONS_SHORT if self.narrow else NO_ACTIONS  # the footer has the keys
+        yield ActionLog(id="action-log", hint=hint).data_bind(MainScreen.actions, MainScreen.status)
         yield NoticeBar(self.notice, id="notice-bar")
         yield KeysFooter()
 
@@ -205,9 +206,10 @@ class MainScreen(Screen[None]):
         set_border_title(gates_table, f"Gates ({len(gates)}, {down} down)")
         set_border_title(lots_table, f"Lots ({len(lots)})")
         active = sum(1 for a in self.alerts.values() if a.state == "active")
+        counts = f"{active} active, {pending} pending"
         set_border_title(
             alert_list,
-            f"Alerts ({active} active, {pending} pending, {len(self.alerts)} in all)",
+            f"Alerts: {counts}" if self.narrow else f"Alerts ({counts}, {len(self.alerts)} in all)",
         )
 
     @property

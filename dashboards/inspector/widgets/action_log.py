@@ -12,7 +12,7 @@ from dashboards.common.widgets.panel import Panel
 from dashboards.inspector.actions import SentAction, describe
 from kent_ops.core import wire
 
-__all__ = ["ActionLog", "action_line"]
+__all__ = ["NO_ACTIONS", "NO_ACTIONS_SHORT", "ActionLog", "action_line"]
 
 _STATE = {
     "sent": ("… sending", "dark_orange"),
@@ -24,6 +24,8 @@ _STATE = {
 
 
 NO_ACTIONS = "No actions yet: a acknowledge · n note · c adjust attendance"
+NO_ACTIONS_SHORT = "No actions yet"
+"""On a phone: the footer below lists the keys, whole, and this line has one row."""
 
 
 def action_line(action: SentAction | None, zone: tzinfo, hint: str = NO_ACTIONS) -> Text:

@@ -131,7 +131,8 @@ class Security(_Out, frozen=True, kw_only=True):
 
 class SensorState(_Out, frozen=True, kw_only=True):
     kind: str
-    online: bool = True
+    online: bool | None = True
+    """None for a deputy's manual tally that has counted nobody: not used, not offline."""
     last_seen: datetime | None = None
 
 
@@ -143,17 +144,24 @@ class GateState(_Out, frozen=True, kw_only=True):
     net: int = 0
     per_minute: float = 0.0
     last_seen: datetime | None = None
-    online: bool = True
+    online: bool | None = True
+    """None for a manual tally that has counted nobody: not used, which is not offline."""
     manual: bool = False
     restarts: int = 0
 
     def unused_tally(self) -> bool:
-        """A deputy's manual tally nobody has used yet: not reporting, and no fault."""
+        """A deputy's manual tally nobody has used yet: not reporting, and no fault.
+
+        The status says so with ``"online": null``; a status of an earlier version said
+        ``false`` for it, and is read the same way (a tally never heard, counting nobody).
+        """
+        if self.online is None:
+            return True
         return self.manual and self.last_seen is None and self.in_ == 0 and self.out == 0
 
     def down(self) -> bool:
         """Offline, and not an unused tally: a gate whose count may be behind."""
-        return not self.online and not self.unused_tally()
+        return self.online is False and not self.unused_tally()
 
 
 class LotState(_Out, frozen=True, kw_only=True):

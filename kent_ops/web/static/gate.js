@@ -4,10 +4,13 @@
 // What the view shows (the order, its colour, the figures, why they may be old) is
 // decided on the server, by the same function as the terminal's gate view; this script
 // only draws it. What only the phone knows it says itself: that its link is down, and
-// which of its taps are not yet delivered. Each tap gets a random id and is kept in
-// localStorage until the server says the broker has it; whatever is kept is sent again,
+// what became of its own taps. Each tap gets a random id and is kept in localStorage
+// until the server says the broker has it ("sent"); whatever is not sent is sent again,
 // in order, whenever the link returns (the server counts each id once), so a lost
-// signal, a reload or a reopened tab loses no tap and counts none twice.
+// signal, a reload or a reopened tab loses no tap and counts none twice. A sent tap
+// reads "counted" only once the server says the aggregator's status counts it, and
+// "not counted by the aggregator: tell the command post" when the server says it was
+// sent 15 s ago and is still not counted: in words, never a tick.
 "use strict";
 
 (() => {
@@ -30,12 +33,21 @@
 
   // -- the taps kept on this phone ---------------------------------------------------
 
+  const NOT_COUNTED = "not counted by the aggregator: tell the command post";
+  const MOST_SENT = 2000;  // sent, not yet counted taps remembered (a long refusal's)
+
   function read() {
     try {
       const kept = JSON.parse(localStorage.getItem(STORE));
-      if (kept && Array.isArray(kept.pending) && Number.isInteger(kept.delivered)) return kept;
+      if (kept && Array.isArray(kept.pending)) {
+        return {
+          pending: kept.pending,
+          sent: Array.isArray(kept.sent) ? kept.sent : [],
+          counted: Number.isInteger(kept.counted) ? kept.counted : 0,
+        };
+      }
     } catch (e) { /* unreadable: start again */ }
-    return { pending: [], delivered: 0 };
+    return { pending: [], sent: [], counted: 0 };
   }
 
   function write(kept) {
@@ -55,27 +67,41 @@
     write(kept);
     if (navigator.vibrate) navigator.vibrate(12);
     draw();
-    send();
+    send(false);
   }
 
-  function delivered(ids) {
-    const done = new Set(ids);
+  function heard(word, ids) {
+    // The server's word on some of this phone's taps: sent (the broker has them), late
+    // (sent long ago and still not counted), counted (the aggregator's status shows them).
+    const these = new Set(ids);
     const kept = read();
-    const before = kept.pending.length;
-    kept.pending = kept.pending.filter((t) => !done.has(t.id));
-    kept.delivered += before - kept.pending.length;
+    const moved = kept.pending.filter((t) => these.has(t.id));
+    kept.pending = kept.pending.filter((t) => !these.has(t.id));
+    if (word === "counted") {
+      const before = kept.sent.length;
+      kept.sent = kept.sent.filter((t) => !these.has(t.id));
+      kept.counted += moved.length + before - kept.sent.length;
+    } else {
+      for (const t of moved) kept.sent.push(t);
+      for (const t of kept.sent) if (these.has(t.id)) t.late = word === "late";
+      kept.sent = kept.sent.slice(-MOST_SENT);
+    }
     write(kept);
     for (const id of ids) sentAt.delete(id);
     link.note = "";
     draw();
   }
 
-  function send() {
+  function send(everything) {
+    // The taps not yet sent, again every few seconds until the broker has them; on a
+    // new connection also the sent ones not yet counted, so the server follows them.
     if (!link.open) return;
     const now = Date.now();
-    const due = read().pending.filter((t) => !(now - (sentAt.get(t.id) || 0) < RESEND_MS));
-    for (let i = 0; i < due.length; i += CHUNK) {
-      const chunk = due.slice(i, i + CHUNK);
+    const kept = read();
+    const due = kept.pending.filter((t) => !(now - (sentAt.get(t.id) || 0) < RESEND_MS));
+    const all = everything ? kept.sent.concat(due) : due;
+    for (let i = 0; i < all.length; i += CHUNK) {
+      const chunk = all.slice(i, i + CHUNK);
       link.ws.send(JSON.stringify({ taps: chunk.map((t) => ({ id: t.id, d: t.d })) }));
       for (const t of chunk) sentAt.set(t.id, now);
     }
@@ -103,14 +129,16 @@
       link.heard = Date.now();
       sentAt.clear();
       draw();
-      send();
+      send(true);
     };
     ws.onmessage = (event) => {
       link.heard = Date.now();
       let message;
       try { message = JSON.parse(event.data); } catch (e) { return; }
       if (message.view) { view = message.view; draw(); }
-      if (message.delivered) delivered(message.delivered);
+      for (const word of ["sent", "late", "counted"]) {
+        if (Array.isArray(message[word])) heard(word, message[word]);
+      }
       if (message.refused) { link.note = `Not counted: ${message.refused}.`; draw(); }
       if (message.held) { link.note = `Kept: ${message.held}.`; draw(); }
     };
@@ -156,7 +184,7 @@
     if (Date.now() - link.heard > SILENT_MS) { lost(false); return; }
     link.ping += 1;
     link.ws.send(JSON.stringify({ ping: link.ping }));
-    send();
+    send(false);
   }, PING_MS);
 
   window.addEventListener("offline", () => { if (link.ws) lost(false); });
@@ -227,19 +255,25 @@
   }
 
   function pendingLine(kept) {
+    // This phone's own taps: counted, sent and waiting for the aggregator, not counted
+    // in time (say so, in words), not yet sent (kept here).
     const element = $("pending");
     const parts = [];
     const n = kept.pending.length;
-    parts.push(`This phone: ${taps(kept.delivered)} delivered`);
+    const late = kept.sent.filter((t) => t.late).length;
+    const waiting = kept.sent.length - late;
+    parts.push(`This phone: ${taps(kept.counted)} counted`);
+    if (late) parts.push(`${taps(late)} ${NOT_COUNTED}`);
+    if (waiting) parts.push(`${waiting} sent, not yet counted`);
     if (n) {
       const shown = kept.pending.slice(0, 12).map((t) => (t.d === "in" ? "+" : "−")).join(" ");
       const more = n > 12 ? " …" : "";
-      parts.push(`${n} not yet delivered (kept here): ${shown}${more}`);
+      parts.push(`${n} not yet sent (kept here): ${shown}${more}`);
     }
     if (link.note) parts.push(link.note);
     element.textContent = parts.join(" · ");
-    element.className = n ? "t-warn" : "t-dim";
-    element.hidden = !(kept.delivered || n || link.note);
+    element.className = late ? "t-alarm" : n || waiting ? "t-warn" : "t-dim";
+    element.hidden = !(kept.counted || n || kept.sent.length || link.note);
   }
 
   function draw() {
