@@ -5,7 +5,9 @@ person to their app), ``/dashboard`` (textual-serve's page for an inspector's or
 clerk's dashboard) with ``/ws/dashboard`` (the websocket that drives its app process,
 textual-serve's protocol) and ``/static`` (textual-serve's front end); ``/gate`` (a
 deputy's gate view, a small page of our own) with ``/ws/gate`` (its gate's hub,
-:mod:`kent_ops.web.deputies`) and ``/assets`` (that page's script and style).
+:mod:`kent_ops.web.deputies`); ``/inspector`` (an inspector's or the Clerk's page on a
+phone, also of our own) with ``/ws/inspector`` (the event's inspectors' hub,
+:mod:`kent_ops.web.inspectors`); and ``/assets`` (those pages' scripts and styles).
 
 Security, in short: HTTPS with the event's certificate; a random session token in an
 ``HttpOnly``, ``SameSite=Strict`` (and ``Secure`` over HTTPS) cookie, the session on
@@ -44,6 +46,8 @@ from kent_ops.web.apps import AppConfig, Launch, PersonApp, launch_for
 from kent_ops.web.deputies import GateHubs, run_phone
 from kent_ops.web.gate_hub import GateSettings
 from kent_ops.web.guard import SERVER, from_this_site, script_hash, security_headers
+from kent_ops.web.inspector_hub import InspectorSettings
+from kent_ops.web.inspectors import InspectorPages, landing
 from kent_ops.web.phone import Phone
 from kent_ops.web.relay import MOST_MESSAGE, relay, size_from_query
 from kent_ops.web.seats import Seats
@@ -75,6 +79,8 @@ class ServeSettings:
     sweep_s: float = 1.0
     gates: GateSettings = field(default_factory=GateSettings)
     """The deputies' gate hubs: the tally factory and where the tallies are kept."""
+    inspectors: InspectorSettings = field(default_factory=InspectorSettings)
+    """The inspectors' page hub (one for the event)."""
 
 
 @dataclass(slots=True)
@@ -104,6 +110,7 @@ class WebServer:
         self.sessions = Sessions(self.settings.session_s, clock=self.clock)
         self.downloads = DownloadManager()
         self.gates = GateHubs(self.settings.apps, self.settings.gates)
+        self.inspectors = InspectorPages(self.settings.apps, self.settings.inspectors)
         # scrypt has threads of its own, one a core: fifty people signing in at once
         # must not hold up the gate hubs' file work queued behind them.
         self.hashing = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="sign-in")
@@ -160,6 +167,8 @@ class WebServer:
                 web.post("/signout", self.handle_sign_out),
                 web.get("/dashboard", self.handle_app_page),
                 web.get("/gate", self.handle_app_page),
+                web.get("/inspector", self.handle_inspector_page),
+                web.get("/ws/inspector", self.handle_inspector_socket),
                 web.get("/ws/{app}", self.handle_websocket),
                 web.static("/static", STATIC),
                 web.static("/assets", ASSETS),
@@ -204,12 +213,15 @@ class WebServer:
             await sweeper
         await asyncio.gather(*(r.app.stop() for r in list(self.running.values())))
         await self.gates.close_all()
+        await self.inspectors.close_all()
         self.hashing.shutdown(wait=False, cancel_futures=True)
 
     async def handle_root(self, request: web.Request) -> web.StreamResponse:
         session = self._session(request)
         account = self.accounts.get(session.account) if session else None
-        return _redirect(f"/{account.app}" if account is not None else "/signin")
+        if session is None or account is None:
+            return _redirect("/signin")
+        return _redirect(landing(account.app, phone=session.phone))
 
     async def handle_sign_in_form(self, request: web.Request) -> web.Response:
         if (session := self._session(request)) and session.account in self.accounts:
@@ -247,12 +259,13 @@ class WebServer:
                 self.settings.apps.event_id, error="Wrong name or password.", name=name
             )
             return _html(page, status=401)
-        session = self.sessions.open(account.name, address, password)
+        phone = pages.on_a_phone(form.get("width"))
+        session = self.sessions.open(account.name, address, password, phone=phone)
         log.info("signed in: %s (%s) from %s", account.name, account.describe(), address)
         for old in self.sessions.crowded(account.name):
             log.info("oldest session of %s ended: too many at once", old.account)
             await self._close_apps(old.token, "signed in too often elsewhere")
-        response = _redirect(f"/{account.app}")
+        response = _redirect(landing(account.app, phone=phone))
         response.set_cookie(
             COOKIE,
             session.token,
@@ -280,7 +293,7 @@ class WebServer:
         account = self.accounts.get(session.account) if session else None
         if session is None or account is None:
             raise web.HTTPSeeOther("/signin")
-        if app_name != account.app:
+        if (app_name if app_name != "inspector" else "dashboard") != account.app:
             log.warning("refused: %s (%s) asked for %s", account.name, account.role, app_name)
             raise web.HTTPForbidden(
                 text=pages.message_page(
@@ -379,6 +392,36 @@ class WebServer:
                 self.gates.leave(hub, phone)
             await phone.stop()
             log.info("%s's gate view closed: %s", account.name, phone.ended or "page closed")
+        return websocket
+
+    # the inspectors' and the Clerk's page: one hub for the event ------------------------
+
+    async def handle_inspector_page(self, request: web.Request) -> web.Response:
+        _, account = self._allowed(request, "inspector")
+        scheme = "wss" if self.settings.tls else "ws"
+        page = pages.inspector_page(
+            event_id=self.settings.apps.event_id, account=account.name, role=account.role,
+            websocket_url=f"{scheme}://{request.host}/ws/inspector",
+        )  # fmt: skip
+        return _html(page)
+
+    async def handle_inspector_socket(self, request: web.Request) -> web.StreamResponse:
+        if not self._same_origin(request):
+            raise web.HTTPForbidden(text="websocket from another origin")
+        if self._session(request) is None:
+            raise web.HTTPUnauthorized(text="sign in first")
+        session, account = self._allowed(request, "inspector")
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MOST_MESSAGE)
+        await websocket.prepare(request)
+        page = Phone(websocket, session.token, account.name)
+        self.phones.add(page)  # a sign-out closes it as it closes a deputy's page
+        try:
+            await self.inspectors.serve(
+                websocket, page, account, session.password,
+                signed_in=lambda: self.sessions.get(session.token) is not None,
+            )  # fmt: skip
+        finally:
+            self.phones.discard(page)
         return websocket
 
     async def _hand_over(self, seat: str) -> None:

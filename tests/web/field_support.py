@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -94,6 +95,9 @@ class Field:
                 "insp-1": make_account(
                     "insp-1", "inspector", password("inspector-insp-1"), cost=CHEAP
                 ),  # fmt: skip
+                "clerk-1": make_account(
+                    "clerk-1", "clerk", password("clerk-clerk-1"), cost=CHEAP
+                ),  # fmt: skip
                 "jsmith": make_account(
                     "jsmith", "deputy", password("deputy-north"), gate="north", cost=CHEAP
                 ),  # fmt: skip
@@ -157,6 +161,17 @@ class Field:
         )  # fmt: skip
         _wait_for_line(self.root / f"{name}.log", "kent-ops serve:", process, "kent-ops serve")
         return f"https://127.0.0.1:{port}", process
+
+    def logged(self, topic: str) -> list[tuple[bool, dict[str, Any]]]:
+        """Every message on ``topic`` in the evidence log: (accepted, its payload), in order."""
+        path = self.root / "evidence.sqlite"
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as log:
+            rows = log.execute(
+                "SELECT accepted, payload FROM records WHERE kind = 'message' AND topic = ? "
+                "ORDER BY id",
+                (topic,),
+            ).fetchall()
+        return [(bool(accepted), json.loads(bytes(payload))) for accepted, payload in rows]
 
     def north_net(self, net: int) -> None:
         """Bring the north gate's net count to ``net``, as ``sensor-north`` would: its
