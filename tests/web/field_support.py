@@ -65,9 +65,13 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 class Field:
-    """Broker, aggregator and users of one event; ``serve()`` starts a web server on it."""
+    """Broker, aggregator and users of one event; ``serve()`` starts a web server on it.
 
-    def __init__(self, root: Path) -> None:
+    ``clock="sensor"`` runs the aggregator on its sensors' clock (``--clock sensor``), as
+    a rehearsal or the demo does: its time is then the readings' ``ts``.
+    """
+
+    def __init__(self, root: Path, *, clock: str = "wall") -> None:
         if shutil.which("mosquitto_passwd") is None:
             raise AssertionError("mosquitto_passwd is needed (Debian package mosquitto)")
         self.root = root
@@ -85,8 +89,8 @@ class Field:
         self.broker = self._start_broker()
         self.processes: list[subprocess.Popen[bytes]] = []
         self.aggregator = self._run("aggregator", ["run", "--permit", str(self.permit),
-                                    "--evidence", str(root / "evidence.sqlite")],
-                                    "kent-ops-aggregator")  # fmt: skip
+                                    "--evidence", str(root / "evidence.sqlite"),
+                                    "--clock", clock], "kent-ops-aggregator")  # fmt: skip
         _wait_for_line(root / "aggregator.log", "connected to", self.aggregator, "the aggregator")
         self.users = root / "users.json"
         save_accounts(
@@ -109,6 +113,9 @@ class Field:
                 ),  # fmt: skip
                 "wrong": make_account(  # a web password that is not the broker's
                     "wrong", "deputy", "not the broker password", gate="south", cost=CHEAP
+                ),  # fmt: skip
+                "insp-bad": make_account(  # an inspector the broker has no account for
+                    "insp-bad", "inspector", "not a broker password", cost=CHEAP
                 ),  # fmt: skip
             },
         )
@@ -173,16 +180,18 @@ class Field:
             ).fetchall()
         return [(bool(accepted), json.loads(bytes(payload))) for accepted, payload in rows]
 
-    def north_net(self, net: int) -> None:
+    def north_net(self, net: int, at: datetime | None = None) -> None:
         """Bring the north gate's net count to ``net``, as ``sensor-north`` would: its
-        cumulative totals only rise, so people come in or go out to get there."""
+        cumulative totals only rise, so people come in or go out to get there. ``at``:
+        the reading's ``ts`` (now by default)."""
         now = self.north_in - self.north_out
         if net > now:
             self.north_in += net - now
         else:
             self.north_out += now - net
         self.north_seq += 1
-        reading = gate_count(self.north_seq, datetime.now(UTC), self.north_in, self.north_out)
+        moment = at if at is not None else datetime.now(UTC)
+        reading = gate_count(self.north_seq, moment, self.north_in, self.north_out)
         publish(self.address("sensor-north"), TOPICS.gate_count("north"), reading)
 
     def close(self) -> None:

@@ -167,9 +167,7 @@ def wait_recorded(page: Page, words: str) -> None:
     """Until the page says the action carrying ``words`` is recorded by the aggregator."""
 
     def recorded() -> bool:
-        return any(
-            words in line and "✓ recorded" in line for line in pending(page).splitlines()
-        )
+        return any(words in line and "✓ recorded" in line for line in pending(page).splitlines())
 
     wait_until(recorded, 30, lambda: f"“{words}” recorded, the page says: {pending(page)!r}")
 
@@ -179,8 +177,11 @@ def send(page: Page) -> None:
 
 
 def within(box: dict[str, float], width: float, height: float) -> bool:
-    return box["left"] >= 0 and box["top"] >= 0 and box["right"] <= width + 0.5 and (
-        box["bottom"] <= height + 0.5
+    return (
+        box["left"] >= 0
+        and box["top"] >= 0
+        and box["right"] <= width + 0.5
+        and (box["bottom"] <= height + 0.5)
     )
 
 
@@ -269,7 +270,8 @@ def test_an_alert_in_full_acknowledged_and_noted_by_touch(
     assert f"record {evidence['record']}" in detail
     assert evidence["hash"] in detail.replace("\n", "")
     assert alert["cite"] in detail
-    assert "Observed" in detail and "Required" in detail
+    assert "Observed" in detail
+    assert "Required" in detail
     assert not page.is_visible("#actions"), "one screen at a time: the action bar is away"
     shots(page, "inspector-page-iphone-14-3-alert")
 
