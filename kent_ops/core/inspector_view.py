@@ -38,6 +38,7 @@ from kent_ops.core.checklist_view import checklist_groups, checklist_summary, de
 from kent_ops.core.connection import ConnectionState, connection_problem
 from kent_ops.core.display import clean, event_zone, fmt_int, level, local_clock
 from kent_ops.core.glance_view import (
+    assembly_text,
     attendance_flags,
     compliance_title,
     order_word,
@@ -293,7 +294,7 @@ def inspector_view(
             "attendance": _attendance(status),
             "permit": _permit(status),
             "staffing": _staffing(status),
-            "assembly": "assembly on" if status.assembly.on else "assembly off",
+            "assembly": assembly_text(status),
             "notes": _notes(status, zone),
         }
     return view

@@ -47,7 +47,6 @@ from kent_ops.core.display import event_zone, local_clock
 from kent_ops.core.inspector_actions import (
     SentAction,
     action_topic,
-    describe,
     encode_action,
     recorded_entries,
     update_recorded,
@@ -404,7 +403,7 @@ class InspectorHub:
             len(self.actions) + 1, action.kind, topic, payload, person.name, now, "sent",
             baseline=baseline,
         )  # fmt: skip
-        log.info("%s sent %s", person.user, describe(payload, event_zone(self.status)))
+        log.info("%s published %s %s", person.user, action.kind, action.id)
         followed = self._follow(key, _Followed(sent, publication, "sent"))
         self._settle(key, followed)
         return followed
