@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 
 from aiohttp import WSMsgType, web
 
@@ -26,6 +26,7 @@ from kent_ops.web.inspector_hub import InspectorHub, InspectorSettings, Person
 from kent_ops.web.page_actions import parse_actions
 from kent_ops.web.phone import Phone
 from kent_ops.web.relay import Pacer
+from kent_ops.web.sessions import Session, Sessions
 
 __all__ = ["InspectorPages", "landing", "run_page"]
 
@@ -78,16 +79,17 @@ class InspectorPages:
         websocket: web.WebSocketResponse,
         page: Phone,
         account: Account,
-        password: str,
-        *,
-        signed_in: Callable[[], bool],
+        session: Session,
+        sessions: Sessions,
     ) -> None:
         """One page, as long as it is open and its person signed in."""
-        person = Person(account.name, account.role, account.broker_user, password, page.token)
+        person = Person(
+            account.name, account.role, account.broker_user, session.password, session.token
+        )
         hub = None
         try:
             hub = await self.join(page, person)
-            if signed_in():
+            if sessions.get(session.token) is not None:  # not signed out meanwhile
                 await run_page(websocket, hub, page, person)
         finally:
             if hub is not None:

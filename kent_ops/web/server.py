@@ -5,9 +5,8 @@ person to their app), ``/dashboard`` (textual-serve's page for an inspector's or
 clerk's dashboard) with ``/ws/dashboard`` (the websocket that drives its app process,
 textual-serve's protocol) and ``/static`` (textual-serve's front end); ``/gate`` (a
 deputy's gate view, a small page of our own) with ``/ws/gate`` (its gate's hub,
-:mod:`kent_ops.web.deputies`); ``/inspector`` (an inspector's or the Clerk's page on a
-phone, also of our own) with ``/ws/inspector`` (the event's inspectors' hub,
-:mod:`kent_ops.web.inspectors`); and ``/assets`` (those pages' scripts and styles).
+:mod:`kent_ops.web.deputies`), ``/inspector`` (an inspector's or the Clerk's page on a
+phone) with ``/ws/inspector`` (the event's one hub, :mod:`kent_ops.web.inspectors`).
 
 Security, in short: HTTPS with the event's certificate; a random session token in an
 ``HttpOnly``, ``SameSite=Strict`` (and ``Secure`` over HTTPS) cookie, the session on
@@ -60,7 +59,7 @@ log = logging.getLogger("kent-ops.serve")
 COOKIE = "kent_ops_session"
 STATIC = Path(textual_serve.__file__).resolve().parent / "static"
 ASSETS = Path(__file__).resolve().parent / "static"
-_APPS = ("dashboard", "gate")
+_APPS = ("dashboard", "gate", "inspector")
 _SCRIPTS = tuple(script_hash(s) for s in pages.INLINE_SCRIPTS)
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 _CLOSE_WAIT_S = 5.0
@@ -168,7 +167,6 @@ class WebServer:
                 web.get("/dashboard", self.handle_app_page),
                 web.get("/gate", self.handle_app_page),
                 web.get("/inspector", self.handle_inspector_page),
-                web.get("/ws/inspector", self.handle_inspector_socket),
                 web.get("/ws/{app}", self.handle_websocket),
                 web.static("/static", STATIC),
                 web.static("/assets", ASSETS),
@@ -348,6 +346,8 @@ class WebServer:
         await websocket.prepare(request)
         if app_name == "gate":
             return await self._phone(websocket, session, account)
+        if app_name == "inspector":
+            return await self._inspector_page(websocket, session, account)
         launch = launch_for(account, self.settings.apps)
         ticket = self.seats.ticket(launch.seat)
         running: _Running | None = None
@@ -394,32 +394,21 @@ class WebServer:
             log.info("%s's gate view closed: %s", account.name, phone.ended or "page closed")
         return websocket
 
-    # the inspectors' and the Clerk's page: one hub for the event ------------------------
+    # the inspectors' and the Clerk's page: one hub for the event --------------------------
 
     async def handle_inspector_page(self, request: web.Request) -> web.Response:
         _, account = self._allowed(request, "inspector")
-        scheme = "wss" if self.settings.tls else "ws"
-        page = pages.inspector_page(
-            event_id=self.settings.apps.event_id, account=account.name, role=account.role,
-            websocket_url=f"{scheme}://{request.host}/ws/inspector",
-        )  # fmt: skip
-        return _html(page)
+        socket = f"{'wss' if self.settings.tls else 'ws'}://{request.host}/ws/inspector"
+        return _html(pages.inspector_page(event_id=self.settings.apps.event_id,
+                     account=account.name, role=account.role, websocket_url=socket))  # fmt: skip
 
-    async def handle_inspector_socket(self, request: web.Request) -> web.StreamResponse:
-        if not self._same_origin(request):
-            raise web.HTTPForbidden(text="websocket from another origin")
-        if self._session(request) is None:
-            raise web.HTTPUnauthorized(text="sign in first")
-        session, account = self._allowed(request, "inspector")
-        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MOST_MESSAGE)
-        await websocket.prepare(request)
+    async def _inspector_page(
+        self, websocket: web.WebSocketResponse, session: Session, account: Account
+    ) -> web.WebSocketResponse:
         page = Phone(websocket, session.token, account.name)
         self.phones.add(page)  # a sign-out closes it as it closes a deputy's page
         try:
-            await self.inspectors.serve(
-                websocket, page, account, session.password,
-                signed_in=lambda: self.sessions.get(session.token) is not None,
-            )  # fmt: skip
+            await self.inspectors.serve(websocket, page, account, session, self.sessions)
         finally:
             self.phones.discard(page)
         return websocket
