@@ -632,9 +632,8 @@ async def measure(args: argparse.Namespace, root: Path, broker: MosquittoBroker)
         cpu0, wall0 = run.machine.cpu(), time.perf_counter()
         await run.ticking(args.idle)
         cpu1 = run.machine.cpu()
-        base_rss, base_pss = print_memory(
-            "baseline, the same run: the server signed in by nobody", run.machine.memory()
-        )
+        baseline = run.machine.memory()
+        print_memory("baseline, the same run: the server signed in by nobody", baseline)
         print(f"  CPU with a status every {args.interval:g} s, in cores: "
               f"{cores(cpu0, cpu1, time.perf_counter() - wall0)}")  # fmt: skip
         olds = await baseline_gate_apps(run, broker, root)
@@ -657,7 +656,7 @@ async def measure(args: argparse.Namespace, root: Path, broker: MosquittoBroker)
         )
         phones = args.deputies + args.inspectors
         if phones:
-            extra = (run.machine.memory()["server"][1] - base_rss) / phones
+            extra = (run.machine.memory()["server"][1] - baseline["server"][1]) / phones
             print(f"  the server grew {extra:.2f} MiB RSS a phone over the baseline")
         if olds:
             count, old_rss, old_pss = run.machine.memory()["baseline gate apps"]

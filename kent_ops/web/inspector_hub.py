@@ -342,7 +342,11 @@ class InspectorHub:
         return clock.decode()[:-1] + "," + text[1:]
 
     async def _push(self) -> None:
-        """Send the view to every page when it changed: coalesced, a few a second at most."""
+        """Send the view to every page when it changed: coalesced, a few a second at most.
+
+        Only a view sent holds the next one back: the second's tick that changed nothing
+        must not make the status after it wait.
+        """
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -356,7 +360,7 @@ class InspectorHub:
                 message = self._message(text)
                 for page in list(self.pages):
                     page.show(message)
-            await asyncio.sleep(self.settings.push_gap_s)
+                await asyncio.sleep(self.settings.push_gap_s)
 
     async def _tick(self) -> None:
         """Each second: the clock on the page and the status's age."""
