@@ -251,6 +251,8 @@ class SentAction:
     sent_at: datetime
     state: ActionState = "sent"
     recorded_at: datetime | None = None
+    """When the aggregator recorded it: the time on its entry (the engine's clock, as the
+    report shows it), or the screen's clock when the entry carries none."""
     baseline: Entries = field(default_factory=frozenset)
     """Matching entries that were already there when it was sent (a repeated note)."""
 
@@ -258,12 +260,17 @@ class SentAction:
 def update_recorded(
     action: SentAction, status: wire.Status | None, alerts: Alerts, now: datetime
 ) -> SentAction:
-    """The action marked ``recorded`` once a new matching entry shows up; else unchanged."""
+    """The action marked ``recorded`` once a new matching entry shows up; else unchanged.
+
+    Its ``recorded_at`` is the entry's own time, so the screen and the report agree on it.
+    """
     if action.state in ("recorded", "unsent"):
         return action
     found = recorded_entries(action.kind, action.payload, action.inspector, status, alerts)
-    if found - action.baseline:
-        return replace(action, state="recorded", recorded_at=now)
+    new = found - action.baseline
+    if new:
+        times = [x for entry in new for x in entry if isinstance(x, datetime)]
+        return replace(action, state="recorded", recorded_at=min(times, default=now))
     return action
 
 

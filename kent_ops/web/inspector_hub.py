@@ -471,7 +471,7 @@ class InspectorHub:
         if after.state != "recorded":
             return False
         followed.state = "recorded"
-        followed.at = local_clock(now, event_zone(self.status))
+        followed.at = local_clock(after.recorded_at or now, event_zone(self.status))
         self._open.discard(key)
         return True
 
