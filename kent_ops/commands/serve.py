@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING
 
 from kent_ops.broker.client import DEFAULT_BROKER_URL, parse_broker_url
 from kent_ops.broker.credentials import ENV_URL, read_password_file
+from kent_ops.broker.witness import WitnessKeeper, default_witness_path
 from kent_ops.commands.run import configure_logging
+from kent_ops.commands.witnessing import open_witness
 from kent_ops.core.errors import UsageError
 from kent_ops.core.gate_view import deputy_gate_problem, manual_gate
 from kent_ops.core.permit import load_permit
@@ -159,6 +161,7 @@ def _gate_settings(config: AppConfig) -> GateSettings:
 
 def cli_serve(args: argparse.Namespace) -> int:
     """``kent-ops serve --event ID``: until SIGINT/SIGTERM; 0 on a clean stop."""
+    from kent_ops.web.inspector_hub import InspectorSettings
     from kent_ops.web.server import ServeSettings, serve_forever
 
     config = _app_config(args)
@@ -168,12 +171,14 @@ def cli_serve(args: argparse.Namespace) -> int:
     accounts = load_accounts(path)
     if not accounts:
         raise UsageError(f"users file {path} has nobody in it: add people with serve users add")
+    witness = _witness(args, config)
     settings = ServeSettings(
         apps=config,
         users_file=path,
         session_s=args.session_minutes * 60,
         tls=context is not None,
         gates=_gate_settings(config),
+        inspectors=InspectorSettings(witness=witness.keep if witness is not None else None),
     )
     configure_logging(args.log_level)
 
@@ -191,6 +196,14 @@ def cli_serve(args: argparse.Namespace) -> int:
 
     serve_forever(settings, host, port, ssl_context=context, announce=announce)
     return 0
+
+
+def _witness(args: argparse.Namespace, config: AppConfig) -> WitnessKeeper | None:
+    """The witness file the inspectors' hub keeps each checkpoint in (``--witness``, else
+    ``witness/{event}.jsonl`` under the state folder)."""
+    folder = Path(config.state_dir).expanduser() / "witness" if config.state_dir else None
+    default = default_witness_path(config.event_id, folder)
+    return open_witness(getattr(args, "witness", None), default, config.event_id, "serve")
 
 
 def _check_gate(gate: str, permit_path: str | None) -> None:

@@ -6,7 +6,14 @@ import argparse
 
 from kent_ops.broker.client import DEFAULT_BROKER_URL
 from kent_ops.broker.credentials import ENV_URL
-from kent_ops.commands.parsers import EXAMPLE_EVENT, Sub, new_command, new_group, positive_float
+from kent_ops.commands.parsers import (
+    EXAMPLE_EVENT,
+    Sub,
+    add_witness_keep,
+    new_command,
+    new_group,
+    positive_float,
+)
 
 __all__ = ["add_serve"]
 
@@ -139,6 +146,7 @@ def _serve(sub: Sub) -> None:
         help="where the gate views keep their manual tallies (default ~/.local/state/kent-ops)",
     )
     p.add_argument("--keys", metavar="FILE", help="the tallies' signing keys, when the event signs")
+    add_witness_keep(p, "witness/EVENT.jsonl under --state-dir (or ~/.local/state/kent-ops)")
     p.add_argument(
         "--app-memory-mb",
         default=str(APP_MEMORY_MB),

@@ -1,9 +1,10 @@
 """How a figure, a time or a piece of outside text reads on every screen, written once.
 
-The terminal dashboards (``dashboards/``) and the deputy's page in a browser
-(``kent-ops serve``) show the same numbers the same way: "3,120", "14:03:05" in the
-event's zone, a dash for a figure not known yet, amber within 10% of a limit and red
-past it. Pure functions of their arguments: nothing here reads a clock.
+The terminal dashboards (``dashboards/``) and the pages in a browser (``kent-ops
+serve``: the deputy's gate view, the inspector's page) show the same numbers the same
+way: "3,120", "14:03:05" in the event's zone, a dash for a figure not known yet, amber
+within 10% of a limit and red past it. Pure functions of their arguments: nothing here
+reads a clock.
 """
 
 from __future__ import annotations
@@ -15,15 +16,21 @@ from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from kent_ops.core import wire
+from kent_ops.core.sensor_kinds import kind_of
 
 __all__ = [
+    "FLAG_WORDS",
     "NEAR_FRACTION",
     "NONE_TEXT",
+    "SHARE_KEYS",
     "Level",
     "clean",
     "event_zone",
+    "figure_phrase",
     "fmt_age",
+    "fmt_figure",
     "fmt_int",
+    "fmt_share",
     "level",
     "local_clock",
 ]
@@ -134,3 +141,51 @@ def _printable(char: str) -> str:
     if char.isprintable():
         return char
     return " " if char.isspace() else ""
+
+
+def fmt_share(value: object) -> str:
+    """A fraction as a whole percentage (``0.92`` → ``92%``); a dash if absent."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return NONE_TEXT
+    return f"{value * 100:.0f}%"
+
+
+SHARE_KEYS = ("share", "share_below")
+"""Figure names that hold a fraction: a lot's share full and the share it must stay below."""
+
+
+def fmt_figure(key: str, value: object) -> str:
+    """One of a rule's figures as a person reads it: a share as ``95%``, a count as
+    ``3,120``, anything else as plain text (it came from the aggregator: see :func:`clean`)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and key.endswith(SHARE_KEYS):
+        return fmt_share(value)
+    if number:
+        return fmt_int(value)
+    return clean(value)
+
+
+FLAG_WORDS: dict[str, tuple[str, str]] = {
+    "available": ("last said online", "said it is offline"),
+    "stale": ("silent past its heartbeat", "heard on time"),
+    "online": ("online", "offline"),
+    "assembly_on": ("the assembly on", "the assembly over"),
+    "within_rounding": ("within the rounding of the law's ratio", "beyond rounding"),
+}
+"""How a rule's yes-or-no figure reads (true, false): never ``stale True``."""
+
+
+def figure_phrase(key: str, value: object) -> str:
+    """One figure of an alert as words: ``attendance 3,120``, ``share full 98%``,
+    ``a gate sensor``, ``silent past its heartbeat``, ``no availability message``."""
+    if key == "kind" and isinstance(value, str):
+        try:
+            return f"a {kind_of(value).noun} sensor"
+        except KeyError:
+            return f"a {clean(value)} sensor"
+    words = FLAG_WORDS.get(key)
+    if words is not None and isinstance(value, bool):
+        return words[0] if value else words[1]
+    if key == "available" and value is None:
+        return "no availability message"
+    return f"{clean(key).replace('_', ' ')} {fmt_figure(key, value)}"

@@ -28,6 +28,7 @@ from typing import Literal
 from kent_ops.core import wire
 from kent_ops.core.connection import ConnectionState, connection_problem
 from kent_ops.core.display import clean, event_zone, fmt_age, fmt_int, level, local_clock
+from kent_ops.core.tagged import Line, Span, Tag, line_data
 
 __all__ = [
     "ORDER_COLOURS",
@@ -52,26 +53,10 @@ __all__ = [
 ]
 
 Tone = Literal["admit", "hold", "none"]
-Tag = Literal[
-    "", "strong", "dim", "italic", "good", "warn", "alarm", "chip", "chip-near", "chip-breach"
-]
-"""How a span reads: plain, strong, dim, italic; good (green), warn (amber), alarm (red);
-a figure drawn on the sign as a chip (plain, near its limit, past it)."""
 
 ORDER_COLOURS: dict[Tone, str] = {"admit": "#0a6b2a", "hold": "#a3101a", "none": "#2b3a44"}
 """The sign's background: green to admit, red to hold, grey with no order. White letters
 on either colour read from a metre away (contrast above 7:1)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A piece of text and how it reads."""
-
-    text: str
-    tag: Tag = ""
-
-
-Line = tuple[Span, ...]
 
 
 def manual_gate(gate: str) -> str:
@@ -383,21 +368,17 @@ def gate_view(
     )
 
 
-def _line_data(line: Line) -> list[list[str]]:
-    return [[span.text, span.tag] for span in line]
-
-
 def view_data(view: GateView) -> dict[str, object]:
     """The view as JSON-ready data: lines are lists of ``[text, tag]`` pairs."""
     return {
         "gate": view.gate,
-        "header": _line_data(view.header),
+        "header": line_data(view.header),
         "word": view.word,
         "tone": view.tone,
         "colour": view.colour,
-        "details": [_line_data(line) for line in view.details],
-        "counts": _line_data(view.counts),
-        "tally": [_line_data(line) for line in view.tally],
+        "details": [line_data(line) for line in view.details],
+        "counts": line_data(view.counts),
+        "tally": [line_data(line) for line in view.tally],
         "can_count": view.can_count,
         "problem": view.problem,
         "attendance": view.attendance,

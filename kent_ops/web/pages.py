@@ -1,10 +1,14 @@
-"""The server's few HTML pages: sign in, the dashboard's page, the gate view, refusals.
+"""The server's few HTML pages: sign in, the dashboard's page, the gate view, the
+inspector's page, refusals.
 
 The dashboard's page is textual-serve's own front end (``textual.js``, xterm.js),
 served from the textual-serve package with no outside fonts or scripts, so it works on
 an event network with no internet. The deputy's gate view is a small page of our own
 (``static/gate.js`` and ``gate.css``, no framework) that draws the view its gate's hub
-sends. Both are sized for a phone held in one hand as well as a tablet or a laptop.
+sends; the inspector's page (``static/inspector.js`` and ``inspector.css``) is too, fed
+by the event's inspectors' hub. All are sized for a phone held in one hand as well as
+a tablet or a laptop. The sign-in form says how wide the screen is (``signin.js``), so
+an inspector on a phone lands on their page and at a desk on the full dashboard.
 Everything that comes from outside (a name, an error) is escaped. The one inline
 script is :data:`INLINE_SCRIPTS`' own, which the Content-Security-Policy allows by its
 hash (:mod:`kent_ops.web.guard`); nothing else inline may run.
@@ -14,7 +18,27 @@ from __future__ import annotations
 
 from html import escape
 
-__all__ = ["INLINE_SCRIPTS", "app_page", "gate_page", "message_page", "sign_in_page"]
+__all__ = [
+    "INLINE_SCRIPTS",
+    "PHONE_BELOW",
+    "app_page",
+    "gate_page",
+    "inspector_page",
+    "message_page",
+    "on_a_phone",
+    "sign_in_page",
+]
+
+PHONE_BELOW = 600
+"""A screen narrower than this many CSS pixels is a phone's: an inspector's page, not
+the full dashboard."""
+
+
+def on_a_phone(width: object) -> bool:
+    """Whether the sign-in form's ``width`` (the screen's CSS pixels) is a phone's."""
+    text = str(width or "").strip()
+    return text.isascii() and text.isdigit() and 0 < int(text[:6]) < PHONE_BELOW
+
 
 _HEAD = """<!DOCTYPE html>
 <html lang="en">
@@ -59,9 +83,11 @@ def sign_in_page(event_id: str, *, error: str = "", name: str = "") -> str:
  autocomplete="username" required autofocus>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
+<input type="hidden" id="width" name="width" value="">
 <button type="submit" id="signin">Sign in</button>
 </form>
 </main>
+<script src="/assets/signin.js"></script>
 </body>
 </html>
 """
@@ -177,6 +203,58 @@ def gate_page(*, event_id: str, gate: str, account: str, websocket_url: str) -> 
 </section>
 <footer>
 <span id="who">{escape(account)} · {escape(event_id)}</span>
+<form class="signout" method="post" action="/signout"><button type="submit">Sign out</button></form>
+</footer>
+</body>
+</html>
+"""
+
+
+def inspector_page(*, event_id: str, account: str, role: str, websocket_url: str) -> str:
+    """The inspector's (or the Clerk's) page: what the event's hub sends, drawn by
+    ``inspector.js``, with the person's actions by touch.
+
+    What the person sent and is not yet recorded is kept in the browser's storage
+    under a key of its own (event and account), so a reload or a reopened tab finds it.
+    """
+    store = f"kent-ops:{event_id}:inspector:{account}"
+    who = f"clerk {account}" if role == "clerk" else account
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="referrer" content="same-origin">
+<meta name="theme-color" content="#0b1419">
+<title>{escape(event_id)} · kent-ops</title>
+<link rel="stylesheet" href="/assets/inspector.css">
+<script src="/assets/inspector.js" defer></script>
+</head>
+<body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
+ data-account="{escape(account)}" data-role="{escape(role)}" data-event="{escape(event_id)}">
+<header id="top">
+<div id="header"><span class="t-strong">{escape(event_id)}</span></div>
+<div id="banner" role="status" hidden></div>
+</header>
+<main id="screen-main" class="screen">
+<p id="waiting" class="t-dim">Waiting for the command post…</p>
+<section id="attendance" hidden></section>
+<section id="permit" hidden></section>
+<section id="alerts" hidden></section>
+<section id="staffing" hidden></section>
+<section id="gates" hidden></section>
+<section id="lots" hidden></section>
+<section id="properties" hidden></section>
+<section id="notes" hidden></section>
+</main>
+<section id="screen-detail" class="screen" hidden aria-label="Alert"></section>
+<section id="screen-checklist" class="screen" hidden aria-label="Checklist"></section>
+<section id="screen-form" class="screen" hidden aria-label="Action"></section>
+<section id="pending" aria-live="polite" hidden></section>
+<nav id="actions" aria-label="Actions"></nav>
+<footer>
+<span id="who">{escape(who)} · {escape(event_id)}</span>
+<a id="full" href="/dashboard">Full dashboard</a>
 <form class="signout" method="post" action="/signout"><button type="submit">Sign out</button></form>
 </footer>
 </body>

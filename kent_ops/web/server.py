@@ -5,7 +5,8 @@ person to their app), ``/dashboard`` (textual-serve's page for an inspector's or
 clerk's dashboard) with ``/ws/dashboard`` (the websocket that drives its app process,
 textual-serve's protocol) and ``/static`` (textual-serve's front end); ``/gate`` (a
 deputy's gate view, a small page of our own) with ``/ws/gate`` (its gate's hub,
-:mod:`kent_ops.web.deputies`) and ``/assets`` (that page's script and style).
+:mod:`kent_ops.web.deputies`), ``/inspector`` (an inspector's or the Clerk's page on a
+phone) with ``/ws/inspector`` (the event's one hub, :mod:`kent_ops.web.inspectors`).
 
 Security, in short: HTTPS with the event's certificate; a random session token in an
 ``HttpOnly``, ``SameSite=Strict`` (and ``Secure`` over HTTPS) cookie, the session on
@@ -44,6 +45,8 @@ from kent_ops.web.apps import AppConfig, Launch, PersonApp, launch_for
 from kent_ops.web.deputies import GateHubs, run_phone
 from kent_ops.web.gate_hub import GateSettings
 from kent_ops.web.guard import SERVER, from_this_site, script_hash, security_headers
+from kent_ops.web.inspector_hub import InspectorSettings
+from kent_ops.web.inspectors import InspectorPages, landing
 from kent_ops.web.phone import Phone
 from kent_ops.web.relay import MOST_MESSAGE, relay, size_from_query
 from kent_ops.web.seats import Seats
@@ -56,7 +59,7 @@ log = logging.getLogger("kent-ops.serve")
 COOKIE = "kent_ops_session"
 STATIC = Path(textual_serve.__file__).resolve().parent / "static"
 ASSETS = Path(__file__).resolve().parent / "static"
-_APPS = ("dashboard", "gate")
+_APPS = ("dashboard", "gate", "inspector")
 _SCRIPTS = tuple(script_hash(s) for s in pages.INLINE_SCRIPTS)
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 _CLOSE_WAIT_S = 5.0
@@ -75,6 +78,8 @@ class ServeSettings:
     sweep_s: float = 1.0
     gates: GateSettings = field(default_factory=GateSettings)
     """The deputies' gate hubs: the tally factory and where the tallies are kept."""
+    inspectors: InspectorSettings = field(default_factory=InspectorSettings)
+    """The inspectors' page hub (one for the event)."""
 
 
 @dataclass(slots=True)
@@ -104,6 +109,7 @@ class WebServer:
         self.sessions = Sessions(self.settings.session_s, clock=self.clock)
         self.downloads = DownloadManager()
         self.gates = GateHubs(self.settings.apps, self.settings.gates)
+        self.inspectors = InspectorPages(self.settings.apps, self.settings.inspectors)
         # scrypt has threads of its own, one a core: fifty people signing in at once
         # must not hold up the gate hubs' file work queued behind them.
         self.hashing = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="sign-in")
@@ -160,6 +166,7 @@ class WebServer:
                 web.post("/signout", self.handle_sign_out),
                 web.get("/dashboard", self.handle_app_page),
                 web.get("/gate", self.handle_app_page),
+                web.get("/inspector", self.handle_inspector_page),
                 web.get("/ws/{app}", self.handle_websocket),
                 web.static("/static", STATIC),
                 web.static("/assets", ASSETS),
@@ -204,12 +211,15 @@ class WebServer:
             await sweeper
         await asyncio.gather(*(r.app.stop() for r in list(self.running.values())))
         await self.gates.close_all()
+        await self.inspectors.close_all()
         self.hashing.shutdown(wait=False, cancel_futures=True)
 
     async def handle_root(self, request: web.Request) -> web.StreamResponse:
         session = self._session(request)
         account = self.accounts.get(session.account) if session else None
-        return _redirect(f"/{account.app}" if account is not None else "/signin")
+        if session is None or account is None:
+            return _redirect("/signin")
+        return _redirect(landing(account.app, phone=session.phone))
 
     async def handle_sign_in_form(self, request: web.Request) -> web.Response:
         if (session := self._session(request)) and session.account in self.accounts:
@@ -247,12 +257,13 @@ class WebServer:
                 self.settings.apps.event_id, error="Wrong name or password.", name=name
             )
             return _html(page, status=401)
-        session = self.sessions.open(account.name, address, password)
+        phone = pages.on_a_phone(form.get("width"))
+        session = self.sessions.open(account.name, address, password, phone=phone)
         log.info("signed in: %s (%s) from %s", account.name, account.describe(), address)
         for old in self.sessions.crowded(account.name):
             log.info("oldest session of %s ended: too many at once", old.account)
             await self._close_apps(old.token, "signed in too often elsewhere")
-        response = _redirect(f"/{account.app}")
+        response = _redirect(landing(account.app, phone=phone))
         response.set_cookie(
             COOKIE,
             session.token,
@@ -280,7 +291,7 @@ class WebServer:
         account = self.accounts.get(session.account) if session else None
         if session is None or account is None:
             raise web.HTTPSeeOther("/signin")
-        if app_name != account.app:
+        if (app_name if app_name != "inspector" else "dashboard") != account.app:
             log.warning("refused: %s (%s) asked for %s", account.name, account.role, app_name)
             raise web.HTTPForbidden(
                 text=pages.message_page(
@@ -335,6 +346,8 @@ class WebServer:
         await websocket.prepare(request)
         if app_name == "gate":
             return await self._phone(websocket, session, account)
+        if app_name == "inspector":
+            return await self._inspector_page(websocket, session, account)
         launch = launch_for(account, self.settings.apps)
         ticket = self.seats.ticket(launch.seat)
         running: _Running | None = None
@@ -379,6 +392,25 @@ class WebServer:
                 self.gates.leave(hub, phone)
             await phone.stop()
             log.info("%s's gate view closed: %s", account.name, phone.ended or "page closed")
+        return websocket
+
+    # the inspectors' and the Clerk's page: one hub for the event --------------------------
+
+    async def handle_inspector_page(self, request: web.Request) -> web.Response:
+        _, account = self._allowed(request, "inspector")
+        socket = f"{'wss' if self.settings.tls else 'ws'}://{request.host}/ws/inspector"
+        return _html(pages.inspector_page(event_id=self.settings.apps.event_id,
+                     account=account.name, role=account.role, websocket_url=socket))  # fmt: skip
+
+    async def _inspector_page(
+        self, websocket: web.WebSocketResponse, session: Session, account: Account
+    ) -> web.WebSocketResponse:
+        page = Phone(websocket, session.token, account.name)
+        self.phones.add(page)  # a sign-out closes it as it closes a deputy's page
+        try:
+            await self.inspectors.serve(websocket, page, account, session, self.sessions)
+        finally:
+            self.phones.discard(page)
         return websocket
 
     async def _hand_over(self, seat: str) -> None:

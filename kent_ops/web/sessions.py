@@ -27,6 +27,8 @@ class Session:
     address: str
     expires: float
     password: str = field(repr=False)
+    phone: bool = False
+    """Signed in from a phone's screen: an inspector's ``/`` is then their page."""
 
 
 class Sessions:
@@ -44,10 +46,11 @@ class Sessions:
         self.clock = clock
         self._by_token: dict[str, Session] = {}
 
-    def open(self, account: str, address: str, password: str) -> Session:
+    def open(self, account: str, address: str, password: str, *, phone: bool = False) -> Session:
         """A new session with an unguessable token (256 bits)."""
         token = secrets.token_urlsafe(32)
-        session = Session(token, account, address, self.clock() + self.lifetime_s, password)
+        expires = self.clock() + self.lifetime_s
+        session = Session(token, account, address, expires, password, phone=phone)
         self._by_token[token] = session
         return session
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -123,6 +124,9 @@ class Field:
                 "insp-1": make_account(
                     "insp-1", "inspector", password("inspector-insp-1"), cost=CHEAP
                 ),  # fmt: skip
+                "clerk-1": make_account(
+                    "clerk-1", "clerk", password("clerk-clerk-1"), cost=CHEAP
+                ),  # fmt: skip
                 "jsmith": make_account(
                     "jsmith", "deputy", password("deputy-north"), gate="north", cost=CHEAP
                 ),  # fmt: skip
@@ -134,6 +138,9 @@ class Field:
                 ),  # fmt: skip
                 "wrong": make_account(  # a web password that is not the broker's
                     "wrong", "deputy", "not the broker password", gate="south", cost=CHEAP
+                ),  # fmt: skip
+                "insp-bad": make_account(  # an inspector the broker has no account for
+                    "insp-bad", "inspector", "not a broker password", cost=CHEAP
                 ),  # fmt: skip
             },
         )
@@ -187,19 +194,31 @@ class Field:
         _wait_for_line(self.root / f"{name}.log", "kent-ops serve:", process, "kent-ops serve")
         return f"https://127.0.0.1:{port}", process
 
-    def north_net(self, net: int) -> None:
+    def logged(self, topic: str) -> list[tuple[bool, dict[str, Any]]]:
+        """Every message on ``topic`` in the evidence log: (accepted, its payload), in order."""
+        path = self.root / "evidence.sqlite"
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as log:
+            rows = log.execute(
+                "SELECT accepted, payload FROM records WHERE kind = 'message' AND topic = ? "
+                "ORDER BY id",
+                (topic,),
+            ).fetchall()
+        return [(bool(accepted), json.loads(bytes(payload))) for accepted, payload in rows]
+
+    def north_net(self, net: int, at: datetime | None = None) -> None:
         """Bring the north gate's net count to ``net``, as ``sensor-north`` would: its
-        cumulative totals only rise, so people come in or go out to get there."""
+        cumulative totals only rise, so people come in or go out to get there. ``at``:
+        the reading's ``ts`` (now by default)."""
         now = self.north_in - self.north_out
         if net > now:
             self.north_in += net - now
         else:
             self.north_out += now - net
         self.north_seq += 1
+        moment = at if at is not None else self.sensor_now()
         reading = gate_count(
-            self.north_seq, self.sensor_now(), self.north_in, self.north_out,
-            key=self.keys.get("north"),
-        )  # fmt: skip
+            self.north_seq, moment, self.north_in, self.north_out, key=self.keys.get("north")
+        )
         publish(self.address("sensor-north"), TOPICS.gate_count("north"), reading)
 
     def sensor_now(self) -> datetime:

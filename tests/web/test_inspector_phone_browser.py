@@ -1,5 +1,9 @@
-"""The inspector's dashboard on phones, in Chromium at their real pixel ratios, through
-a real ``kent-ops serve``, a real Mosquitto and a real aggregator.
+"""The inspector's full dashboard on phones, in Chromium at their real pixel ratios,
+through a real ``kent-ops serve``, a real Mosquitto and a real aggregator.
+
+A phone signing in gets the inspector's page (tests/web/test_inspector_page_browser.py);
+the Textual dashboard is a link away on it ("Full dashboard"), and this is that
+dashboard, opened from the link.
 
 Each phone gets a Chromium of its own, started with ``--force-device-scale-factor``
 at the phone's ratio as well as its viewport, mobile and touch settings: with the
@@ -77,6 +81,9 @@ def test_a_phone_shows_attendance_hold_and_the_breaches_on_its_first_screen(
         context.add_init_script(_NOTE_TERMINAL)
         page = context.new_page()
         sign_in(page, base, "insp-1", password("inspector-insp-1"))
+        page.wait_for_url(f"{base}/inspector")
+        page.get_by_role("link", name="Full dashboard").tap()
+        page.wait_for_url(f"{base}/dashboard")
         screen = Screen(page)
         screen.wait_for_text(r"peak 600")
         screen.wait_for_text(r"BREACH\s+A-\d{4}")

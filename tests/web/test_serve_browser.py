@@ -110,7 +110,7 @@ def test_a_wrong_password_is_refused_and_the_next_try_is_slowed(
 
     def signed_in() -> bool:
         sign_in(page, base, "insp-1", INSPECTOR_PW)
-        return page.url == f"{base}/dashboard"
+        return page.url == f"{base}/inspector"  # a phone's screen: the inspector's page
 
     wait_until(signed_in, 20, "a sign-in once the wait is over")
     cookie = next(c for c in context.cookies() if c["name"] == "kent_ops_session")

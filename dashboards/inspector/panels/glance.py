@@ -1,4 +1,10 @@
-"""The top of the main screen: the header line, attendance, staffing and parking."""
+"""The top of the main screen: the header line, attendance, staffing and parking.
+
+What they say (the permit's standing, the order, each figure against its limit and how
+it reads, why attendance may be low) is the core's (:mod:`kent_ops.core.glance_view`,
+which the inspector's page in a browser draws too); here it is laid out in a
+terminal's cells: the large digits, the bar, the trend line, the columns.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +23,16 @@ from dashboards.common.renderables import (
     trend_peak,
     trend_text,
 )
-from dashboards.inspector.panels.law import assembly_text
+from dashboards.common.tagged_text import TAG_STYLES, line_text, span_text
 from kent_ops.core import wire
+from kent_ops.core.glance_view import (
+    attendance_flags,
+    compliance_title,
+    order_word,
+    outside_hours,
+    permit_words,
+    staffing_lines,
+)
 
 __all__ = ["attendance_panel", "compliance_panel", "compliance_title", "header_text"]
 
@@ -53,13 +67,10 @@ def header_text(
     permit = Text()
     outside = Text()
     if status is not None:
-        number = clean(status.permit.number, limit=32) or "no permit number"
-        state = clean(status.permit.status, limit=32) or "unknown"
-        permit.append(f"{number} ")
-        permit.append(state, style="bold green" if state == "issued" else "bold red")
-        if not status.window.inside:
-            on = status.assembly.on
-            outside.append("outside permitted hours", style="bold dark_orange" if on else "dim")
+        line_text(permit_words(status), permit)
+        hours = outside_hours(status)
+        if hours is not None:
+            outside = span_text(hours)
     line = _spaced([clock, who, event, permit, outside])
     if width is None or line.cell_len <= width:
         return line
@@ -93,16 +104,11 @@ def _cut(text: Text, width: int) -> Text:
     return text
 
 
-def compliance_title(status: wire.Status | None) -> str:
-    """The staffing panel's title says whether its duties bind now: they bind the
-    assembly (doctor, nurses, parking, docs/law.md), so only while it is on."""
-    if status is None:
-        return "Staffing & parking"
-    return f"Staffing & parking · {assembly_text(status)}"
-
-
 # -- attendance --------------------------------------------------------------------------
 
+
+ORDER_STYLES = {"ADMIT": "bold black on green", "HOLD": "bold white on red"}
+"""The order beside the figure, as a terminal shows it."""
 
 FIGURE_GAP = 2
 """Cells between the large figure and the order beside it."""
@@ -128,9 +134,8 @@ def attendance_panel(
     att = status.attendance
     current, maximum, threshold = att.current, att.max_at_one_time, att.threshold
     style = LEVEL_STYLE[level(current, maximum)] or "bold"
-    order = Text(" ADMIT ", style="bold black on green")
-    if not status.admit:
-        order = Text(" HOLD ", style="bold white on red")
+    word = order_word(status)
+    order = Text(f" {word} ", style=ORDER_STYLES[word])
     limit = Text(f" max {fmt_int(maximum)}")
     mark = Text()
     mark.append("┃", style="bold bright_white")
@@ -168,46 +173,10 @@ def attendance_panel(
 
 def _attendance_flags(status: wire.Status) -> Text:
     """Why attendance may be low (a counter down) and the last inspector's adjustment."""
-    flags = Text(no_wrap=True, overflow="ellipsis")
-    if status.attendance.uncertain:
-        down = [clean(gate, limit=32) for gate, g in sorted(status.gates.items()) if g.down()]
-        which = f": {', '.join(down)} down" if down else ": a counter is down or stale"
-        flags.append(f"UNCERTAIN{which}", style="bold dark_orange")
-    if status.adjustments:
-        last = status.adjustments[-1]
-        if flags:
-            flags.append(" · ")
-        flags.append(
-            f"adjusted to {fmt_int(last.attendance)} (offset {last.offset:+,}) "
-            f"by {clean(last.by)} at {local_clock(last.at, event_zone(status))}",
-            style="italic",
-        )
-    if not flags:
-        flags.append("all gate counters reporting", style="dim")
-    return flags
+    return line_text(attendance_flags(status), Text(no_wrap=True, overflow="ellipsis"))
 
 
 # -- staffing and parking ----------------------------------------------------------------
-
-_Line = tuple[str, int, int, str, str]
-"""label, have, need, the word after "of {need}", and how to judge it (min, max, exits)."""
-
-
-def _compliance_lines(status: wire.Status) -> list[_Line]:
-    medical, security, parking = status.medical, status.security, status.parking
-    att = status.attendance
-    lines: list[_Line] = [
-        ("Doctors", medical.doctors_on_duty, medical.doctors_required, "required", "min"),
-        ("Nurses", medical.nurses_on_duty, medical.nurses_required, "required", "min"),
-        ("Security", security.on_duty, security.declared, "declared", "min"),
-        ("Car spaces", parking.spaces_provided, parking.spaces_required, "required", "min"),
-        ("Cars", parking.occupied, parking.vehicles_at_one_time, "allowed", "max"),
-    ]
-    if att.max_collective > 0:  # a permit always sets it; 0 is an aggregator that did not say
-        lines.append(("Entries", att.entries, att.max_collective, "allowed", "max"))
-    else:
-        lines.append(("Entries", att.entries, att.exits, "", "exits"))
-    return lines
 
 
 def compliance_panel(status: wire.Status | None, *, width: int) -> Text:
@@ -217,22 +186,20 @@ def compliance_panel(status: wire.Status | None, *, width: int) -> Text:
     whole down to the narrowest of phones."""
     if status is None:
         return Text("—", style="dim")
+    lines = staffing_lines(status)
     for words in (True, False):
         rows = []
-        for label, have, need, word, kind in _compliance_lines(status):
-            if kind == "exits":
-                rest = Text(f"exits {fmt_int(need)}", style="dim")
-                rows.append((Text(label), Text(fmt_int(have), style="bold"), rest))
+        for line in lines:
+            if line.kind == "exits":
+                rest = Text(line.limit(), style="dim")
+                rows.append((Text(line.label), Text(fmt_int(line.have), style="bold"), rest))
                 continue
-            # A minimum is a limit on the demand: judge what is required against what is there.
-            lvl = level(need, have) if kind == "min" else level(have, need)
-            style = LEVEL_STYLE[lvl]
-            limit = f"of {fmt_int(need)} {word}" if words else f"of {fmt_int(need)}"
+            style = TAG_STYLES[line.tag]
             rows.append(
                 (
-                    Text(label, style=style or ""),
-                    Text(fmt_int(have), style=style or "bold"),
-                    Text(limit, style=style or "dim"),
+                    Text(line.label, style=style or ""),
+                    Text(fmt_int(line.have), style=style or "bold"),
+                    Text(line.limit(words=words), style=style or "dim"),
                 )
             )
         natural = [max(row[i].cell_len for row in rows) for i in range(3)]

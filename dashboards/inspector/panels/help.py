@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from dashboards.inspector.panels.alerts import SEVERITY_MARK
+from dashboards.common.tagged_text import TAG_STYLES
+from kent_ops.core.alert_view import SEVERITY_MARK
 from kent_ops.core.rules import RULES
 
 __all__ = ["rules_table"]
@@ -21,8 +22,8 @@ def rules_table() -> Table:
     table.add_column(no_wrap=True)
     table.add_column(ratio=1)
     for rule in RULES.values():
-        _, style = SEVERITY_MARK.get(rule.severity, ("", ""))
-        name = Text(rule.name, style=style)
+        _, tag = SEVERITY_MARK.get(rule.severity, ("", ""))
+        name = Text(rule.name, style=TAG_STYLES[tag])
         name.append(f"\n{rule.cite}", style="cyan")
         table.add_row(name, Text(f"{rule.summary}\n"))
     return table

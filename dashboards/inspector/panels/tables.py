@@ -1,67 +1,36 @@
-"""The middle of the main screen: a row per gate counter and a row per parking lot."""
+"""The middle of the main screen: a row per gate counter and a row per parking lot.
+
+The rows are the core's (:mod:`kent_ops.core.site_view`, which the inspector's page in a
+browser lists too); here each tagged cell gets its Rich style.
+"""
 
 from __future__ import annotations
 
-from dashboards.common.format import LEVEL_STYLE, Level, clean, fmt_age, fmt_int, fmt_share, level
 from dashboards.common.rows import Cell, Column, Row
+from dashboards.common.tagged_text import TAG_STYLES
 from kent_ops.core import wire
-from kent_ops.core.rules import LOT_FULL_SHARE
+from kent_ops.core.site_view import (
+    GATE_HEADINGS,
+    LOT_HEADINGS,
+    Heading,
+    SiteRow,
+    gate_site_rows,
+    lot_site_rows,
+)
 
 __all__ = ["GATE_COLUMNS", "LOT_COLUMNS", "gate_rows", "lot_rows"]
 
-GATE_COLUMNS: tuple[Column, ...] = (
-    Column("state", ""),
-    Column("gate", "Gate"),
-    Column("in", "In", numeric=True),
-    Column("out", "Out", numeric=True),
-    Column("net", "Net", numeric=True),
-    Column("rate", "/min", numeric=True),
-    Column("seen", "Seen", numeric=True),
-)
 
-_ONLINE = Cell("●", "green")
-_OFFLINE = Cell("✗", "bold red")
-_UNUSED = Cell("○", "dim")
+def _columns(headings: tuple[Heading, ...]) -> tuple[Column, ...]:
+    return tuple(Column(h.key, h.label, numeric=h.numeric) for h in headings)
 
 
-def _rate(value: float) -> str:
-    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+GATE_COLUMNS = _columns(GATE_HEADINGS)
+LOT_COLUMNS = _columns(LOT_HEADINGS)
 
 
-def _gate_row(gate_id: str, g: wire.GateState, status: wire.Status) -> Row:
-    name = clean(gate_id, limit=32)
-    if g.unused_tally():  # a deputy's tally nobody has tapped: nothing is wrong
-        return Row(
-            gate_id,
-            (
-                _UNUSED,
-                Cell(name, "dim italic"),
-                Cell(fmt_int(g.in_), "dim"),
-                Cell(fmt_int(g.out), "dim"),
-                Cell(fmt_int(g.net), "dim"),
-                Cell(_rate(g.per_minute), "dim"),
-                Cell("not used", "dim"),
-            ),
-        )
-    seen = "never" if g.last_seen is None else "—"
-    if g.last_seen is not None and status.ts is not None:
-        seen = fmt_age((status.ts - g.last_seen).total_seconds())
-    if g.online:
-        label = Cell(name, "italic" if g.manual else "")
-    else:
-        label = Cell(name, "bold red italic" if g.manual else "bold red")
-    return Row(
-        gate_id,
-        (
-            _ONLINE if g.online else _OFFLINE,
-            label,
-            Cell(fmt_int(g.in_)),
-            Cell(fmt_int(g.out)),
-            Cell(fmt_int(g.net), "bold"),
-            Cell(_rate(g.per_minute)),
-            Cell(seen) if g.online else Cell(f"OFF {seen}", "bold red"),
-        ),
-    )
+def _row(row: SiteRow) -> Row:
+    return Row(row.key, tuple(Cell(span.text, TAG_STYLES[span.tag]) for span in row.cells))
 
 
 def gate_rows(status: wire.Status | None) -> list[Row]:
@@ -70,46 +39,9 @@ def gate_rows(status: wire.Status | None) -> list[Row]:
     A manual tally (a deputy's ``+``/``-``) is in italics, dim with "not used" until a
     deputy taps it (an unused tally is not a gate down); an offline counter is red.
     """
-    if status is None:
-        return []
-    return [_gate_row(gate_id, status.gates[gate_id], status) for gate_id in sorted(status.gates)]
-
-
-LOT_COLUMNS: tuple[Column, ...] = (
-    Column("lot", "Lot"),
-    Column("capacity", "Cap", numeric=True),
-    Column("occupied", "Cars", numeric=True),
-    Column("free", "Free", numeric=True),
-    Column("share", "Full", numeric=True),
-)
-
-
-def _lot_level(share: float | None) -> Level:
-    """Red from the share at which ``lot-full`` holds, amber within 10% of it."""
-    if share is None:
-        return "ok"
-    return "breach" if share >= LOT_FULL_SHARE else level(share, LOT_FULL_SHARE)
+    return [_row(row) for row in gate_site_rows(status)]
 
 
 def lot_rows(status: wire.Status | None) -> list[Row]:
     """A row per parking lot: capacity, cars in it, spaces free, share full."""
-    if status is None:
-        return []
-    rows = []
-    for lot_id in sorted(status.lots):
-        lot = status.lots[lot_id]
-        style = LEVEL_STYLE[_lot_level(lot.share)]
-        name = clean(lot_id, limit=32)
-        rows.append(
-            Row(
-                lot_id,
-                (
-                    Cell(name) if lot.online else Cell(f"✗ {name}", "bold red"),
-                    Cell(fmt_int(lot.capacity)),
-                    Cell(fmt_int(lot.occupied), style),
-                    Cell(fmt_int(lot.free), style),
-                    Cell(fmt_share(lot.share), style or "bold"),
-                ),
-            )
-        )
-    return rows
+    return [_row(row) for row in lot_site_rows(status)]
