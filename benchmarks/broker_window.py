@@ -50,7 +50,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -216,28 +216,15 @@ class Aggregator:
 
 
 class Devices:
-    """The festival's devices publishing at their rates (a thread), counting what the
-    broker acknowledged until told to stop."""
+    """The festival's devices publishing at their rates (a thread); which of their
+    messages the broker acknowledged."""
 
     def __init__(self, address: BrokerAddress, gate_every_s: float, seed: int) -> None:
-        self.acked: set[tuple[str, int]] = set()
-        self._lock = threading.Lock()
-        self._pending: dict[tuple[int, int], tuple[str, int]] = {}
+        self._sent: list[tuple[mqtt.MQTTMessageInfo, tuple[str, int]]] = []
         self._stop = threading.Event()
         self._schedule = festival(gate_every_s, seed)
         self.clients = [connected(address) for _ in range(PUBLISHERS)]
-        for i, client in enumerate(self.clients):
-            client.on_publish = self._on_publish(i)
         self._thread = threading.Thread(target=self._run, name="devices", daemon=True)
-
-    def _on_publish(self, index: int) -> Callable[..., None]:
-        def callback(client: mqtt.Client, userdata: object, mid: int, *rest: object) -> None:
-            with self._lock:
-                key = self._pending.pop((index, mid), None)
-                if key is not None and not self._stop.is_set():
-                    self.acked.add(key)
-
-        return callback
 
     def start(self) -> None:
         self._thread.start()
@@ -247,24 +234,33 @@ class Devices:
         for n, (at, message) in enumerate(self._schedule):
             if self._stop.wait(max(0.0, start + at - time.monotonic())):
                 return
-            i = n % PUBLISHERS
-            with self._lock:
-                info = self.clients[i].publish(message.topic, message.payload, qos=1)
-                self._pending[(i, info.mid)] = message.key
+            info = self.clients[n % PUBLISHERS].publish(message.topic, message.payload, qos=1)
+            self._sent.append((info, message.key))
 
     def stop(self) -> set[tuple[str, int]]:
-        """No more messages, and no PUBACK counts from now on: what was acknowledged."""
+        """Once the broker is gone: no more messages; those it acknowledged.
+
+        Each client has read what the broker sent before it died (its PUBACKs too) once
+        it has noticed the connection closed."""
         self._stop.set()
-        with self._lock:
-            acked = set(self.acked)
         self._thread.join(10)
-        return acked
+        deadline = time.monotonic() + 10
+        while any(c.is_connected() for c in self.clients) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return {key for info, key in self._sent if _acknowledged(info)}
 
     def close(self) -> None:
         self._stop.set()
         for client in self.clients:
             client.disconnect()
             client.loop_stop()
+
+
+def _acknowledged(info: mqtt.MQTTMessageInfo) -> bool:
+    try:
+        return info.is_published()
+    except RuntimeError:  # paho refused it: the client was not connected
+        return False
 
 
 # --- 1. the window --------------------------------------------------------------------------

@@ -4,7 +4,7 @@ Phones reach the server over the event's Wi-Fi, many of them behind one router, 
 anyone on that network can open connections and then say nothing. Left alone, about
 a thousand such connections from one address (each a TLS handshake and half a request
 head) filled the process's 1,024 files: the server could accept nobody else, and
-nothing ever timed them out (docs/security.md, "Idle connections"). So:
+nothing ever timed them out (docs/security.md, "Idle connections to serve"). So:
 
 - the open-file limit is raised to the hard limit at start (:func:`raise_open_file_limit`;
   the systemd unit sets ``LimitNOFILE``);

@@ -6,7 +6,7 @@ with the open-file limit systemd gives a service that sets none (1,024). From
 wait; from 127.0.0.3 a deputy's phone signs in meanwhile (the whole of 127/8 is the
 loopback). No broker is needed: signing in starts no app. The flood is bounded and ends
 by itself: the server closes what it holds once the head's deadline passes.
-docs/security.md, "Idle connections", tells the attack and what answers it.
+docs/security.md, "Idle connections to serve", tells the attack and what answers it.
 """
 
 from __future__ import annotations
