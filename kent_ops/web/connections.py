@@ -419,16 +419,6 @@ def run_app(
     ``listening`` is called in the server's event loop once it accepts connections.
     """
     limits = limits_for(raise_open_file_limit())
-    log.info(
-        "up to %d connections at once, %d from one address; a handshake and a request's "
-        "head each within %g s",
-        limits.total, limits.per_address, limits.head_s,
-    )  # fmt: skip
-    if not limits.above:
-        log.warning(
-            "the open-file limit leaves room for %d connections only: raise LimitNOFILE",
-            limits.total,
-        )
     loop = asyncio.new_event_loop()
     main = loop.create_task(
         _serve(app, _Where(host, port, ssl_context), limits, shutdown_timeout, listening)
@@ -489,11 +479,25 @@ async def _serve(
             runner, where.host, where.port, limits=limits, ssl_context=where.ssl_context
         )
         await site.start()
+        _said(limits)
         if listening is not None:
             listening()
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()
+
+
+def _said(limits: ConnectionLimits) -> None:
+    log.info(
+        "up to %d connections at once, %d from one address; a handshake and a request's "
+        "head each within %g s",
+        limits.total, limits.per_address, limits.head_s,
+    )  # fmt: skip
+    if not limits.above:
+        log.warning(
+            "the open-file limit leaves room for %d connections only: raise LimitNOFILE",
+            limits.total,
+        )
 
 
 def _cancel_rest(loop: asyncio.AbstractEventLoop) -> None:
