@@ -357,7 +357,8 @@ class GuardedSite(web.BaseSite):
                 return
             except OSError as exc:
                 if exc.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                    raise
+                    log.warning("a connection could not be accepted: %s", exc.strerror)
+                    return
                 log.warning("accepting paused for %g s: %s", PAUSE_S, exc.strerror)
                 loop.remove_reader(listening.fileno())
                 loop.call_later(PAUSE_S, self._resume, listening)

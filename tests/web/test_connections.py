@@ -72,20 +72,27 @@ async def _hello(request: web.Request) -> web.Response:
     return web.Response(text="hello")
 
 
-@pytest.fixture
-async def site(certs: dict[str, Path]) -> AsyncIterator[Site]:
+@contextlib.asynccontextmanager
+async def guarded(certs: dict[str, Path], limits: ConnectionLimits) -> AsyncIterator[Site]:
+    """The small application behind a :class:`GuardedSite` with ``limits``, over TLS."""
     app = web.Application()
     app.add_routes([web.get("/", _hello), web.get("/ws", _echo)])
     server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_tls.load_cert_chain(certs["server_crt"], certs["server_key"])
-    runner = make_runner(app, LIMITS, shutdown_timeout=1, signals=False)
+    runner = make_runner(app, limits, shutdown_timeout=1, signals=False)
     await runner.setup()
-    guarded = GuardedSite(runner, "127.0.0.1", 0, limits=LIMITS, ssl_context=server_tls)
-    await guarded.start()
+    site = GuardedSite(runner, "127.0.0.1", 0, limits=limits, ssl_context=server_tls)
+    await site.start()
     try:
-        yield Site(guarded.port, ssl.create_default_context(cafile=str(certs["ca_crt"])))
+        yield Site(site.port, ssl.create_default_context(cafile=str(certs["ca_crt"])))
     finally:
         await runner.cleanup()
+
+
+@pytest.fixture
+async def site(certs: dict[str, Path]) -> AsyncIterator[Site]:
+    async with guarded(certs, LIMITS) as s:
+        yield s
 
 
 async def _tcp(site: Site, address: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -164,6 +171,25 @@ async def _eventually(attempt: Callable[[], Awaitable[T | None]]) -> T | None:
             return result
         await asyncio.sleep(0.1)
     return None
+
+
+async def test_connections_over_the_room_the_file_limit_leaves_are_reset_from_anywhere(
+    certs: dict[str, Path],
+) -> None:
+    full = ConnectionLimits(total=2, above=0, per_address=100, handshake_s=5, head_s=5)
+    async with guarded(certs, full) as site:
+        held = [await _tcp(site, "127.0.0.2"), await _tcp(site, "127.0.0.3")]
+        assert await _refused(site, "127.0.0.4")
+        assert await _refused(site, "127.0.0.2")
+        held[0][1].close()
+
+        async def served() -> str | None:
+            with contextlib.suppress(OSError, ssl.SSLError, TimeoutError):
+                return await _get(site, "127.0.0.4")
+            return None
+
+        assert await _eventually(served) == "hello"
+        held[1][1].close()
 
 
 async def test_handshakes_never_begun_are_closed_and_their_places_given_back(
