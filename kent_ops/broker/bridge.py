@@ -28,8 +28,10 @@ to the command post over a Mosquitto bridge that holds what it cannot send:
   (``kent/{e}/bridge/{property}/state``: ``1`` up, ``0`` down), so a gate view there can
   say that the command post is unreachable.
 
-What a ``kill -9`` (or a power cut) of the property's broker loses is set by
-``autosave_interval``: the README's "Several properties" states the measured trade-off.
+What a ``kill -9`` (or a power cut) of the property's broker loses is set by its
+autosave: at most ``autosave_changes - 1`` acknowledged messages
+(:mod:`kent_ops.broker.persistence`; the README's "Several properties" states the
+trade-off).
 """
 
 from __future__ import annotations
@@ -41,11 +43,11 @@ from pathlib import Path
 from kent_ops.broker.acl import bridge_topics, bridge_user
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.link import DEFAULT_LINK_PORT
+from kent_ops.broker.persistence import AUTOSAVE_CHANGES, autosave_lines
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 
 __all__ = [
-    "DEFAULT_AUTOSAVE_S",
     "DEFAULT_DATA_DIR",
     "DEFAULT_ETC_DIR",
     "DEFAULT_LINK_SCRIPT",
@@ -60,8 +62,6 @@ DEFAULT_ETC_DIR = Path("/etc/mosquitto/kent-ops")
 DEFAULT_DATA_DIR = Path("/var/lib/mosquitto")
 DEFAULT_LINK_SCRIPT = Path("/usr/local/lib/kent-ops/kent-ops-link.py")
 """Where the property's machine keeps the relay (a copy of :mod:`kent_ops.broker.link`)."""
-DEFAULT_AUTOSAVE_S = 5
-"""Seconds between saves of the broker's memory to disk: what a kill -9 can lose."""
 KEEPALIVE_S = 15
 """A link that dies silently (no TCP reset over radio) is noticed within 1.5 times this."""
 RESTART_BASE_S, RESTART_CAP_S = 2, 10
@@ -100,7 +100,8 @@ class BridgeSettings:
         bind: the local listener's address (all interfaces when None).
         tls: TLS on the local listener (``ca.crt``, ``server.crt``, ``server.key``).
         inspectors: the inspectors who may connect at this property.
-        autosave_s: seconds between saves of the in-memory database.
+        autosave_changes: changes between saves of the in-memory database (a kill -9
+            loses at most one fewer acknowledged messages).
         link_port: the loopback port of ``kent-ops-link``, where the bridge connects.
         link_script: where the property's machine keeps ``kent-ops-link``.
         restart_s: the bridge's reconnection attempts, from the first to at most the
@@ -116,7 +117,7 @@ class BridgeSettings:
     bind: str | None = None
     tls: bool = False
     inspectors: Sequence[str] = ()
-    autosave_s: int = DEFAULT_AUTOSAVE_S
+    autosave_changes: int = AUTOSAVE_CHANGES
     link_port: int = DEFAULT_LINK_PORT
     link_script: Path = DEFAULT_LINK_SCRIPT
     restart_s: tuple[int, int] = (RESTART_BASE_S, RESTART_CAP_S)
@@ -176,11 +177,13 @@ def _listener(s: BridgeSettings) -> list[str]:
 def _storage(s: BridgeSettings) -> list[str]:
     return [
         "# Everything held for the command post survives a clean restart of this broker.",
-        "# A kill -9 or a power cut loses what arrived since the last save: at most",
-        f"# autosave_interval ({s.autosave_s} s) of messages (README, 'Several properties').",
+        "# A kill -9 or a power cut loses what it took since its last save: it saves after",
+        f"# every {s.autosave_changes} changes (a message held or delivered), so at most "
+        f"{s.autosave_changes - 1}",
+        "# acknowledged messages (README, 'Several properties').",
         "persistence true",
         f"persistence_location {s.data_dir}/",
-        f"autosave_interval {s.autosave_s}",
+        *autosave_lines(s.autosave_changes),
         "# persistent_client_expiration is not set: sessions (the bridge's too) never expire.",
         "",
         *LIMITS.splitlines(),

@@ -86,6 +86,10 @@ class MosquittoBroker:
     host: str = "127.0.0.1"
     extra_config: str = ""
     listener_config: str | None = None
+    autosave: str = "autosave_interval 1\n"
+    """When it saves to disk: every second or two for the demo and the tests (a SIGKILL
+    between saves loses what came since); :data:`kent_ops.broker.persistence.FIELD_AUTOSAVE`
+    for the field broker's own setting."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -109,7 +113,7 @@ class MosquittoBroker:
         self.config_path.write_text(
             keep_user + listener + "persistence true\n"
             f"persistence_location {self.workdir / 'data'}/\n"
-            "autosave_interval 1\n"
+            f"{self.autosave}"
             f"{NO_DROP_LIMITS}{PACKET_LIMIT}"
             f"{self.extra_config}"
         )

@@ -134,7 +134,7 @@ def cli_bridge(args: argparse.Namespace) -> int:
         bind=args.bind,
         tls=args.tls,
         inspectors=inspectors,
-        autosave_s=args.autosave,
+        autosave_changes=args.autosave_changes,
         link_port=args.link_port,
     )
     if settings.link_port == settings.listen_port:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from kent_ops.broker.bridge import DEFAULT_AUTOSAVE_S, DEFAULT_DATA_DIR, DEFAULT_ETC_DIR
+from kent_ops.broker.bridge import DEFAULT_DATA_DIR, DEFAULT_ETC_DIR
 from kent_ops.broker.credentials import add_broker_arguments
 from kent_ops.broker.link import DEFAULT_LINK_PORT
+from kent_ops.broker.persistence import AUTOSAVE_CHANGES
 from kent_ops.commands.parsers import (
     EXAMPLE_EVENT,
     Sub,
@@ -161,11 +162,11 @@ def _port(text: str) -> int:
     return value
 
 
-def _seconds(text: str) -> int:
+def _changes(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of changes") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
@@ -241,12 +242,12 @@ def _deploy_bridge(deploy_sub: Sub) -> None:
 def _bridge_machine(p: argparse.ArgumentParser) -> None:
     """What ``deploy bridge`` sets on the property's machine beyond its listener."""
     p.add_argument(
-        "--autosave",
-        type=_seconds,
-        default=DEFAULT_AUTOSAVE_S,
-        metavar="S",
-        help="seconds between saves to disk: a kill -9 or power cut loses up to this much "
-        "(default %(default)s)",
+        "--autosave-changes",
+        type=_changes,
+        default=AUTOSAVE_CHANGES,
+        metavar="N",
+        help="save to disk after N changes (messages held or delivered): a kill -9 or power "
+        "cut loses at most N-1 acknowledged messages (default %(default)s)",
     )
     p.add_argument(
         "--link-port",

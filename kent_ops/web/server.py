@@ -42,6 +42,7 @@ from textual_serve.download_manager import DownloadManager
 from kent_ops.web import pages
 from kent_ops.web.accounts import Account, load_accounts, verify_sign_in
 from kent_ops.web.apps import AppConfig, Launch, PersonApp, launch_for
+from kent_ops.web.connections import run_app
 from kent_ops.web.deputies import GateHubs, run_phone
 from kent_ops.web.gate_hub import GateSettings
 from kent_ops.web.guard import SERVER, from_this_site, script_hash, security_headers
@@ -473,24 +474,22 @@ def serve_forever(
     ssl_context: ssl.SSLContext | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> None:
-    """Run the server until SIGINT or SIGTERM; then end every app and return."""
+    """Run the server until SIGINT or SIGTERM; then end every app and return.
+
+    Connections are taken by :mod:`kent_ops.web.connections` (a cap per address, a
+    deadline for the TLS handshake and for each request's head); ``announce`` gets the
+    URL once the server listens.
+    """
     server = WebServer(settings)
     app = server.make_app()
     url = f"{'https' if settings.tls else 'http'}://{_url_host(host)}:{port}/"
-
-    async def started(_: web.Application) -> None:
-        if announce is not None:
-            announce(url)
-
-    app.on_startup.append(started)
-    web.run_app(
+    run_app(
         app,
-        host=host,
-        port=port,
+        host,
+        port,
         ssl_context=ssl_context,
-        print=None,
-        handle_signals=True,
         shutdown_timeout=10,
+        listening=(lambda: announce(url)) if announce is not None else None,
     )
 
 

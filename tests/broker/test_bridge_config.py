@@ -25,6 +25,7 @@ from kent_ops.broker.acl import (
 )
 from kent_ops.broker.bridge import BridgeSettings, bridge_config
 from kent_ops.broker.client import BrokerAddress
+from kent_ops.broker.persistence import AUTOSAVE_CHANGES
 from kent_ops.commands.cli import main
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.wire import Topics
@@ -123,7 +124,8 @@ def test_the_bridge_is_qos_1_persistent_and_says_its_state_locally(permit: Permi
     assert single["notification_topic"] == T.bridge_state("camping-meadow")
     assert single["persistence"] == "true"
     assert single["persistence_location"] == "/var/lib/mosquitto/"
-    assert single["autosave_interval"] == "5"
+    assert single["autosave_on_changes"] == "true"  # every N changes, not N seconds
+    assert single["autosave_interval"] == str(AUTOSAVE_CHANGES)
     assert "persistent_client_expiration" not in o  # sessions never expire
     for limit in ("max_queued_messages", "max_queued_bytes", "max_inflight_bytes"):
         assert single[limit] == "0"  # unlimited: nothing is ever dropped
@@ -222,9 +224,25 @@ def test_deploy_bridge_writes_a_private_config_and_the_propertys_acl(
     assert "remote_password bridge-secret" in out.read_text()
     acl = tmp_path / "acl-camping-meadow"
     assert acl.read_text() == property_acl_text(load_permit(TWO), "camping-meadow")
+    assert options(out.read_text())["autosave_interval"] == [str(AUTOSAVE_CHANGES)]
     err = capsys.readouterr().err
     assert "--bridge camping-meadow" in err
     assert "sensor-meadow-road" in err
+
+
+def test_deploy_bridge_takes_another_number_of_changes_between_saves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "meadow.conf"
+    code = main(
+        ["deploy", "bridge", "--permit", str(TWO), "--property", "camping-meadow",
+         "--central", "mqtts://broker.local:8883", "--password-file",
+         str(_write_password(tmp_path)), "--autosave-changes", "5", "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    o = options(out.read_text())
+    assert (o["autosave_on_changes"], o["autosave_interval"]) == (["true"], ["5"])
+    assert "so at most 4" in out.read_text()
 
 
 @pytest.mark.parametrize(

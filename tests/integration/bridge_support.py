@@ -35,6 +35,7 @@ from kent_ops.broker.bridge import BridgeSettings, bridge_config, central_ca_pat
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.delivery import Delivery
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
+from kent_ops.broker.persistence import AUTOSAVE_CHANGES
 from kent_ops.commands.deploy import link_script, make_certs
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
@@ -193,7 +194,7 @@ def build_site(
     tmp_path: Path,
     permit: Permit,
     *,
-    autosave_s: int = 5,
+    autosave_changes: int = AUTOSAVE_CHANGES,
     via: Callable[[int], int] | None = None,
 ) -> Site:
     """Write both brokers' files from the permit, as the README says, and start both.
@@ -230,7 +231,7 @@ def build_site(
         port=free_port(),
         bind="127.0.0.1",
         inspectors=INSPECTORS,
-        autosave_s=autosave_s,
+        autosave_changes=autosave_changes,
         link_port=free_port(),
         restart_s=RESTART_S,
     )
@@ -290,6 +291,23 @@ class RecordingLink(MqttLink):
             super().send(topic, payload, retain)
             assert self._last_sent is not None
             self.journal.sent.append(Sent(topic, payload, self._last_sent))
+
+
+def settled(address: BrokerAddress) -> None:
+    """Return once the broker has finished every turn of its loop before now, and the
+    save that may end one: it answers a new connection in a later turn, and a connection
+    without a persistent session changes nothing it saves."""
+    client = make_client(address)
+    connected = threading.Event()
+    client.on_connect = lambda *a: connected.set()
+    client.connect(address.host, address.port)
+    client.loop_start()
+    try:
+        if not connected.wait(10):
+            raise AssertionError(f"could not connect to {address.url}")
+    finally:
+        client.disconnect()
+        client.loop_stop()
 
 
 def attach(

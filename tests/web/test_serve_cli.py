@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -83,4 +84,16 @@ def test_a_missing_or_empty_users_file_is_refused(
     assert (nobody.returncode, nobody.stderr) == (
         2,
         f"kent-ops: users file {empty} has nobody in it: add people with serve users add\n",
+    )
+
+
+def test_a_port_taken_already_is_one_sentence_and_exit_2(users: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = serve("--event", "e", "--listen", f"127.0.0.1:{port}", "--users", str(users))
+    assert (result.returncode, result.stderr) == (
+        2,
+        f"kent-ops: cannot listen on 127.0.0.1:{port}: Address already in use\n",
     )
