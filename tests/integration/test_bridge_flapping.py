@@ -156,6 +156,7 @@ def test_the_propertys_broker_keeps_counting_through_a_flapping_link_and_loses_n
         with Walk(gate, badges):
             time.sleep(1)
             relay.flap(DROPS)  # the link drops, and drops every attempt mid-handshake
+            flapped = time.monotonic()
             state.wait_latest(STATE, b"0")
             deadline = time.monotonic() + 180
             while relay.dropped < DROPS:
@@ -164,6 +165,7 @@ def test_the_propertys_broker_keeps_counting_through_a_flapping_link_and_loses_n
                 time.sleep(1)
             keeps_taking(local, journal, f"a reading after all {relay.dropped} drops")
             state.wait_latest(STATE, b"1", timeout=60)  # the link is healthy again
+            down_s = time.monotonic() - flapped
             time.sleep(1)
         assert journal.all_acknowledged(30), "a reading was never acknowledged"
         with journal.lock:
@@ -194,7 +196,8 @@ def test_the_propertys_broker_keeps_counting_through_a_flapping_link_and_loses_n
     print(
         f"\n{len(sent)} readings through {relay.dropped} drops mid-handshake "
         f"({relay.dropped_at_once} at once, {relay.dropped_after_hello} after the "
-        f"ClientHello), every one at the command post, in order"
+        f"ClientHello), every one at the command post, in order; the link was down "
+        f"{down_s:.1f} s"
     )
 
 
