@@ -9,10 +9,10 @@ to the command post over a Mosquitto bridge that holds what it cannot send:
   ACL grants that account exactly the topics below,
   :func:`kent_ops.broker.acl.bridge_topics`);
 - over TLS, but not Mosquitto's own: the bridge speaks plain MQTT on the loopback to
-  ``kent-ops-link`` (:mod:`kent_ops.broker.link`), which alone crosses the link over
-  TLS, checking the command post's certificate. Debian 12's Mosquitto hangs for good
-  when its TLS bridge connection is dropped mid-handshake (docs/security.md, "A
-  flapping bridge link"); its plain bridge does not, and the relay holds no message;
+  stunnel (:mod:`kent_ops.broker.tunnel`), which alone crosses the link over TLS,
+  checking the command post's certificate. Debian 12's Mosquitto hangs for good when
+  its TLS bridge connection is dropped mid-handshake (docs/security.md, "A flapping
+  bridge link"); its plain bridge does not, and stunnel holds no message;
 - a persistent session at both ends (``cleansession false``, fixed client ids), with
   persistence on and no-drop queue limits: during an outage the property's broker
   keeps every message for the command post, across its own clean restarts, and
@@ -42,26 +42,24 @@ from pathlib import Path
 
 from kent_ops.broker.acl import bridge_topics, bridge_user
 from kent_ops.broker.client import BrokerAddress
-from kent_ops.broker.link import DEFAULT_LINK_PORT
 from kent_ops.broker.persistence import AUTOSAVE_CHANGES, autosave_lines
+from kent_ops.broker.tunnel import DEFAULT_LINK_PORT, UNIT, Tunnel
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 
 __all__ = [
     "DEFAULT_DATA_DIR",
     "DEFAULT_ETC_DIR",
-    "DEFAULT_LINK_SCRIPT",
     "BridgeSettings",
     "bridge_config",
     "broker_dropin",
     "central_ca_path",
-    "link_unit",
+    "stunnel_config_path",
+    "tunnel_for",
 ]
 
 DEFAULT_ETC_DIR = Path("/etc/mosquitto/kent-ops")
 DEFAULT_DATA_DIR = Path("/var/lib/mosquitto")
-DEFAULT_LINK_SCRIPT = Path("/usr/local/lib/kent-ops/kent-ops-link.py")
-"""Where the property's machine keeps the relay (a copy of :mod:`kent_ops.broker.link`)."""
 KEEPALIVE_S = 15
 """A link that dies silently (no TCP reset over radio) is noticed within 1.5 times this."""
 RESTART_BASE_S, RESTART_CAP_S = 2, 10
@@ -102,8 +100,7 @@ class BridgeSettings:
         inspectors: the inspectors who may connect at this property.
         autosave_changes: changes between saves of the in-memory database (a kill -9
             loses at most one fewer acknowledged messages).
-        link_port: the loopback port of ``kent-ops-link``, where the bridge connects.
-        link_script: where the property's machine keeps ``kent-ops-link``.
+        link_port: stunnel's loopback port, where the bridge connects.
         restart_s: the bridge's reconnection attempts, from the first to at most the
             second number of seconds apart (a test's flapping link shortens them).
     """
@@ -119,7 +116,6 @@ class BridgeSettings:
     inspectors: Sequence[str] = ()
     autosave_changes: int = AUTOSAVE_CHANGES
     link_port: int = DEFAULT_LINK_PORT
-    link_script: Path = DEFAULT_LINK_SCRIPT
     restart_s: tuple[int, int] = (RESTART_BASE_S, RESTART_CAP_S)
 
     @property
@@ -202,8 +198,8 @@ def _bridge(permit: Permit, s: BridgeSettings) -> list[str]:
     ident = f"{permit.event_id}-{s.property_id}"
     return [
         "# The bridge to the command post: QoS 1, a persistent session at both ends.",
-        f"# It crosses the link to {s.central.host}:{s.central.port} through kent-ops-link on",
-        "# this machine's loopback, which alone speaks TLS and checks the command post's",
+        f"# It crosses the link to {s.central.host}:{s.central.port} through stunnel on this",
+        "# machine's loopback, which alone speaks TLS and checks the command post's",
         f"# certificate against {central_ca_path(s.etc_dir)}. Not Mosquitto's own TLS: a",
         "# link dropped mid-handshake hangs Mosquitto 2.0.11 for good (docs/security.md).",
         f"connection kent-ops-{s.property_id}",
@@ -249,55 +245,31 @@ def bridge_config(permit: Permit, settings: BridgeSettings) -> str:
     return "\n".join(lines)
 
 
-def link_unit(settings: BridgeSettings) -> str:
-    """The systemd unit of ``kent-ops-link`` on the property's machine.
+def stunnel_config_path(etc_dir: Path) -> Path:
+    """Where the property's machine keeps stunnel's configuration for the bridge."""
+    return etc_dir / "stunnel.conf"
 
-    It runs as the broker's user (it reads the command post's CA certificate, which is
-    root:mosquitto 640) and is restarted whatever ends it: it holds no message, so a
-    restart costs the bridge one reconnection and nothing else.
-    """
+
+def tunnel_for(settings: BridgeSettings) -> Tunnel:
+    """The stunnel that carries this bridge: loopback in, the command post's TLS out."""
     s = settings
-    return "\n".join(
-        [
-            "# systemd unit of kent-ops-link: the TLS leg of a remote property's bridge to the",
-            "# command post (kent_ops/broker/link.py; README, 'Several properties').",
-            "# Generated by `kent-ops deploy bridge`. Install: copy to /etc/systemd/system/,",
-            "# then systemctl daemon-reload && systemctl enable --now kent-ops-link",
-            "[Unit]",
-            f"Description=kent-ops link: property {s.property_id}'s bridge to the command post "
-            "over TLS",
-            "After=network-online.target",
-            "Wants=network-online.target",
-            "",
-            "[Service]",
-            "Type=simple",
-            "User=mosquitto",
-            "Group=mosquitto",
-            f"ExecStart=/usr/bin/python3 {s.link_script} \\",
-            f"    --listen 127.0.0.1:{s.link_port} \\",
-            f"    --to {s.central.host}:{s.central.port} \\",
-            f"    --cafile {central_ca_path(s.etc_dir)}",
-            "Restart=always",
-            "RestartSec=2",
-            "NoNewPrivileges=true",
-            "ProtectSystem=strict",
-            "ProtectHome=true",
-            "PrivateTmp=true",
-            "",
-            "[Install]",
-            "WantedBy=multi-user.target",
-            "",
-        ]
+    return Tunnel(
+        property_id=s.property_id,
+        listen_port=s.link_port,
+        host=s.central.host,
+        port=s.central.port,
+        cafile=central_ca_path(s.etc_dir),
+        config_path=stunnel_config_path(s.etc_dir),
     )
 
 
-BROKER_DROPIN = """\
+BROKER_DROPIN = f"""\
 # systemd drop-in for the broker of a remote property (README, 'Several properties').
 # Generated by `kent-ops deploy bridge`. Install as
 # /etc/systemd/system/mosquitto.service.d/kent-ops.conf, then systemctl daemon-reload.
 [Unit]
-# The bridge reaches the command post only through kent-ops-link.
-Wants=kent-ops-link.service
+# The bridge reaches the command post only through stunnel.
+Wants={UNIT}
 
 [Service]
 # Back whatever ends it, clean exit or not.

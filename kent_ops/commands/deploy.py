@@ -11,7 +11,6 @@ person through all of it.
 from __future__ import annotations
 
 import argparse
-import importlib.resources
 import os
 import shutil
 import subprocess
@@ -35,10 +34,11 @@ from kent_ops.broker.bridge import (
     bridge_config,
     broker_dropin,
     central_ca_path,
-    link_unit,
+    tunnel_for,
 )
 from kent_ops.broker.client import BrokerAddress, parse_broker_url
 from kent_ops.broker.credentials import read_password_file
+from kent_ops.broker.tunnel import UNIT, stunnel_config, stunnel_unit
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.wire import generate_keys_file
@@ -139,14 +139,15 @@ def cli_bridge(args: argparse.Namespace) -> int:
     )
     if settings.link_port == settings.listen_port:
         raise UsageError(
-            f"--link-port {settings.link_port} is the broker's own port: kent-ops-link needs "
+            f"--link-port {settings.link_port} is the broker's own port: stunnel needs "
             "another one on the loopback"
         )
     text = bridge_config(permit, settings)
     if not args.out:
         sys.stdout.write(text)
         sys.stderr.write(
-            "kent-ops: with --out the property's ACL and kent-ops-link are written beside it\n"
+            "kent-ops: with --out the property's ACL, stunnel's configuration and the systemd "
+            "files are written beside it\n"
         )
         return 0
     out = Path(args.out)
@@ -157,38 +158,34 @@ def cli_bridge(args: argparse.Namespace) -> int:
         f"wrote {out} (it holds the bridge's password: mode 640) and beside it "
         f"{', '.join(p.name for p in written)}.\n"
         f"On the machine of {args.property}: put {out.name} in place of "
-        f"/etc/mosquitto/mosquitto.conf, and into {settings.etc_dir}: {written[0].name}, the "
-        f"command post's CA certificate as {central_ca_path(settings.etc_dir).name}"
+        f"/etc/mosquitto/mosquitto.conf, and into {settings.etc_dir}: {written[0].name}, "
+        f"{written[1].name}, the command post's CA certificate as "
+        f"{central_ca_path(settings.etc_dir).name}"
         f"{', ca.crt, server.crt and server.key' if settings.tls else ''}; give each user a "
         f"password in {settings.password_path} with mosquitto_passwd: {users}.\n"
-        f"Install {written[1].name} as {settings.link_script}, {written[2].name} in "
-        f"/etc/systemd/system/ and {written[3].name} as "
-        f"/etc/systemd/system/mosquitto.service.d/kent-ops.conf: the bridge reaches the "
-        f"command post only through kent-ops-link (README, 'Several properties').\n"
+        f"Install Debian's stunnel4, {written[2].name} in /etc/systemd/system/ and "
+        f"{written[3].name} as /etc/systemd/system/mosquitto.service.d/kent-ops.conf: the "
+        f"bridge reaches the command post only through stunnel (README, 'Several "
+        f"properties').\n"
         f"At the command post: kent-ops deploy acl ... --bridge {args.property}, and the "
         f"same password for {bridge_user(args.property)}.\n"
     )
     return 0
 
 
-def link_script() -> str:
-    """``kent-ops-link`` as one file: the relay's module, which needs only Python's library."""
-    source = importlib.resources.files("kent_ops.broker").joinpath("link.py").read_text()
-    return "#!/usr/bin/python3\n" + source
-
-
 def _write_beside(
     out: Path, permit: Permit, settings: BridgeSettings, inspectors: list[str]
 ) -> list[Path]:
-    """The property's ACL, the relay, its unit and the broker's drop-in, beside ``out``."""
+    """The property's ACL, stunnel's configuration, its unit and the broker's drop-in."""
+    tunnel = tunnel_for(settings)
     files = [
         (
             settings.acl_path.name,
             property_acl_text(permit, settings.property_id, inspectors),
             0o640,
         ),
-        ("kent-ops-link.py", link_script(), 0o755),
-        ("kent-ops-link.service", link_unit(settings), 0o644),
+        (tunnel.config_path.name, stunnel_config(tunnel), 0o644),
+        (UNIT, stunnel_unit(tunnel), 0o644),
         ("kent-ops-broker.conf", broker_dropin(), 0o644),
     ]
     for name, text, mode in files:

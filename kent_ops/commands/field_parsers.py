@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from kent_ops.broker.bridge import DEFAULT_DATA_DIR, DEFAULT_ETC_DIR
 from kent_ops.broker.credentials import add_broker_arguments
-from kent_ops.broker.link import DEFAULT_LINK_PORT
 from kent_ops.broker.persistence import AUTOSAVE_CHANGES
+from kent_ops.broker.tunnel import DEFAULT_LINK_PORT
 from kent_ops.commands.parsers import (
     EXAMPLE_EVENT,
     Sub,
@@ -254,13 +254,13 @@ def _bridge_machine(p: argparse.ArgumentParser) -> None:
         type=_port,
         default=DEFAULT_LINK_PORT,
         metavar="N",
-        help="the loopback port of kent-ops-link, which carries the bridge over TLS "
+        help="the loopback port of stunnel, which carries the bridge over TLS "
         "(default %(default)s)",
     )
     p.add_argument(
         "--out",
         metavar="FILE",
-        help="write the configuration here, and the ACL, kent-ops-link and its systemd "
+        help="write the configuration here, and the ACL, stunnel's configuration and the systemd "
         "files beside it (default: print the configuration)",
     )
 

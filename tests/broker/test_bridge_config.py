@@ -137,12 +137,12 @@ def test_the_bridge_is_qos_1_persistent_and_says_its_state_locally(permit: Permi
     assert "certfile" not in o
 
 
-def test_the_bridge_crosses_the_link_through_kent_ops_link_not_mosquittos_own_tls(
+def test_the_bridge_crosses_the_link_through_stunnel_not_mosquittos_own_tls(
     permit: Permit,
 ) -> None:
     """Mosquitto 2.0.11's TLS bridge hangs on a link dropped mid-handshake (docs/security.md)."""
     o = options(bridge_config(permit, settings()))
-    assert o["address"] == ["127.0.0.1:18883"]  # kent-ops-link, on the loopback
+    assert o["address"] == ["127.0.0.1:18883"]  # stunnel, on the loopback
     tls = ("bridge_cafile", "bridge_capath", "bridge_certfile", "bridge_tls_version", "bridge_psk")
     assert not set(tls) & set(o)  # Mosquitto itself never speaks TLS on the link
     assert options(bridge_config(permit, settings(link_port=2999)))["address"] == ["127.0.0.1:2999"]

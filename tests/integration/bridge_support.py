@@ -3,8 +3,8 @@
 The command post's broker runs with TLS, passwords and the ACL ``kent-ops deploy acl
 --bridge`` writes; the remote property's broker runs the generated configuration
 verbatim (its ACL, its passwords, persistence, the bridge), and its bridge crosses to
-the command post through ``kent-ops-link`` as deployed (a bare Python running the file
-``deploy bridge`` writes). Sensors are the real
+the command post through stunnel running the configuration ``deploy bridge`` writes.
+Sensors are the real
 devices on :class:`RecordingLink`, which remembers every message handed to paho, so a
 test can hold the evidence log to exactly what was sent.
 """
@@ -17,7 +17,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterable
@@ -31,12 +30,13 @@ import paho.mqtt.client as mqtt
 from live_support import wait_until
 
 from kent_ops.broker.acl import People, acl_text, property_acl_text, property_users, users_for
-from kent_ops.broker.bridge import BridgeSettings, bridge_config, central_ca_path
+from kent_ops.broker.bridge import BridgeSettings, bridge_config, central_ca_path, tunnel_for
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.broker.delivery import Delivery
 from kent_ops.broker.mosquitto import MosquittoBroker, free_port
 from kent_ops.broker.persistence import AUTOSAVE_CHANGES
-from kent_ops.commands.deploy import link_script, make_certs
+from kent_ops.broker.tunnel import Tunnel, stunnel_config
+from kent_ops.commands.deploy import make_certs
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import Topics
 from sensors.device import Device, MqttLink
@@ -106,35 +106,45 @@ def _passwords(path: Path, users: Iterable[str]) -> None:
         )
 
 
-class LinkProcess:
-    """``kent-ops-link`` as ``kent-ops deploy bridge`` writes it, run by a bare Python.
+def stunnel_binary() -> str:
+    """Debian's stunnel (package stunnel4, which scripts/test installs when missing)."""
+    found = shutil.which("stunnel4") or shutil.which("stunnel")
+    if found is None:
+        raise AssertionError("stunnel is needed (Debian package stunnel4)")
+    return found
 
-    ``-I -S``: no site-packages, as on the property's machine, where only Debian's
-    ``python3`` runs it. Its stderr (one line per attempt) goes to ``link.log``.
+
+class StunnelProcess:
+    """stunnel running the configuration ``kent-ops deploy bridge`` writes, as written.
+
+    In the foreground (``foreground = yes``, as under its systemd unit), its log lines
+    (one set per connection) in ``stunnel.log``. Started as root here, it stays root:
+    the unit's ``User=mosquitto`` is systemd's, not stunnel's.
     """
 
-    def __init__(self, workdir: Path, port: int, to: tuple[str, int], cafile: Path) -> None:
+    def __init__(self, workdir: Path, tunnel: Tunnel) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
-        self.script = workdir / "kent-ops-link.py"
-        self.script.write_text(link_script())
-        self.log = workdir / "link.log"
-        self.port, self.to, self.cafile = port, to, cafile
+        self.workdir, self.tunnel, self.port = workdir, tunnel, tunnel.listen_port
+        self.log = workdir / "stunnel.log"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> LinkProcess:
-        host, port = self.to
+    def command(self) -> list[str]:
+        """Write the configuration; the command line that runs it."""
+        config = self.workdir / "stunnel.conf"
+        config.write_text(stunnel_config(self.tunnel))
+        return [stunnel_binary(), str(config)]
+
+    def start(self, timeout: float = 10.0) -> StunnelProcess:
+        """Start it and wait (bounded) until it listens on the loopback."""
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(self.script),
-                 "--listen", f"127.0.0.1:{self.port}", "--to", f"{host}:{port}",
-                 "--cafile", str(self.cafile)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+                self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
         process = self.process
 
         def listening() -> bool:
             if process.poll() is not None:
-                raise AssertionError(f"kent-ops-link exited: {self.log.read_text()}")
+                raise AssertionError(f"{self.command()[0]} exited: {self.log.read_text()}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
                     return True
@@ -142,7 +152,7 @@ class LinkProcess:
                 return False
 
         try:
-            wait_until(listening, 10, "kent-ops-link to listen")
+            wait_until(listening, timeout, "stunnel to listen")
         except AssertionError:
             self.stop()
             raise
@@ -172,7 +182,7 @@ class Site:
     ca_file: str
     prop: ConfiguredBroker
     settings: BridgeSettings
-    link: LinkProcess
+    tunnel: StunnelProcess
 
     def central_address(self, user: str) -> BrokerAddress:
         """The loopback listener (the aggregator's, on the same laptop)."""
@@ -186,7 +196,7 @@ class Site:
 
     def stop(self) -> None:
         self.prop.stop()
-        self.link.stop()
+        self.tunnel.stop()
         self.central.stop()
 
 
@@ -196,12 +206,14 @@ def build_site(
     *,
     autosave_changes: int = AUTOSAVE_CHANGES,
     via: Callable[[int], int] | None = None,
+    tunnel: Callable[[Path, Tunnel], StunnelProcess] = StunnelProcess,
 ) -> Site:
     """Write both brokers' files from the permit, as the README says, and start both.
 
-    The property's bridge reaches the command post through ``kent-ops-link``, as
-    deployed; ``via``, given the command post's TLS port, returns the port the link
-    dials instead: a relay standing for the radio link in between.
+    The property's bridge reaches the command post through stunnel, as deployed;
+    ``via``, given the command post's TLS port, returns the port stunnel dials instead:
+    a relay standing for the radio link in between. ``tunnel`` runs the TLS leg (a
+    benchmark puts another in stunnel's place).
     """
     certs = make_certs(tmp_path / "certs", ["localhost", "127.0.0.1"])
     post = tmp_path / "post"
@@ -240,16 +252,11 @@ def build_site(
     prop = ConfiguredBroker(
         tmp_path / "property", port=settings.listen_port, text=bridge_config(permit, settings)
     )
-    link = LinkProcess(
-        tmp_path / "link",
-        settings.link_port,
-        (settings.central.host, settings.central.port),
-        central_ca_path(etc),
-    )
+    leg = tunnel(tmp_path / "stunnel", tunnel_for(settings))
     central.start()
-    link.start()
+    leg.start()
     prop.start()
-    return Site(permit, central, tls_port, str(certs["ca_crt"]), prop, settings, link)
+    return Site(permit, central, tls_port, str(certs["ca_crt"]), prop, settings, leg)
 
 
 @dataclass

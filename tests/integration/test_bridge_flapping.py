@@ -3,13 +3,14 @@
 Debian 12's Mosquitto (2.0.11) with its own TLS bridge hangs for good after two or three
 such drops: it stops serving its own sensors and ignores SIGTERM (docs/security.md, "A
 flapping bridge link"). The property's broker as ``kent-ops deploy bridge`` writes it
-bridges in plain MQTT to ``kent-ops-link`` on its loopback, which alone speaks TLS over
-the link. Here a real relay between ``kent-ops-link`` and the command post cuts the
-link and then drops eight connection attempts in the middle of the TLS handshake
+bridges in plain MQTT to stunnel on its loopback, which alone speaks TLS over the link.
+Here a real relay between stunnel and the command post cuts the link and then drops
+eight connection attempts in the middle of the TLS handshake
 (half at once, half after the ClientHello), while a gate counter and a badge reader on
 the property keep sending: the property's broker takes every reading throughout, stops
 on SIGTERM, and once the link is healthy every reading is at the command post, in
-order.
+order. stunnel also refuses a command post whose certificate another CA signed, or the
+event's CA signed for another name.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import msgspec
@@ -27,8 +29,8 @@ from bridge_support import (
     PROPERTY,
     TOPICS,
     Journal,
-    LinkProcess,
     Site,
+    StunnelProcess,
     Subscriber,
     attach,
     build_site,
@@ -37,8 +39,9 @@ from bridge_support import (
 from flapping_support import FlappingRelay
 from live_support import wait_until
 
-from kent_ops.broker.bridge import central_ca_path
-from kent_ops.broker.mosquitto import free_port
+from kent_ops.broker.bridge import central_ca_path, tunnel_for
+from kent_ops.broker.mosquitto import MosquittoBroker, free_port
+from kent_ops.broker.tunnel import Tunnel
 from kent_ops.commands.deploy import make_certs
 from kent_ops.core.permit import Permit, load_permit
 from sensors.badge_reader import BadgeReader
@@ -153,6 +156,7 @@ def test_the_propertys_broker_keeps_counting_through_a_flapping_link_and_loses_n
         with Walk(gate, badges):
             time.sleep(1)
             relay.flap(DROPS)  # the link drops, and drops every attempt mid-handshake
+            flapped = time.monotonic()
             state.wait_latest(STATE, b"0")
             deadline = time.monotonic() + 180
             while relay.dropped < DROPS:
@@ -161,6 +165,7 @@ def test_the_propertys_broker_keeps_counting_through_a_flapping_link_and_loses_n
                 time.sleep(1)
             keeps_taking(local, journal, f"a reading after all {relay.dropped} drops")
             state.wait_latest(STATE, b"1", timeout=60)  # the link is healthy again
+            down_s = time.monotonic() - flapped
             time.sleep(1)
         assert journal.all_acknowledged(30), "a reading was never acknowledged"
         with journal.lock:
@@ -170,10 +175,10 @@ def test_the_propertys_broker_keeps_counting_through_a_flapping_link_and_loses_n
             60,
             "every reading at the command post",
         )
-        link = site.link.process
-        assert link is not None
-        link.terminate()  # with the bridge's connection open through it
-        link_code = link.wait(10)
+        tunnel = site.tunnel.process
+        assert tunnel is not None
+        tunnel.terminate()  # with the bridge's connection open through it
+        tunnel_code = tunnel.wait(10)
         code = stops_on_sigterm(site)
     finally:
         gate.close(timeout=2)
@@ -187,25 +192,82 @@ def test_the_propertys_broker_keeps_counting_through_a_flapping_link_and_loses_n
     assert relay.dropped_at_once >= DROPS // 2
     assert relay.dropped_after_hello >= DROPS // 2
     assert code == 0, "the property's broker did not stop on SIGTERM"
-    assert link_code == 0, "kent-ops-link did not stop on SIGTERM"
+    assert tunnel_code == 0, "stunnel did not stop on SIGTERM"
     print(
         f"\n{len(sent)} readings through {relay.dropped} drops mid-handshake "
         f"({relay.dropped_at_once} at once, {relay.dropped_after_hello} after the "
-        f"ClientHello), every one at the command post, in order"
+        f"ClientHello), every one at the command post, in order; the link was down "
+        f"{down_s:.1f} s"
     )
 
 
+def sign_for(certs: Path, host: str, out: Path) -> tuple[Path, Path]:
+    """A certificate for ``host`` (and no other name) that the event's own CA signs."""
+    out.mkdir(parents=True, exist_ok=True)
+    key, csr, crt, ext = out / "other.key", out / "other.csr", out / "other.crt", out / "ext"
+    ext.write_text(f"subjectAltName=DNS:{host}\nextendedKeyUsage=serverAuth\n")
+    for argv in (
+        ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr),
+         "-subj", f"/CN={host}"],
+        ["x509", "-req", "-in", str(csr), "-CA", str(certs / "ca.crt"),
+         "-CAkey", str(certs / "ca.key"), "-CAcreateserial", "-out", str(crt), "-days", "2",
+         "-extfile", str(ext)],
+    ):  # fmt: skip
+        subprocess.run(["openssl", *argv], check=True, capture_output=True, timeout=30)
+    return crt, key
+
+
+def refused(tunnel: Tunnel, workdir: Path) -> str:
+    """Connect through a stunnel for ``tunnel`` as the bridge would; what it logged.
+
+    Nothing may come back: stunnel closes (or resets) the bridge's connection.
+    """
+    process = StunnelProcess(workdir, tunnel).start()
+    try:
+        with socket.create_connection(("127.0.0.1", tunnel.listen_port), timeout=20) as s:
+            s.sendall(b"\x10\x00")  # the start of an MQTT CONNECT
+            try:
+                answer = s.recv(100)
+            except ConnectionResetError:
+                answer = b""
+        assert answer == b"", f"stunnel relayed {answer!r}"
+        wait_until(lambda: "Connection " in process.log.read_text(), 10, "the connection's end")
+    finally:
+        process.stop()
+    return process.log.read_text()
+
+
 @pytest.mark.timeout(60)
-def test_kent_ops_link_refuses_a_command_post_another_ca_signed(tmp_path: Path, site: Site) -> None:
+def test_stunnel_refuses_a_command_post_another_ca_signed(tmp_path: Path, site: Site) -> None:
     """The TLS leg checks the command post's certificate: a stranger's gets nothing."""
     other = make_certs(tmp_path / "other-ca", ["127.0.0.1"])
-    link = LinkProcess(tmp_path / "stranger", free_port(), ("127.0.0.1", site.tls_port),
-                       other["ca_crt"]).start()  # fmt: skip
-    try:
-        with socket.create_connection(("127.0.0.1", link.port), timeout=20) as s:
-            s.sendall(b"\x10\x00")  # the start of an MQTT CONNECT
-            assert s.recv(100) == b""  # closed, nothing relayed back
-    finally:
-        link.stop()
-    assert "certificate is refused" in link.log.read_text()
+    tunnel = replace(tunnel_for(site.settings), host="127.0.0.1", port=site.tls_port,
+                     cafile=other["ca_crt"], listen_port=free_port())  # fmt: skip
+    log = refused(tunnel, tmp_path / "stranger")
+    assert "Rejected by CERT" in log
+    assert "certificate verify failed" in log
     assert central_ca_path(site.settings.etc_dir).read_bytes() != other["ca_crt"].read_bytes()
+
+
+@pytest.mark.timeout(60)
+def test_stunnel_refuses_a_certificate_the_events_ca_signed_for_another_name(
+    tmp_path: Path, site: Site
+) -> None:
+    """The event's CA is not enough: the certificate must name the command post."""
+    certs = Path(site.ca_file).parent
+    crt, key = sign_for(certs, "elsewhere.local", tmp_path / "impostor-certs")
+    port = free_port()
+    impostor = MosquittoBroker(
+        tmp_path / "impostor",
+        port=port,
+        listener_config=f"listener {port} 127.0.0.1\nallow_anonymous true\n"
+        f"cafile {certs / 'ca.crt'}\ncertfile {crt}\nkeyfile {key}\n",
+    ).start()
+    try:
+        tunnel = replace(tunnel_for(site.settings), host="localhost", port=port,
+                         listen_port=free_port())  # fmt: skip
+        log = refused(tunnel, tmp_path / "named")
+    finally:
+        impostor.stop()
+    assert "Subject checks failed" in log  # refused for its name...
+    assert "Pre-verification error" not in log  # ...its chain from the event's CA is good
