@@ -1,6 +1,6 @@
 """How fast ``kent-ops run`` takes gate messages, against a bare paho subscriber.
 
-Issue 3's measurement, all at QoS 1 through one private Mosquitto (the same no-drop
+The ingest measurement, all at QoS 1 through one private Mosquitto (the same no-drop
 configuration the tests and the field use), in one run:
 
 1. **Throughput.** N gate messages are queued at the broker for a persistent session

@@ -1,6 +1,6 @@
 """How fast ``kent-ops report`` turns a three-day, 50-gate festival's evidence log into a report.
 
-Issue 6's measurement. First it writes, into a temporary folder, the evidence log the
+The report's measurement. First it writes, into a temporary folder, the evidence log the
 aggregator would have written for a three-day festival (50 gate counters, 8 lots, two
 staff stations, overnight camping, a few breaches and a gate outage), at least 5,000,000
 records: every message is fed to a real engine on the wall clock (so each record holds

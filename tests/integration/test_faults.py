@@ -1,4 +1,4 @@
-"""Issue 7's field faults against a real Mosquitto: forged counts, a broker outage, five
+"""The field's faults against a real Mosquitto: forged counts, a broker outage, five
 SIGKILLs, a burst, a skewed sensor clock, a full and a read-only disk, and junk input.
 
 The aggregator runs in-process (``Aggregator`` in its threads) wherever the test only
