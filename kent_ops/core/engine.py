@@ -36,6 +36,7 @@ from kent_ops.core.coverage import Dispersal, cover_end, local_clock, why_uncove
 from kent_ops.core.deadlines import Deadlines
 from kent_ops.core.doubt import DoubtTrack
 from kent_ops.core.engine_io import Changes, FeedResult
+from kent_ops.core.foresight import Foresight
 from kent_ops.core.gate_orders import GateOrders
 from kent_ops.core.inspectors import InspectorRecords, Refused
 from kent_ops.core.permit import Permit
@@ -128,6 +129,8 @@ class Engine:
         self.band = AttendanceBand()
         self.doubt = DoubtTrack()
         """When each figure was in doubt, and why (the report's indeterminate time)."""
+        self.foresight = Foresight()
+        """When attendance will reach ``hold_at``: advice for the gates, never a finding."""
 
     # -- snapshots ----------------------------------------------------------------------
 
@@ -239,6 +242,8 @@ class Engine:
             self.rejected += 1
             return FeedResult(False, str(refused), decoded.kind, at)
         self.accepted += 1
+        if self.foresight.observe(t, self.counts, decoded.source, self.orders.hold_at):
+            self.orders.changed = self.orders.decided  # the commands carry the forecast
         terms = self.terms
         if not band.defers(
             self.counts, terms.max_collective, self.dispersal, self._now, terms.several_properties
@@ -376,9 +381,12 @@ class Engine:
             uncovered = why_uncovered(
                 terms.windows, self.permit_status, t, terms.tz, terms.regulated
             )
+        order = orders.state
         orders.update(
             attendance, permit_hold=("permit-required", None) in held, uncovered=uncovered
         )
+        if orders.state != order:
+            self.foresight.refresh()  # a new order carries the forecast as it stands
         limits = attendance_band(
             terms,
             counts,
@@ -469,8 +477,9 @@ class Engine:
         return changes
 
     def commands(self) -> dict[str, wire.GateCommand]:
-        """Each gate's ADMIT/HOLD for its deputy, with the attendance now."""
-        return dict.fromkeys(self.permit.gates, self.orders.command(self.counts.attendance))
+        """Each gate's ADMIT/HOLD for its deputy, with the attendance now and the forecast."""
+        command = self.orders.command(self.counts.attendance, self.foresight.command_hold_in_s)
+        return dict.fromkeys(self.permit.gates, command)
 
     def status(self) -> wire.Status:
         """The live picture at the engine's current time."""
@@ -495,5 +504,6 @@ class Engine:
                 accepted=self.accepted,
                 checklist_items=self._checklist_items,
                 clock=self.clock,
+                hold_in_s=self.foresight.hold_in_s,
             )
         )

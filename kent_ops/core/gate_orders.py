@@ -49,7 +49,9 @@ class GateOrders:
     def admit(self) -> bool:
         return self.state[0]
 
-    def command(self, attendance: int) -> wire.GateCommand:
+    def command(self, attendance: int, hold_in_s: int | None = None) -> wire.GateCommand:
+        """The order with the figures a deputy sees; ``hold_in_s`` is the forecast in whole
+        minutes (core/foresight.py)."""
         admit, reason = self.state
         return wire.GateCommand(
             admit=admit,
@@ -57,6 +59,7 @@ class GateOrders:
             hold_at=self.hold_at,
             resume_below=self.resume_below,
             reason=reason,
+            hold_in_s=hold_in_s,
         )
 
     def _reason(self, *, permit_hold: bool, uncovered: str | None) -> tuple[bool, str]:
