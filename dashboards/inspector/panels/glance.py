@@ -19,6 +19,8 @@ from dashboards.common.renderables import (
 )
 from dashboards.inspector.panels.law import assembly_text
 from kent_ops.core import wire
+from kent_ops.core.counting import cars_exceed_persons
+from kent_ops.core.foresight import hold_words
 
 __all__ = ["attendance_panel", "compliance_panel", "compliance_title", "header_text"]
 
@@ -120,7 +122,9 @@ def attendance_panel(
 
     The order (ADMIT or HOLD) and the limits stand beside the figure where they fit,
     under it where they do not (a phone, or a figure in the millions); a screen too
-    narrow even for the large digits shows the figure in plain bold.
+    narrow even for the large digits shows the figure in plain bold. While admitting,
+    a HOLD fewer than 30 minutes away is said beside the order ("HOLD in about 12 min",
+    core/foresight.py): the command post can open the overflow lot or slow the gates.
     """
     if status is None:
         return Text("Waiting for the aggregator's first status…", style="dim italic")
@@ -132,6 +136,11 @@ def attendance_panel(
     if not status.admit:
         order = Text(" HOLD ", style="bold white on red")
     limit = Text(f" max {fmt_int(maximum)}")
+    coming = hold_words(att.hold_in_s) if status.admit else None
+    ahead = Text()
+    if coming is not None:
+        ahead.append("  ")
+        ahead.append(coming, style="bold black on yellow")
     mark = Text()
     mark.append("┃", style="bold bright_white")
     mark.append(f" threshold {fmt_int(threshold)}")
@@ -139,7 +148,7 @@ def attendance_panel(
 
     figure = big_number(fmt_int(current))
     figure_width = text_width(figure)
-    details = [_joined(order, limit), mark, peak]
+    details = [_joined(order, limit, ahead), mark, peak]
     beside = width - figure_width - FIGURE_GAP
     lines: list[Text]
     if beside >= max(d.cell_len for d in details):
@@ -151,7 +160,11 @@ def attendance_panel(
         # The order first, whole: it is what a gate is told.
         big = [Text(line, style=style) for line in figure] if figure_width <= width else []
         lines = big or [Text(fmt_int(current), style=style)]
-        lines.append(_cut(details[0], width))
+        if details[0].cell_len <= width or not ahead:
+            lines.append(_cut(details[0], width))
+        else:  # the warning on a line of its own rather than cut
+            lines.append(_cut(_joined(order, limit), width))
+            lines.append(_cut(ahead[2:], width))
         lines.append(_cut(_joined(mark, Text("  "), peak), width))
     lines.append(bar_text(current, maximum, width, mark=threshold))
     if status.ts is not None:
@@ -167,11 +180,15 @@ def attendance_panel(
 
 
 def _attendance_flags(status: wire.Status) -> Text:
-    """Why attendance may be low (a counter down) and the last inspector's adjustment."""
+    """Why attendance may be low (a counter down, more cars parked than persons counted)
+    and the last inspector's adjustment."""
     flags = Text(no_wrap=True, overflow="ellipsis")
     if status.attendance.uncertain:
         down = [clean(gate, limit=32) for gate, g in sorted(status.gates.items()) if g.down()]
-        which = f": {', '.join(down)} down" if down else ": a counter is down or stale"
+        causes = [f"{', '.join(down)} down"] if down else []
+        if _cars_exceed(status):
+            causes.append("more cars parked than persons counted")
+        which = f": {'; '.join(causes)}" if causes else ": a counter is down or stale"
         flags.append(f"UNCERTAIN{which}", style="bold dark_orange")
     if status.adjustments:
         last = status.adjustments[-1]
@@ -185,6 +202,13 @@ def _attendance_flags(status: wire.Status) -> Text:
     if not flags:
         flags.append("all gate counters reporting", style="dim")
     return flags
+
+
+def _cars_exceed(status: wire.Status) -> bool:
+    """The lots contradict the gates (the aggregator's cross-check, core/counting.py)."""
+    medical = status.medical
+    staff = medical.doctors_on_duty + medical.nurses_on_duty + status.security.on_duty
+    return cars_exceed_persons(status.parking.occupied, status.attendance.current, staff)
 
 
 # -- staffing and parking ----------------------------------------------------------------
