@@ -77,9 +77,7 @@ def ramp(
             each(d)
         att = d.status()["attendance"]
         command = d.engine.foresight.command_hold_in_s
-        seen.append(
-            Seen(m, att["current"], att["hold_in_s"], truth(arrived, left, m), command)
-        )
+        seen.append(Seen(m, att["current"], att["hold_in_s"], truth(arrived, left, m), command))
     return d, seen
 
 
@@ -120,7 +118,8 @@ def test_a_steady_ramp_is_forecast_to_within_the_counters_lag() -> None:
     forecast = [s for s in seen if 10 <= s.minute < 50]
     assert forecast
     for s in forecast:
-        assert s.truth is not None and s.forecast is not None
+        assert s.truth is not None
+        assert s.forecast is not None
         assert 0 <= s.forecast - s.truth <= (60 if s.minute < 10.5 else 15), s
     at_20 = next(s for s in seen if s.minute == 20)
     assert (at_20.truth, at_20.forecast) == (1800, 1806)
@@ -132,16 +131,19 @@ def test_an_accelerating_crowd_is_forecast_late_and_the_forecast_closes_in() -> 
     forecast, and the gap shrinks as it nears (the screens say "about")."""
     _, seen = ramp(accelerating, none, minutes=30)
     forecast = [s for s in seen if s.forecast is not None and s.truth is not None]
-    assert forecast and forecast[0].minute == 10
+    assert forecast
+    assert forecast[0].minute == 10
     for s in forecast:
-        assert s.truth is not None and s.forecast is not None
+        assert s.truth is not None
+        assert s.forecast is not None
         assert s.forecast >= s.truth, s
     gaps = [s.forecast - s.truth for s in forecast if s.forecast and s.truth]
     assert gaps[0] > 1000  # 31 min forecast, 13 min true, 10 minutes in
     assert gaps[-1] < 30  # the last forecast before the HOLD
     assert all(b <= a + 10 for a, b in zip(gaps, gaps[1:], strict=False))  # closing in
     under = [s for s in forecast if hold_words(s.forecast) is not None]
-    assert under[0].truth is not None and under[0].truth < 30 * 60  # warned in time
+    assert under[0].truth is not None
+    assert under[0].truth < 30 * 60
 
 
 def test_a_burst_then_a_lull_is_forecast_until_the_burst_leaves_the_window() -> None:
@@ -153,7 +155,8 @@ def test_a_burst_then_a_lull_is_forecast_until_the_burst_leaves_the_window() -> 
     burst_in_window = [s for s in seen if 14.25 <= s.minute <= 22]
     assert {s.forecast for s in burst_in_window} == {400}  # 600 in 10 min: 400 to go
     leaving = [s.forecast for s in seen if 22 < s.minute < 24.25]
-    assert leaving == sorted(leaving) and None not in leaving  # later as it leaves
+    assert leaving == sorted(leaving)
+    assert None not in leaving
     assert all(s.forecast is None for s in seen if s.minute >= 24.25)
     assert all(s.forecast is None for s in seen if s.minute < 12)
 

@@ -129,7 +129,8 @@ def test_the_inspectors_attendance_panel_says_it_beside_the_order(width: int) ->
     (row,) = [line for line in lines if TWELVE in line]
     assert len(row) <= width
     admit = [line for line in lines if "ADMIT" in line]
-    assert admit and (TWELVE in admit[0] or lines.index(admit[0]) + 1 == lines.index(row))
+    assert admit
+    assert TWELVE in admit[0] or lines.index(admit[0]) + 1 == lines.index(row)
     holding = attendance_panel(status(715, admit=False), width=width).plain
     assert "HOLD in about" not in holding
 

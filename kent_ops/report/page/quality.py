@@ -1,8 +1,8 @@
 """Data quality and the evidence log (sections 8 and 9): how far the figures can be trusted.
 
 Sensor outages, the figures in doubt, the lots against the gates, rejected messages,
-counter restarts, attendance adjustments, the service's own runs, whether the replay equals what was published live, and the log's
-verification with its checkpoints.
+counter restarts, attendance adjustments, the service's own runs, whether the replay
+equals what was published live, and the log's verification with its checkpoints.
 """
 
 from __future__ import annotations
