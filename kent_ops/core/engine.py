@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal, TypeGuard
+from typing import Any, Literal
 
 from kent_ops.core import snapshot as snapshots
 from kent_ops.core import wire
@@ -51,7 +51,7 @@ from kent_ops.core.rules import (
     held_in,
 )
 from kent_ops.core.rules.data import note_skew
-from kent_ops.core.sensor_kinds import SENSOR_KINDS
+from kent_ops.core.sensor_kinds import SENSOR_KINDS, is_reading
 from kent_ops.core.sensor_payloads import Reading
 from kent_ops.core.status_view import Snapshot, build_status
 from kent_ops.core.timeutil import from_us, seconds, to_us
@@ -61,18 +61,11 @@ from kent_ops.core.wire.adapter import AdapterRaw
 __all__ = ["Changes", "Engine", "FeedResult"]
 
 Clock = Literal["wall", "sensor"]
-_READINGS = frozenset(kind.payload for kind in SENSOR_KINDS)
-"""Each kind's payload (core/sensor_kinds.py): a record of one of these is a reading."""
 _ATTENDANCE_ONLY = frozenset(k.payload for k in SENSOR_KINDS if k.figure == "attendance")
 """Readings that move attendance alone: within its band the rules can wait (core/band.py)."""
 _ATTENDANCE_KINDS = frozenset(k.record for k in SENSOR_KINDS if k.figure == "attendance")
 Key = tuple[str, str | None]
 Keys = Mapping[str, bytes] | None
-
-
-def _is_reading(rec: object) -> TypeGuard[Reading]:
-    """A sensor's reading, of whichever kind the table of sensor kinds holds."""
-    return type(rec) in _READINGS
 
 
 class Engine:
@@ -242,8 +235,8 @@ class Engine:
             self.rejected += 1
             return FeedResult(False, str(refused), decoded.kind, at)
         self.accepted += 1
-        if self.foresight.observe(t, self.counts, decoded.source, self.orders.hold_at):
-            self.orders.changed = self.orders.decided  # the commands carry the forecast
+        forecast = self.foresight.observe(t, self.counts, decoded.source, self.orders.hold_at)
+        self.orders.changed |= forecast  # the gate commands carry the forecast
         terms = self.terms
         if not band.defers(
             self.counts, terms.max_collective, self.dispersal, self._now, terms.several_properties
@@ -274,7 +267,7 @@ class Engine:
     def _apply(self, msg: Decoded, t: int, received: int, record: int | None) -> str | None:
         """Move the counts; return a note for an accepted message that changed nothing."""
         rec = msg.record
-        if _is_reading(rec):
+        if is_reading(rec):
             return self._apply_reading(msg.source, rec, t, received, record)
         match rec:
             case wire.Availability(online=online):
@@ -381,11 +374,9 @@ class Engine:
             uncovered = why_uncovered(
                 terms.windows, self.permit_status, t, terms.tz, terms.regulated
             )
-        order = orders.state
-        orders.update(
+        if orders.update(
             attendance, permit_hold=("permit-required", None) in held, uncovered=uncovered
-        )
-        if orders.state != order:
+        ):
             self.foresight.refresh()  # a new order carries the forecast as it stands
         limits = attendance_band(
             terms,

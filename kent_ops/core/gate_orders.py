@@ -28,8 +28,8 @@ class GateOrders:
         self.decided = False
         self.changed = False
 
-    def update(self, attendance: int, *, permit_hold: bool, uncovered: str | None) -> None:
-        """Decide the order for this attendance; note whether it changed.
+    def update(self, attendance: int, *, permit_hold: bool, uncovered: str | None) -> bool:
+        """Decide the order for this attendance; True (and noted) when it changed.
 
         ``uncovered`` says why the permit covers no assembly over 500 now ("the permitted
         hours ended at 23:30"), or is None while it covers.
@@ -44,6 +44,8 @@ class GateOrders:
             self.state = state
             self.decided = True
             self.changed = True
+            return True
+        return False
 
     @property
     def admit(self) -> bool:
