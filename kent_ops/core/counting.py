@@ -412,7 +412,7 @@ class Counting:
         each sensor in doubt as ``"<kind> <id> <why>"``, in id order (empty: measured).
 
         Attendance is also in doubt while clamped at 0 (``"attendance clamped at 0"``),
-        and while the lots hold more cars than it and the staff on duty are persons
+        and while more cars are parked than it counts persons, staff on duty added
         (``"cars exceed persons counted"``).
         """
         sensors = self.sensors
