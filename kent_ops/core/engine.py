@@ -377,7 +377,7 @@ class Engine:
         if orders.update(
             attendance, permit_hold=("permit-required", None) in held, uncovered=uncovered
         ):
-            self.foresight.refresh()  # a new order carries the forecast as it stands
+            self.foresight.refresh(attendance, orders.hold_at)  # the new order carries it
         limits = attendance_band(
             terms,
             counts,
@@ -495,6 +495,6 @@ class Engine:
                 accepted=self.accepted,
                 checklist_items=self._checklist_items,
                 clock=self.clock,
-                hold_in_s=self.foresight.hold_in_s,
+                hold_in_s=self.foresight.hold_in_s(self.counts.attendance, self.orders.hold_at),
             )
         )

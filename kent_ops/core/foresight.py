@@ -19,13 +19,15 @@ second), so 10 minutes take at most 601.
 The forecast: ``hold_in_s = ceil((hold_at - attendance) / rate)`` while the rate is
 above zero and attendance is below ``hold_at``; None otherwise.
 
-When. It is worked out at each message the engine takes, from that message's time,
-never at a tick: a live run and its replay, which tick at different instants, agree
-exactly. The status carries the figure of the last message. A gate command is published
-retained and logged at every change, so it carries a coarser figure (:func:`quantise`,
-whole minutes), taken at the first message of each minute of the engine's clock and
-whenever the order itself changes, and republished only when that figure differs: at
-most one command a minute for each gate (docs/protocol.md, "Foresight").
+When. Samples are taken at each message the engine takes, from that message's time,
+never at a tick, and the forecast is the one at the last sample: a live run and its
+replay, which tick at different instants, agree exactly. It is worked out when it is
+read (the status, at most ten times a second), not at each of the thousands of
+messages a minute that only add a sample. A gate command is published retained and
+logged at every change, so it carries a coarser figure (:func:`quantise`, whole
+minutes), taken at the first message of each minute of the engine's clock and whenever
+the order itself changes, and republished only when that figure differs: at most one
+command a minute for each gate (docs/protocol.md, "Foresight").
 """
 
 from __future__ import annotations
@@ -57,19 +59,23 @@ Sample = tuple[int, int]
 """(instant in microseconds, the gates' net count then, less their first readings)."""
 
 
-def hold_in(samples: deque[Sample], t: int, attendance: int, hold_at: int) -> int | None:
-    """Seconds from ``t`` until attendance reaches ``hold_at`` at the net rate of the 10
-    minutes before ``t``; None when it is not rising, is already there, or fewer than 10
-    minutes have been seen. ``samples`` end at ``t`` and start at or before ``t - 10 min``
-    (as :class:`Foresight` keeps them)."""
+def hold_in(samples: deque[Sample], attendance: int, hold_at: int) -> int | None:
+    """Seconds from the last sample until attendance reaches ``hold_at`` at the net rate
+    of the 10 minutes before it; None when it is not rising, is already there, or fewer
+    than 10 minutes have been seen. ``samples`` are in time order, the first of them 10
+    minutes or more before the last when that much has been seen."""
     remaining = hold_at - attendance
     if remaining <= 0 or len(samples) < 2:
         return None
-    start = t - _WINDOW_US
+    start = samples[-1][0] - _WINDOW_US
     t0, n0 = samples[0]
     if t0 > start:
         return None  # fewer than 10 minutes seen: no rate over them
-    t1, n1 = samples[1]
+    i = 1
+    while samples[i][0] <= start:  # the start may have passed a sample or two since
+        i += 1  # they were last trimmed (at most a second ago); the last lies after it
+    t0, n0 = samples[i - 1]
+    t1, n1 = samples[i]
     at_start = n0 + (n1 - n0) * (start - t0) / (t1 - t0)
     risen = samples[-1][1] - at_start
     if risen <= 0:
@@ -116,8 +122,6 @@ class Foresight:
     """Gate counters whose first reading has been taken (and set aside as a start)."""
     baseline: int = 0
     """The net of those first readings: the samples count from it."""
-    hold_in_s: int | None = None
-    """The forecast at the last message (the status's ``attendance.hold_in_s``)."""
     command_hold_in_s: int | None = None
     """The forecast the gate commands carry (:func:`quantise`)."""
     minute: int = -1
@@ -126,30 +130,37 @@ class Foresight:
     def observe(self, t: int, counts: Counting, source: str, hold_at: int) -> bool:
         """Take the counts after a message from ``source`` at ``t``; True when the gate
         commands' figure changed (they are to be republished)."""
-        gate = counts.gates.get(source)
-        if gate is not None and source not in self.started and gate.last_seq is not None:
-            self.started.add(source)
-            if not counts.sensors[source].manual and source not in counts.internal:
+        if source not in self.started:
+            self.started.add(source)  # every source, so the next look is one set lookup
+            gate = counts.gates.get(source)
+            if (
+                gate is not None
+                and not counts.sensors[source].manual
+                and (source not in counts.internal)
+            ):
                 self.baseline += gate.net
         net = counts.counter_attendance - self.baseline
         samples = self.samples
         if samples and samples[-1][0] // SECOND == t // SECOND:
-            samples[-1] = (t, net)
-        else:
-            samples.append((t, net))
+            samples[-1] = (t, net)  # the same second, so the same minute: nothing is due
+            return False
+        samples.append((t, net))
         start = t - _WINDOW_US
         while len(samples) > 2 and samples[1][0] <= start:
             samples.popleft()
-        self.hold_in_s = hold_in(samples, t, counts.attendance, hold_at)
         minute = t // _MINUTE_US
         if minute == self.minute:
             return False
         self.minute = minute
-        return self.refresh()
+        return self.refresh(counts.attendance, hold_at)
 
-    def refresh(self) -> bool:
+    def hold_in_s(self, attendance: int, hold_at: int) -> int | None:
+        """The forecast at the last sample (the status's ``attendance.hold_in_s``)."""
+        return hold_in(self.samples, attendance, hold_at)
+
+    def refresh(self, attendance: int, hold_at: int) -> bool:
         """Give the gate commands the forecast now; True if their figure changed."""
-        figure = quantise(self.hold_in_s)
+        figure = quantise(hold_in(self.samples, attendance, hold_at))
         if figure == self.command_hold_in_s:
             return False
         self.command_hold_in_s = figure

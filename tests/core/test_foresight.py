@@ -283,16 +283,16 @@ def test_the_window_start_is_interpolated_between_the_samples_around_it() -> Non
     """10 minutes before t falls between samples at -11 min (100) and -9 min (300): the
     count then reads 200; now 400, so 200 in 10 minutes, 20 a minute."""
     samples = deque([(0, 100), (120 * S, 300), (660 * S, 400)])
-    assert hold_in(samples, 660 * S, 3000, 4000) == 3000  # 1,000 at 20 a minute: 50 min
+    assert hold_in(samples, 3000, 4000) == 3000  # 1,000 at 20 a minute: 50 min
 
 
 def test_no_forecast_at_or_past_hold_at_or_without_a_rise() -> None:
     samples = deque([(0, 0), (600 * S, 100)])
-    assert hold_in(samples, 600 * S, 4000, 4000) is None
-    assert hold_in(samples, 600 * S, 4100, 4000) is None
-    assert hold_in(deque([(0, 100), (600 * S, 100)]), 600 * S, 10, 4000) is None
-    assert hold_in(deque([(1, 0), (600 * S, 100)]), 600 * S, 10, 4000) is None  # < 10 min
-    assert hold_in(samples, 600 * S, 3999, 4000) == 6  # a tenth of a minute's rise: 6 s
+    assert hold_in(samples, 4000, 4000) is None
+    assert hold_in(samples, 4100, 4000) is None
+    assert hold_in(deque([(0, 100), (600 * S, 100)]), 10, 4000) is None
+    assert hold_in(deque([(1, 0), (600 * S, 100)]), 10, 4000) is None  # < 10 min
+    assert hold_in(samples, 3999, 4000) == 6  # a tenth of a minute's rise: 6 s
 
 
 @pytest.mark.parametrize(
