@@ -286,6 +286,16 @@ def test_the_window_start_is_interpolated_between_the_samples_around_it() -> Non
     assert hold_in(samples, 3000, 4000) == 3000  # 1,000 at 20 a minute: 50 min
 
 
+def test_a_window_start_past_samples_not_yet_trimmed_reads_the_segment_it_is_in() -> None:
+    """Within a second a message only moves the last sample, so the window's start may
+    have passed a sample or two since the samples were trimmed: 10 minutes before 601.9 s
+    is 1.9 s, between the samples at 1.5 s (10) and 2.0001 s (20), not past the one at
+    1.5 s (which would read 12.7 and forecast 688 s)."""
+    samples = deque([(0, 0), (1_500_000, 10), (2_000_100, 20), (601_900_000, 100)])
+    at_start = 10 + 10 * 400_000 / 500_100
+    assert hold_in(samples, 1000, 1100) == math.ceil(100 * 600 / (100 - at_start)) == 732
+
+
 def test_no_forecast_at_or_past_hold_at_or_without_a_rise() -> None:
     samples = deque([(0, 0), (600 * S, 100)])
     assert hold_in(samples, 4000, 4000) is None
