@@ -17,6 +17,7 @@ from kent_ops.core.sensor_payloads import Badge, GateCount, LotOccupancy, Readin
 from kent_ops.core.timeutil import SECOND, to_us
 
 __all__ = [
+    "CARS_EXCEED",
     "CLAMPED",
     "Counting",
     "GateCounter",
@@ -24,11 +25,21 @@ __all__ = [
     "LotSensor",
     "SensorLiveness",
     "StaffRoster",
+    "cars_exceed_persons",
 ]
 
 RATE_WINDOW_US = 60 * SECOND
 CLAMPED = "attendance clamped at 0"
 """The doubt a clamp puts on attendance (the counts less an adjustment went below 0)."""
+CARS_EXCEED = "cars exceed persons counted"
+"""The doubt the lots put on attendance when they hold more cars than the gates count
+persons, staff on duty added (:func:`cars_exceed_persons`)."""
+
+
+def cars_exceed_persons(cars: int, persons: int, staff: int) -> bool:
+    """More cars parked than persons counted plus staff on duty: every parked car brought
+    at least one person, so a gate counter is missing entries (docs/law.md)."""
+    return cars > persons + staff
 
 
 class GateOutcome(NamedTuple):
@@ -410,14 +421,17 @@ class Counting:
         """True while attendance is indeterminate: any sensor whose kind makes it so (an
         automatic gate counter) is offline or stale, so its count may be behind, or the
         counts went below 0 after an adjustment. A manual tally never does: the automatic
-        counter it stands in for already did, if it failed."""
+        counter it stands in for already did, if it failed. The lots holding more cars
+        than the gates count persons (staff added) make it indeterminate too."""
         return bool(self.doubts("attendance"))
 
     def doubts(self, figure: str) -> tuple[str, ...]:
         """Why ``figure`` (``attendance``, ``staff``, ``vehicles``) is indeterminate now:
         each sensor in doubt as ``"<kind> <id> <why>"``, in id order (empty: measured).
 
-        Attendance is also in doubt while clamped at 0 (``"attendance clamped at 0"``).
+        Attendance is also in doubt while clamped at 0 (``"attendance clamped at 0"``),
+        and while more cars are parked than it counts persons, staff on duty added
+        (``"cars exceed persons counted"``).
         """
         sensors = self.sensors
         out = []
@@ -429,4 +443,8 @@ class Counting:
             out.append(f"{kind.noun} {sensor} {live.doubt or 'offline'}")
         if figure == "attendance" and self.clamped:
             out.append(CLAMPED)
+        if figure == "attendance" and cars_exceed_persons(
+            self.occupied_total, self.attendance, sum(self.roster.counts.values())
+        ):
+            out.append(CARS_EXCEED)
         return tuple(out)

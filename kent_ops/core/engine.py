@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal, TypeGuard
+from typing import Any, Literal
 
 from kent_ops.core import snapshot as snapshots
 from kent_ops.core import wire
@@ -36,6 +36,7 @@ from kent_ops.core.coverage import Dispersal, cover_end, local_clock, why_uncove
 from kent_ops.core.deadlines import Deadlines
 from kent_ops.core.doubt import DoubtTrack
 from kent_ops.core.engine_io import Changes, FeedResult
+from kent_ops.core.foresight import Foresight
 from kent_ops.core.gate_orders import GateOrders
 from kent_ops.core.inspectors import InspectorRecords, Refused
 from kent_ops.core.permit import Permit
@@ -50,7 +51,7 @@ from kent_ops.core.rules import (
     held_in,
 )
 from kent_ops.core.rules.data import note_skew
-from kent_ops.core.sensor_kinds import SENSOR_KINDS
+from kent_ops.core.sensor_kinds import SENSOR_KINDS, is_reading
 from kent_ops.core.sensor_payloads import Reading
 from kent_ops.core.status_view import Snapshot, build_status
 from kent_ops.core.timeutil import from_us, seconds, to_us
@@ -60,18 +61,11 @@ from kent_ops.core.wire.adapter import AdapterRaw
 __all__ = ["Changes", "Engine", "FeedResult"]
 
 Clock = Literal["wall", "sensor"]
-_READINGS = frozenset(kind.payload for kind in SENSOR_KINDS)
-"""Each kind's payload (core/sensor_kinds.py): a record of one of these is a reading."""
 _ATTENDANCE_ONLY = frozenset(k.payload for k in SENSOR_KINDS if k.figure == "attendance")
 """Readings that move attendance alone: within its band the rules can wait (core/band.py)."""
 _ATTENDANCE_KINDS = frozenset(k.record for k in SENSOR_KINDS if k.figure == "attendance")
 Key = tuple[str, str | None]
 Keys = Mapping[str, bytes] | None
-
-
-def _is_reading(rec: object) -> TypeGuard[Reading]:
-    """A sensor's reading, of whichever kind the table of sensor kinds holds."""
-    return type(rec) in _READINGS
 
 
 class Engine:
@@ -128,6 +122,8 @@ class Engine:
         self.band = AttendanceBand()
         self.doubt = DoubtTrack()
         """When each figure was in doubt, and why (the report's indeterminate time)."""
+        self.foresight = Foresight()
+        """When attendance will reach ``hold_at``: advice for the gates, never a finding."""
 
     # -- snapshots ----------------------------------------------------------------------
 
@@ -239,6 +235,8 @@ class Engine:
             self.rejected += 1
             return FeedResult(False, str(refused), decoded.kind, at)
         self.accepted += 1
+        forecast = self.foresight.observe(t, self.counts, decoded.source, self.orders.hold_at)
+        self.orders.changed |= forecast  # the gate commands carry the forecast
         terms = self.terms
         if not band.defers(
             self.counts, terms.max_collective, self.dispersal, self._now, terms.several_properties
@@ -269,7 +267,7 @@ class Engine:
     def _apply(self, msg: Decoded, t: int, received: int, record: int | None) -> str | None:
         """Move the counts; return a note for an accepted message that changed nothing."""
         rec = msg.record
-        if _is_reading(rec):
+        if is_reading(rec):
             return self._apply_reading(msg.source, rec, t, received, record)
         match rec:
             case wire.Availability(online=online):
@@ -376,9 +374,10 @@ class Engine:
             uncovered = why_uncovered(
                 terms.windows, self.permit_status, t, terms.tz, terms.regulated
             )
-        orders.update(
+        if orders.update(
             attendance, permit_hold=("permit-required", None) in held, uncovered=uncovered
-        )
+        ):
+            self.foresight.refresh(attendance, orders.hold_at)  # the new order carries it
         limits = attendance_band(
             terms,
             counts,
@@ -469,8 +468,9 @@ class Engine:
         return changes
 
     def commands(self) -> dict[str, wire.GateCommand]:
-        """Each gate's ADMIT/HOLD for its deputy, with the attendance now."""
-        return dict.fromkeys(self.permit.gates, self.orders.command(self.counts.attendance))
+        """Each gate's ADMIT/HOLD for its deputy, with the attendance now and the forecast."""
+        command = self.orders.command(self.counts.attendance, self.foresight.command_hold_in_s)
+        return dict.fromkeys(self.permit.gates, command)
 
     def status(self) -> wire.Status:
         """The live picture at the engine's current time."""
@@ -495,5 +495,6 @@ class Engine:
                 accepted=self.accepted,
                 checklist_items=self._checklist_items,
                 clock=self.clock,
+                hold_in_s=self.foresight.hold_in_s(self.counts.attendance, self.orders.hold_at),
             )
         )

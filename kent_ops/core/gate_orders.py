@@ -28,8 +28,8 @@ class GateOrders:
         self.decided = False
         self.changed = False
 
-    def update(self, attendance: int, *, permit_hold: bool, uncovered: str | None) -> None:
-        """Decide the order for this attendance; note whether it changed.
+    def update(self, attendance: int, *, permit_hold: bool, uncovered: str | None) -> bool:
+        """Decide the order for this attendance; True (and noted) when it changed.
 
         ``uncovered`` says why the permit covers no assembly over 500 now ("the permitted
         hours ended at 23:30"), or is None while it covers.
@@ -44,12 +44,16 @@ class GateOrders:
             self.state = state
             self.decided = True
             self.changed = True
+            return True
+        return False
 
     @property
     def admit(self) -> bool:
         return self.state[0]
 
-    def command(self, attendance: int) -> wire.GateCommand:
+    def command(self, attendance: int, hold_in_s: int | None = None) -> wire.GateCommand:
+        """The order with the figures a deputy sees; ``hold_in_s`` is the forecast in whole
+        minutes (core/foresight.py)."""
         admit, reason = self.state
         return wire.GateCommand(
             admit=admit,
@@ -57,6 +61,7 @@ class GateOrders:
             hold_at=self.hold_at,
             resume_below=self.resume_below,
             reason=reason,
+            hold_in_s=hold_in_s,
         )
 
     def _reason(self, *, permit_hold: bool, uncovered: str | None) -> tuple[bool, str]:

@@ -28,6 +28,7 @@ from typing import Literal
 from kent_ops.core import wire
 from kent_ops.core.connection import ConnectionState, connection_problem
 from kent_ops.core.display import clean, event_zone, fmt_age, fmt_int, level, local_clock
+from kent_ops.core.foresight import hold_words
 from kent_ops.core.tagged import Line, Span, Tag, line_data
 
 __all__ = [
@@ -104,6 +105,8 @@ class GateOrder:
     resume_below: int | None = None
     reason: str = ""
     source: Literal["command", "status", "none"] = "none"
+    hold_in_s: int | None = None
+    """Seconds until attendance reaches ``hold_at`` at the last 10 minutes' rate (advice)."""
 
     @property
     def word(self) -> str:
@@ -122,7 +125,8 @@ def gate_order(command: wire.GateCommand | None, status: wire.Status | None) -> 
     """The order for this gate: its command if there is one, else the status's ``admit``.
 
     The attendance shown is the status's, which is republished on every change; a
-    command is republished only when the order changes, so its figure ages.
+    command is republished only when the order changes, so its figure ages. So is the
+    forecast of a HOLD: the status's, to the second, over the command's whole minutes.
     """
     current = status.attendance.current if status is not None else None
     if command is not None:
@@ -133,6 +137,7 @@ def gate_order(command: wire.GateCommand | None, status: wire.Status | None) -> 
             resume_below=command.resume_below,
             reason=clean(command.reason),
             source="command",
+            hold_in_s=status.attendance.hold_in_s if status is not None else command.hold_in_s,
         )
     if status is not None:
         return GateOrder(
@@ -140,6 +145,7 @@ def gate_order(command: wire.GateCommand | None, status: wire.Status | None) -> 
             attendance=current,
             reason="no order for this gate yet: the event-wide status says so",
             source="status",
+            hold_in_s=status.attendance.hold_in_s,
         )
     return GateOrder(admit=None, reason="waiting for the aggregator's order for this gate")
 
@@ -148,9 +154,11 @@ _CHIP: dict[str, Tag] = {"ok": "chip", "near": "chip-near", "breach": "chip-brea
 
 
 def order_lines(order: GateOrder) -> tuple[Line, ...]:
-    """Attendance against ``hold_at`` (marked within 10% of it and past it), and the reason.
+    """Attendance against ``hold_at`` (marked within 10% of it and past it), a HOLD coming
+    within 30 minutes while admitting ("HOLD in about 12 min"), and the reason.
 
-    On the sign's green or red a coloured figure would vanish: the attendance is a chip.
+    On the sign's green or red a coloured figure would vanish: the attendance and the
+    warning are chips.
     """
     lines: list[Line] = []
     if order.attendance is not None:
@@ -160,6 +168,9 @@ def order_lines(order: GateOrder) -> tuple[Line, ...]:
         if order.resume_below is not None:
             spans.append(Span(f" · admit again below {fmt_int(order.resume_below)}", "dim"))
         lines.append(tuple(spans))
+    coming = hold_words(order.hold_in_s) if order.admit else None
+    if coming is not None:
+        lines.append((Span(coming, "chip-near"),))
     if order.reason:
         lines.append((Span(order.reason, "italic"),))
     return tuple(lines)

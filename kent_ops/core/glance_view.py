@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kent_ops.core import wire
+from kent_ops.core.counting import cars_exceed_persons
 from kent_ops.core.display import Level, clean, event_zone, fmt_int, level, local_clock
 from kent_ops.core.tagged import Line, Span, Tag
 
@@ -158,11 +159,15 @@ def staffing_lines(status: wire.Status) -> list[StaffingLine]:
 
 
 def attendance_flags(status: wire.Status) -> Line:
-    """Why attendance may be low (a counter down) and the last inspector's adjustment."""
+    """Why attendance may be low (a counter down, more cars parked than persons counted)
+    and the last inspector's adjustment."""
     spans: list[Span] = []
     if status.attendance.uncertain:
         down = [clean(gate, limit=32) for gate, g in sorted(status.gates.items()) if g.down()]
-        which = f": {', '.join(down)} down" if down else ": a counter is down or stale"
+        causes = [f"{', '.join(down)} down"] if down else []
+        if _cars_exceed(status):
+            causes.append("more cars parked than persons counted")
+        which = f": {'; '.join(causes)}" if causes else ": a counter is down or stale"
         spans.append(Span(f"UNCERTAIN{which}", "warn"))
     if status.adjustments:
         last = status.adjustments[-1]
@@ -178,6 +183,13 @@ def attendance_flags(status: wire.Status) -> Line:
     if not spans:
         spans.append(Span("all gate counters reporting", "dim"))
     return tuple(spans)
+
+
+def _cars_exceed(status: wire.Status) -> bool:
+    """The lots contradict the gates (the aggregator's cross-check, core/counting.py)."""
+    medical = status.medical
+    staff = medical.doctors_on_duty + medical.nurses_on_duty + status.security.on_duty
+    return cars_exceed_persons(status.parking.occupied, status.attendance.current, staff)
 
 
 # -- properties ---------------------------------------------------------------------------

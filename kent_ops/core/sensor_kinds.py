@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from kent_ops.core import ordinance as law
 from kent_ops.core.permit_reader import ABSENT, FieldSpec, non_negative
@@ -41,6 +41,7 @@ __all__ = [
     "Figure",
     "SensorKind",
     "by_name",
+    "is_reading",
     "kind_of",
 ]
 
@@ -210,3 +211,12 @@ def by_name(name: str) -> SensorKind:
 def kind_of(name: str, manual: bool = False) -> SensorKind:
     """The kind, or its manual flavour for a deputy's tally."""
     return _MANUAL[name] if manual else _BY_NAME[name]
+
+
+_READINGS = frozenset(kind.payload for kind in SENSOR_KINDS)
+"""Each kind's payload: a record of one of these is a reading."""
+
+
+def is_reading(rec: object) -> TypeGuard[Reading]:
+    """A sensor's reading, of whichever kind the table of sensor kinds holds."""
+    return type(rec) in _READINGS

@@ -38,6 +38,7 @@ from kent_ops.core.alerts import Alert, Brief, _Pending
 from kent_ops.core.counting import Counting
 from kent_ops.core.coverage import CoverEnd
 from kent_ops.core.doubt import DoubtTrack
+from kent_ops.core.foresight import Foresight
 from kent_ops.core.inspectors import NOTES_KEPT
 from kent_ops.core.permit import Permit
 from kent_ops.core.permit_status import StatusChange
@@ -60,13 +61,16 @@ __all__ = [
     "take",
 ]
 
-FORMAT = 4
+FORMAT = 5
 """The layout of the document; raise it whenever a state struct changes (and say in
 how an older layout reads, where it can, or why it cannot)."""
 PROGRAM = "kent-ops"
 _EARLIER_READING = 2
 """Formats 2 and 3 were written before each alert carried its stretches (docs/law.md):
 their state cannot be carried over, so a restart or a report replays the whole log."""
+_BEFORE_FORESIGHT = 4
+"""Format 4 was written before the engine kept the samples of its forecast (core/
+foresight.py): a restart from it would forecast from nothing, so the log is replayed."""
 
 
 class SnapshotRefused(ValueError):
@@ -164,6 +168,7 @@ class EngineState(_State):
     inspectors: InspectorsState
     band: BandState
     doubt: DoubtTrack
+    foresight: Foresight
     now: int | None
     start: int | None
     skewed: dict[str, float]
@@ -394,6 +399,11 @@ def check_header(header: Header, engine: Engine) -> None:
     mine = header_of(engine)
     if header.program != PROGRAM or header.version != mine.version:
         raise SnapshotRefused(f"it was written by {header.program} {header.version}")
+    if header.format == _BEFORE_FORESIGHT:
+        raise SnapshotRefused(
+            f"it is in snapshot format {header.format}, written before the engine kept the "
+            "samples its forecast of a HOLD reads: the whole log is replayed instead"
+        )
     if header.format < FORMAT and header.format >= _EARLIER_READING:
         raise SnapshotRefused(
             f"it is in snapshot format {header.format}, written under an earlier reading of "

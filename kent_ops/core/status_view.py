@@ -47,6 +47,8 @@ class Snapshot:
     accepted: int
     checklist_items: list[wire.ChecklistItemInfo]
     clock: str = "wall"
+    hold_in_s: int | None = None
+    """Seconds until attendance reaches ``hold_at`` (core/foresight.py)."""
 
 
 def build_status(s: Snapshot) -> wire.Status:
@@ -82,6 +84,7 @@ def build_status(s: Snapshot) -> wire.Status:
             max_collective=permit.max_collective,
             threshold=law.PERMIT_THRESHOLD,
             uncertain=counts.uncertain,
+            hold_in_s=s.hold_in_s,
         ),
         admit=s.admit,
         hold_at=s.hold_at,

@@ -29,8 +29,10 @@ def s(seconds: float) -> datetime:
 
 def lifecycle(changes: dict[str, Any] | None = None) -> Driver:
     d = Driver(permit_variant({**LIFE, **(changes or {})}))
+    d.present(500, local(9), gate="south")  # persons for the cars: never fewer than they
     d.staff(local(9), doctors=1, nurses=10, security=20)  # before the window: nothing holds
     d.lot("lot-a", local(9), NOT_FULL)
+    d.present(600, local(11), gate="south")
     d.collect = d.engine.collect_changes()  # type: ignore[attr-defined]
     return d
 
@@ -326,6 +328,7 @@ def test_gate_commands_are_published_when_they_change() -> None:
         "hold_at": 100,
         "resume_below": 90,
         "reason": "HOLD: attendance reached 100; admit again below 90",
+        "hold_in_s": None,
     }
     d.present(89, s(3))
     assert d.engine.collect_changes().commands["north"].admit is True

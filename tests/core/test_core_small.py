@@ -49,7 +49,7 @@ def test_an_outbound_record_encodes_to_its_json() -> None:
                                reason="HOLD")  # fmt: skip
     assert msgspec.json.decode(wire.encode(command)) == {
         "admit": False, "attendance": 4000, "hold_at": 4000, "resume_below": 3960,
-        "reason": "HOLD",
+        "reason": "HOLD", "hold_in_s": None,
     }  # fmt: skip
 
 

@@ -223,6 +223,30 @@ CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
         "gate counter south restarted at seq 0; its earlier totals were kept",
     ),
     (
+        "cars-exceed-persons",
+        None,
+        {"vehicles": 312, "attendance": 250, "staff_on_duty": 12},
+        {"vehicles_at_most": 262},
+        "312 cars are parked but the gates count 250 persons and 12 staff: a gate counter "
+        "may be missing entries",
+    ),
+    (
+        "cars-exceed-persons",
+        None,
+        {"vehicles": 1, "attendance": 0, "staff_on_duty": 0},
+        {"vehicles_at_most": 0},
+        "1 car is parked but the gates count 0 persons and 0 staff: a gate counter may be "
+        "missing entries",
+    ),
+    (
+        "cars-exceed-persons",
+        None,
+        {"vehicles": 1_204, "attendance": 1, "staff_on_duty": 3},
+        {"vehicles_at_most": 4},
+        "1,204 cars are parked but the gates count 1 person and 3 staff: a gate counter may "
+        "be missing entries",
+    ),
+    (
         "clock-skew",
         "north",
         {"skew_s": 95.123},

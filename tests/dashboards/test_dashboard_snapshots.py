@@ -39,9 +39,13 @@ def inspector() -> InspectorApp:
     )
 
 
-def gate(state_dir: Path, admit: bool) -> GateApp:
+def gate(state_dir: Path, admit: bool, hold_in_s: int | None = None) -> GateApp:
     command = samples.command(admit=admit)
-    attendance = {**samples.status_data()["attendance"], "current": command.attendance}
+    attendance = {
+        **samples.status_data()["attendance"],
+        "current": command.attendance,
+        "hold_in_s": hold_in_s,
+    }
     return make_gate_app(
         "north",
         samples.EVENT,
@@ -81,3 +85,9 @@ class TestGateSnapshots:
 
     def test_hold(self, snap_compare: SnapCompare, size: tuple[int, int], tmp_path: Path) -> None:
         assert snap_compare(gate(tmp_path, admit=False), terminal_size=size)
+
+    def test_admit_with_a_hold_coming(
+        self, snap_compare: SnapCompare, size: tuple[int, int], tmp_path: Path
+    ) -> None:
+        """The words "HOLD in about 12 min" under the attendance, on the green sign."""
+        assert snap_compare(gate(tmp_path, admit=True, hold_in_s=715), terminal_size=size)

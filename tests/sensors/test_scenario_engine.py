@@ -75,7 +75,12 @@ def test_faults_are_stitched_and_the_outage_is_uncertain(permit: Permit) -> None
     assert status.attendance.entries == totals["entries"]
     assert status.rejected == 5
     found = rules(engine)
-    assert set(found) == {"counter-reset", "sensor-offline"}
+    assert set(found) == {"counter-reset", "sensor-offline", "cars-exceed-persons"}
+    # The lots' cross-check at the day's edges only: cars parked before the gates open
+    # and after the crowd has gone out through them, nobody counted inside (docs/law.md,
+    # "When the lots contradict the gates"); never while the south counter was down.
+    for cross in found["cars-exceed-persons"]:
+        assert cross.worst.observed["attendance"] == 0
     [offline] = found["sensor-offline"]
     assert offline.subject == "south"
     assert offline.ended_at is not None

@@ -25,6 +25,7 @@ from dashboards.common.renderables import (
 )
 from dashboards.common.tagged_text import TAG_STYLES, line_text, span_text
 from kent_ops.core import wire
+from kent_ops.core.foresight import hold_words
 from kent_ops.core.glance_view import (
     attendance_flags,
     compliance_title,
@@ -126,7 +127,9 @@ def attendance_panel(
 
     The order (ADMIT or HOLD) and the limits stand beside the figure where they fit,
     under it where they do not (a phone, or a figure in the millions); a screen too
-    narrow even for the large digits shows the figure in plain bold.
+    narrow even for the large digits shows the figure in plain bold. While admitting,
+    a HOLD fewer than 30 minutes away is said beside the order ("HOLD in about 12 min",
+    core/foresight.py): the command post can open the overflow lot or slow the gates.
     """
     if status is None:
         return Text("Waiting for the aggregator's first status…", style="dim italic")
@@ -137,6 +140,11 @@ def attendance_panel(
     word = order_word(status)
     order = Text(f" {word} ", style=ORDER_STYLES[word])
     limit = Text(f" max {fmt_int(maximum)}")
+    coming = hold_words(att.hold_in_s) if status.admit else None
+    ahead = Text()
+    if coming is not None:
+        ahead.append("  ")
+        ahead.append(coming, style="bold black on yellow")
     mark = Text()
     mark.append("┃", style="bold bright_white")
     mark.append(f" threshold {fmt_int(threshold)}")
@@ -144,7 +152,7 @@ def attendance_panel(
 
     figure = big_number(fmt_int(current))
     figure_width = text_width(figure)
-    details = [_joined(order, limit), mark, peak]
+    details = [_joined(order, limit, ahead), mark, peak]
     beside = width - figure_width - FIGURE_GAP
     lines: list[Text]
     if beside >= max(d.cell_len for d in details):
@@ -156,7 +164,11 @@ def attendance_panel(
         # The order first, whole: it is what a gate is told.
         big = [Text(line, style=style) for line in figure] if figure_width <= width else []
         lines = big or [Text(fmt_int(current), style=style)]
-        lines.append(_cut(details[0], width))
+        if details[0].cell_len <= width or not ahead:
+            lines.append(_cut(details[0], width))
+        else:  # the warning on a line of its own rather than cut
+            lines.append(_cut(_joined(order, limit), width))
+            lines.append(_cut(ahead[2:], width))
         lines.append(_cut(_joined(mark, Text("  "), peak), width))
     lines.append(bar_text(current, maximum, width, mark=threshold))
     if status.ts is not None:

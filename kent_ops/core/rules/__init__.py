@@ -31,6 +31,7 @@ from kent_ops.core.rules.base import (
     Terms,
 )
 from kent_ops.core.rules.data import (
+    CarsExceedPersons,
     ClockSkew,
     CounterReset,
     EvidenceFlood,
@@ -86,6 +87,7 @@ RULES: dict[str, Rule] = {
         EvidenceRollback(),
         ClockJump(),
         EvidenceFlood(),
+        CarsExceedPersons(),
     )
 }
 """Every rule, keyed by name, in the order the law and the dashboards list them."""
@@ -108,6 +110,7 @@ _EVALUATED = tuple(
         "sensor-offline",
         "facility-deficient",
         "clock-skew",
+        "cars-exceed-persons",
     )
 )
 _BANDED = tuple(r for r in _EVALUATED if type(r).edges is not Rule.edges)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kent_ops.core.counting import cars_exceed_persons
 from kent_ops.core.rules.base import CLOCK_SKEW_S, Condition, Rule, Situation
+from kent_ops.core.rules.base import figure as _n
 
 
 class SensorOffline(Rule):
@@ -53,6 +55,52 @@ class CounterReset(Rule):
     def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         seq = o.get("seq")
         return f"gate counter {subject} restarted at seq {seq}; its earlier totals were kept"
+
+
+class CarsExceedPersons(Rule):
+    """Counts that check each other: every parked car brought at least one person, so
+    more cars in the lots than persons counted plus staff on duty means a gate counter is
+    missing entries. While it holds attendance is indeterminate (core/counting.py,
+    ``Counting.doubts``), so no finding rests on a figure the lots contradict."""
+
+    name = "cars-exceed-persons"
+    severity = "data"
+    cite = "—"
+    binds_any_assembly = True
+    title = "More cars than persons"
+    summary = (
+        "More cars parked in all lots than persons counted plus staff on duty: a gate "
+        "counter may be missing entries."
+    )
+    reads = frozenset({"vehicles", "staff"})
+    """Not attendance: the figure it puts in doubt is the one it checks."""
+
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        counts = s.counts
+        return cars_exceed_persons(
+            counts.occupied_total, s.present, sum(counts.roster.counts.values())
+        )
+
+    def measure(self, s: Situation, subject: str | None) -> Condition:
+        cars, staff = s.counts.occupied_total, sum(s.counts.roster.counts.values())
+        return Condition(
+            {"vehicles": cars, "attendance": s.present, "staff_on_duty": staff},
+            {"vehicles_at_most": s.present + staff},
+            cars - s.present - staff,
+        )
+
+    def edges(self, s: Situation) -> Iterable[int]:
+        # It holds while attendance is at most cars - staff - 1: it flips there.
+        return (s.counts.occupied_total - sum(s.counts.roster.counts.values()) - 1,)
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        cars, persons, staff = o["vehicles"], o["attendance"], o["staff_on_duty"]
+        parked = f"{_n(cars)} car is" if cars == 1 else f"{_n(cars)} cars are"
+        counted = f"{_n(persons)} person" + ("" if persons == 1 else "s")
+        return (
+            f"{parked} parked but the gates count {counted} and {_n(staff)} staff: a gate "
+            "counter may be missing entries"
+        )
 
 
 class ClockSkew(Rule):

@@ -106,6 +106,9 @@ class Attendance(_Out, frozen=True, kw_only=True):
     max_collective: int = 0
     threshold: int = 500
     uncertain: bool = False
+    hold_in_s: int | None = None
+    """Seconds until attendance reaches ``hold_at`` at its net rate of the last 10 minutes;
+    None when it is not rising or is there already. Advice, never a finding."""
 
 
 class Parking(_Out, frozen=True, kw_only=True):
@@ -327,6 +330,9 @@ class GateCommand(_Out, frozen=True, kw_only=True):
     hold_at: int = 0
     resume_below: int = 0
     reason: str = ""
+    hold_in_s: int | None = None
+    """The status's ``attendance.hold_in_s`` in whole minutes (720), refreshed at most once
+    a minute (docs/protocol.md, "Foresight")."""
 
 
 class Checkpoint(_Out, frozen=True, kw_only=True):

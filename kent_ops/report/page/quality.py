@@ -1,8 +1,8 @@
 """Data quality and the evidence log (sections 8 and 9): how far the figures can be trusted.
 
-Sensor outages, rejected messages, counter restarts, attendance adjustments, the
-service's own runs, whether the replay equals what was published live, and the log's
-verification with its checkpoints.
+Sensor outages, the figures in doubt, the lots against the gates, rejected messages,
+counter restarts, attendance adjustments, the service's own runs, whether the replay
+equals what was published live, and the log's verification with its checkpoints.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from html import escape
 from kent_ops.core import wire
 from kent_ops.report.collect import Reasons
 from kent_ops.report.model import ReportData
+from kent_ops.report.page.cross_check import cross_check_section
 from kent_ops.report.page.devices import rented_devices
 from kent_ops.report.page.fmt import Fmt, count, duration, figures, table
 from kent_ops.report.page.kept import kept_section
@@ -196,6 +197,7 @@ def data_quality(data: ReportData, fmt: Fmt) -> str:
     out = [
         *_outages(data, fmt),
         *doubt_section(data, fmt),
+        *cross_check_section(data, fmt),
         *_rejected(data, fmt),
         *rented_devices(data.collector.devices, fmt),
         *_restarts(data, fmt),

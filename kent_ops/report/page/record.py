@@ -125,7 +125,9 @@ def doubt_section(data: ReportData, fmt: Fmt) -> list[str]:
         "<p>While a figure rested on one of these, every finding that reads it is "
         "indeterminate for that time, and the timeline marks the minute uncertain. "
         "Attendance “clamped at 0” means the counts less an inspector's adjustment went "
-        "below zero: it reads 0 until the next adjustment.</p>"
+        "below zero: it reads 0 until the next adjustment; “cars exceed persons counted” "
+        "means the lots held more cars than the gates counted persons, staff on duty "
+        "added (see “Lots against the gates”).</p>"
     )
     out.append(table(["Figure", "Why", "From", "Until", "For"], rows, {4}))
     return out
