@@ -22,8 +22,7 @@ from datetime import datetime
 from functools import partial
 from typing import Literal, TypeGuard, Unpack
 
-from kent_ops.core.sensor_kinds import STATION
-from kent_ops.core.sensor_payloads import Badge
+from kent_ops.core.sensor_kinds import STATION, Badge
 from kent_ops.core.wire import ROLES, Role
 from sensors.device import Device, EventOptions, Unstamped
 from sensors.device_cli import DeviceSpec

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, TypedDict
 
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.delivery import Delivery
-from kent_ops.core.sensor_payloads import Reading
+from kent_ops.core.sensor_kinds import Reading
 from kent_ops.core.wire import Topics, encode_availability, encode_reading
 from sensors.links import Link, MemoryLink, MqttLink, Sent
 
@@ -73,7 +73,7 @@ class Options(EventOptions, total=False):
 
 Unstamped = Callable[[int, datetime], Reading]
 """A reading waiting for its ``seq`` and ``ts``: it makes the wire's Struct of the
-device's kind (core/sensor_payloads.py) when :meth:`Device._send` stamps it."""
+device's kind (core/sensor_kinds/payloads.py) when :meth:`Device._send` stamps it."""
 
 
 class Device:
@@ -102,7 +102,7 @@ class Device:
     """
 
     kind: ClassVar[str] = ""
-    """The kind of sensor it plays, by its name in core/sensor_kinds.py."""
+    """The kind of sensor it plays, by its name in core/sensor_kinds/table.py."""
 
     def __init__(
         self,
@@ -144,7 +144,7 @@ class Device:
 
     @property
     def topic(self) -> str:
-        """The topic this device's readings go to: its kind's (core/sensor_kinds.py)."""
+        """The topic this device's readings go to: its kind's (core/sensor_kinds/table.py)."""
         return self.topics.reading(self.kind, self.sensor_id)
 
     def _reading(self) -> Unstamped | None:

@@ -56,7 +56,7 @@ class DeviceSpec:
         handle: Callable[[Device, str], None],
         description: str,
     ) -> DeviceSpec:
-        """The command line of the device that plays ``kind`` (core/sensor_kinds.py): its
+        """The command line of the device that plays ``kind`` (core/sensor_kinds/table.py): its
         module (``python -m …``) and whether it heartbeats are the kind's."""
         module = kind.device.rpartition(".")[0]
         return cls(f"python -m {module}", kind.name, description, kind.heartbeats, device, handle)

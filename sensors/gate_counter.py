@@ -22,8 +22,7 @@ import sys
 from functools import partial
 from typing import Any, Unpack
 
-from kent_ops.core.sensor_kinds import GATE
-from kent_ops.core.sensor_payloads import GateCount
+from kent_ops.core.sensor_kinds import GATE, GateCount
 from sensors.device import Device, Options, Unstamped
 from sensors.device_cli import DeviceSpec
 

@@ -21,8 +21,7 @@ import sys
 from functools import partial
 from typing import Any, Unpack
 
-from kent_ops.core.sensor_kinds import LOT
-from kent_ops.core.sensor_payloads import LotOccupancy
+from kent_ops.core.sensor_kinds import LOT, LotOccupancy
 from sensors.device import Device, Options, Unstamped
 from sensors.device_cli import DeviceSpec
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from kent_ops.core.sensor_payloads import GateCount
+from kent_ops.core.sensor_kinds import GateCount
 from kent_ops.core.wire import encode_payload, encode_reading, format_ts
 from sensors.badge_reader import BadgeReader
 from sensors.floor import Floor, SimMessage

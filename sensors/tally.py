@@ -237,7 +237,7 @@ _READERS: dict[str, Callable[[Tally, str, dict[str, Any], bytes], str]] = {
     LOT.record: Tally._lot,
     STATION.record: Tally._badge,
 }
-"""Each kind of sensor's messages (core/sensor_kinds.py), by the kind of their topic."""
+"""Each kind of sensor's messages (core/sensor_kinds/table.py), by the kind of their topic."""
 
 
 def _fields(payload: bytes) -> dict[str, Any] | None:

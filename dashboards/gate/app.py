@@ -40,7 +40,7 @@ from kent_ops.broker.witness import WitnessKeeper
 from kent_ops.core import wire
 from kent_ops.core.errors import UsageError
 from kent_ops.core.gate_view import NOT_COUNTED_AFTER_S, counted_taps, tally_listed
-from kent_ops.core.permit_schema import ID_PATTERN, SENSOR_ID_PATTERN
+from kent_ops.core.permit import ID_PATTERN, SENSOR_ID_PATTERN
 
 __all__ = ["GateApp", "make_gate_app"]
 

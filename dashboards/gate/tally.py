@@ -26,7 +26,7 @@ from kent_ops.broker.borrowed import BorrowedLink
 from kent_ops.broker.delivery import Delivery
 from kent_ops.broker.tally_sends import TallySends, taps_in
 from kent_ops.core.gate_view import manual_gate
-from kent_ops.core.sensor_payloads import GateCount
+from kent_ops.core.sensor_kinds import GateCount
 from sensors.device import Clock, utc_now
 from sensors.gate_counter import GateCounter
 

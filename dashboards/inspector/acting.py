@@ -48,7 +48,7 @@ from dashboards.inspector.screens.forms import (
 from dashboards.inspector.screens.permit_form import PermitChange, PermitForm
 from kent_ops.broker.delivery import Delivery
 from kent_ops.core import wire
-from kent_ops.core.permit_status import BACKDATE_LIMIT_S
+from kent_ops.core.permit import BACKDATE_LIMIT_S
 
 __all__ = ["ActingApp"]
 

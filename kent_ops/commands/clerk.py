@@ -21,7 +21,7 @@ from kent_ops.broker.client import make_client
 from kent_ops.broker.credentials import broker_from_args
 from kent_ops.core import wire
 from kent_ops.core.errors import CheckFailed, UsageError
-from kent_ops.core.permit_status import BACKDATE_LIMIT_S
+from kent_ops.core.permit import BACKDATE_LIMIT_S
 
 __all__ = ["cli_clerk", "clerk_payload"]
 

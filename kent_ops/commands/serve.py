@@ -29,8 +29,7 @@ from kent_ops.commands.run import configure_logging
 from kent_ops.commands.witnessing import open_witness
 from kent_ops.core.errors import UsageError
 from kent_ops.core.gate_view import deputy_gate_problem, manual_gate
-from kent_ops.core.permit import load_permit
-from kent_ops.core.permit_schema import ID_PATTERN
+from kent_ops.core.permit import ID_PATTERN, load_permit
 from kent_ops.core.wire import load_keys
 from kent_ops.web.accounts import check_account, load_accounts, make_account, save_accounts
 from kent_ops.web.apps import AppConfig, prepare_apps

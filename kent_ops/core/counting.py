@@ -11,9 +11,17 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from kent_ops.core.permit_model import Permit
-from kent_ops.core.sensor_kinds import GATE, LOT, STATION, kind_of
-from kent_ops.core.sensor_payloads import Badge, GateCount, LotOccupancy, Reading
+from kent_ops.core.permit import Permit
+from kent_ops.core.sensor_kinds import (
+    GATE,
+    LOT,
+    STATION,
+    Badge,
+    GateCount,
+    LotOccupancy,
+    Reading,
+    kind_of,
+)
 from kent_ops.core.timeutil import SECOND, to_us
 
 __all__ = [

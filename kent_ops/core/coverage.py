@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 from kent_ops.core.timeutil import from_us
 
 if TYPE_CHECKING:  # the status imports the inspectors, who import the rules, who import this
-    from kent_ops.core.permit_status import PermitStatus
+    from kent_ops.core.permit import PermitStatus
 
 __all__ = [
     "Allowance",

@@ -36,11 +36,11 @@ from kent_ops.core.coverage import Dispersal, cover_end, local_clock, why_uncove
 from kent_ops.core.deadlines import Deadlines
 from kent_ops.core.doubt import DoubtTrack
 from kent_ops.core.engine_io import Changes, FeedResult
+from kent_ops.core.errors import Refused
 from kent_ops.core.foresight import Foresight
 from kent_ops.core.gate_orders import GateOrders
-from kent_ops.core.inspectors import InspectorRecords, Refused
-from kent_ops.core.permit import Permit
-from kent_ops.core.permit_status import PermitStatus
+from kent_ops.core.inspectors import InspectorRecords
+from kent_ops.core.permit import Permit, PermitStatus
 from kent_ops.core.rules import (
     RULES,
     Condition,
@@ -51,8 +51,7 @@ from kent_ops.core.rules import (
     held_in,
 )
 from kent_ops.core.rules.data import note_skew
-from kent_ops.core.sensor_kinds import SENSOR_KINDS, is_reading
-from kent_ops.core.sensor_payloads import Reading
+from kent_ops.core.sensor_kinds import SENSOR_KINDS, Reading, is_reading
 from kent_ops.core.status_view import Snapshot, build_status
 from kent_ops.core.timeutil import from_us, seconds, to_us
 from kent_ops.core.wire import Decoded, Rejection, decode

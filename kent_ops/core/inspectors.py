@@ -17,8 +17,9 @@ from kent_ops.core import wire
 from kent_ops.core.alerts import AlertBook
 from kent_ops.core.checklist import ChecklistItem
 from kent_ops.core.counting import Counting
+from kent_ops.core.errors import Refused
 
-__all__ = ["CLEAN_UP_ITEM", "NOTES_KEPT", "InspectorRecords", "Refused"]
+__all__ = ["CLEAN_UP_ITEM", "NOTES_KEPT", "InspectorRecords"]
 
 CLEAN_UP_ITEM = "F"
 """Clean-up binds after the assembly ends (permit:F): a mark on it is never a live breach;
@@ -26,10 +27,6 @@ the report weighs the marks made after the end against its deadline."""
 
 NOTES_KEPT = 20
 """The status carries the latest notes only; the evidence log keeps every one."""
-
-
-class Refused(Exception):
-    """A well-formed message the state refuses (falling totals, an unknown alert)."""
 
 
 class InspectorRecords:

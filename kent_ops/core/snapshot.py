@@ -28,7 +28,7 @@ import hashlib
 from collections import deque
 from collections.abc import Callable, Mapping
 from types import GenericAlias
-from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
+from typing import Any, Protocol, TypeVar, get_args, get_origin
 
 import msgspec
 
@@ -40,14 +40,11 @@ from kent_ops.core.coverage import CoverEnd
 from kent_ops.core.doubt import DoubtTrack
 from kent_ops.core.foresight import Foresight
 from kent_ops.core.inspectors import NOTES_KEPT
-from kent_ops.core.permit import Permit
-from kent_ops.core.permit_status import StatusChange
-
-if TYPE_CHECKING:
-    from kent_ops.core.engine import Engine
+from kent_ops.core.permit import Permit, StatusChange
 
 __all__ = [
     "DERIVED",
+    "Snapshotted",
     "FORMAT",
     "PARTS",
     "EngineState",
@@ -75,6 +72,22 @@ foresight.py): a restart from it would forecast from nothing, so the log is repl
 
 class SnapshotRefused(ValueError):
     """A snapshot this program must not start from; replay the whole log instead."""
+
+
+class Snapshotted(Protocol):
+    """What a snapshot is taken of: the engine, as far as this module needs to know it.
+
+    The engine uses this module (to take and restore its state), so this module names
+    only what it reads of the engine, never the engine itself: its parts are found by
+    the attribute names the state structs declare (:data:`PARTS`).
+    """
+
+    @property
+    def permit(self) -> Permit: ...
+    @property
+    def clock(self) -> str: ...
+    @property
+    def keys(self) -> Mapping[str, bytes] | None: ...
 
 
 class Header(msgspec.Struct, kw_only=True):
@@ -351,12 +364,12 @@ _LOAD: _Load = {
 }
 
 
-def state_of(engine: Engine) -> EngineState:
+def state_of(engine: Snapshotted) -> EngineState:
     """The engine's state as a struct (it shares the engine's objects: encode it at once)."""
     return _save(engine, EngineState, _SAVE[EngineState])
 
 
-def header_of(engine: Engine, service: Mapping[str, Any] | None = None) -> Header:
+def header_of(engine: Snapshotted, service: Mapping[str, Any] | None = None) -> Header:
     """The header a snapshot of ``engine`` carries."""
     return Header(
         format=FORMAT,
@@ -369,7 +382,7 @@ def header_of(engine: Engine, service: Mapping[str, Any] | None = None) -> Heade
     )
 
 
-def take(engine: Engine, service: Mapping[str, Any] | None = None) -> bytes:
+def take(engine: Snapshotted, service: Mapping[str, Any] | None = None) -> bytes:
     """The engine's whole state as one JSON document; the engine is not changed."""
     header = header_of(engine, service)
     fields = {name: getattr(header, name) for name in Header.__struct_fields__}
@@ -394,7 +407,7 @@ def _decode(data: bytes, header: Header) -> _Document:
         raise SnapshotRefused(f"its state cannot be read by this program ({exc})") from None
 
 
-def check_header(header: Header, engine: Engine) -> None:
+def check_header(header: Header, engine: Snapshotted) -> None:
     """Refuse a snapshot another program, format, permit, clock or set of keys wrote."""
     mine = header_of(engine)
     if header.program != PROGRAM or header.version != mine.version:
@@ -419,7 +432,7 @@ def check_header(header: Header, engine: Engine) -> None:
         raise SnapshotRefused("it was taken with other signing keys")
 
 
-def load(engine: Engine, data: bytes) -> Header:
+def load(engine: Snapshotted, data: bytes) -> Header:
     """Put a snapshot's state into a fresh engine built for the same permit, clock and keys.
 
     Raises:
@@ -433,7 +446,7 @@ def load(engine: Engine, data: bytes) -> Header:
     return doc
 
 
-def differences(engine: Engine, data: bytes, limit: int = 5) -> list[str]:
+def differences(engine: Snapshotted, data: bytes, limit: int = 5) -> list[str]:
     """Where the engine's state differs from the snapshot's (empty: they are equal).
 
     Raises:

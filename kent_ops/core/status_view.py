@@ -14,8 +14,7 @@ from kent_ops.core import ordinance as law
 from kent_ops.core import wire
 from kent_ops.core.counting import Counting
 from kent_ops.core.inspectors import InspectorRecords
-from kent_ops.core.permit import Permit
-from kent_ops.core.permit_status import StatusChange
+from kent_ops.core.permit import Permit, StatusChange
 from kent_ops.core.timeutil import from_us
 
 __all__ = ["Snapshot", "build_status"]

@@ -8,26 +8,43 @@ at the outage's start, and the disk is probed with a record of the outage (at mo
 order (:mod:`kent_ops.service.storage_outage` keeps the outage's state and alert).
 
 Kept apart from :mod:`kent_ops.service.worker` so the loop stays readable, as
-:mod:`kent_ops.service.stopping` is.
+:mod:`kent_ops.service.stopping` is. The worker uses this module, so this module names
+only what it needs of the worker (:class:`Holding`), never the worker itself.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kent_ops.core import wire
+from kent_ops.core.engine import Engine
 from kent_ops.evidence.log import EvidenceWriteError
 from kent_ops.service.batches import drain
-from kent_ops.service.flush import FlushPlan
-from kent_ops.service.link import Item
+from kent_ops.service.flush import Flushed, FlushPlan
+from kent_ops.service.link import Item, Link
+from kent_ops.service.restore import Rebuilt
+from kent_ops.service.rhythm import Rhythm
+from kent_ops.service.storage_outage import StorageOutage
 
-if TYPE_CHECKING:
-    from kent_ops.service.worker import Worker
-
-__all__ = ["hold", "probe"]
+__all__ = ["Holding", "hold", "probe"]
 
 
-def hold(worker: Worker, exc: EvidenceWriteError, batch: list[Item]) -> None:
+class Holding(Protocol):
+    """What riding out a refusing disk needs of the worker."""
+
+    backlog: list[Item]
+    link: Link
+    topics: wire.Topics
+    outage: StorageOutage
+    engine: Engine
+    rhythm: Rhythm
+
+    def flush(self, plan: FlushPlan) -> Flushed: ...
+
+    def rebuild_engine(self) -> Rebuilt: ...
+
+
+def hold(worker: Holding, exc: EvidenceWriteError, batch: list[Item]) -> None:
     """Hold the batch (and everything queued) unacknowledged, and start or go on retrying.
 
     The engine had already taken the failed batch, so at the outage's start it is
@@ -44,7 +61,7 @@ def hold(worker: Worker, exc: EvidenceWriteError, batch: list[Item]) -> None:
     worker.link.publish(worker.topics.alert(alert.id), wire.encode(alert))
 
 
-def probe(worker: Worker) -> None:
+def probe(worker: Holding) -> None:
     """Probe the disk with a record of the outage; resume if it is taken."""
     outage = worker.outage
     result = worker.flush(FlushPlan.probe(outage.probe_records(held=len(worker.backlog))))

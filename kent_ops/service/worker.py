@@ -111,7 +111,7 @@ class Worker:
         self.outage = outage
         self.rhythm = Rhythm(timing, wall=clock == "wall")
         self.rebuild_engine = rebuild_engine
-        self._now = now
+        self.now = now
         self._retained = rebuilt.retained
         self.backlog: list[Item] = []
         self.stopping = stopping
@@ -191,10 +191,10 @@ class Worker:
         ignores it, and is never ticked).
         """
         if self.clock != "wall":
-            return self._now(), False
+            return self.now(), False
         now = self.link.claim_now(busy=bool(self.backlog))
         if now is None:
-            return self.engine.now or self._now(), False
+            return self.engine.now or self.now(), False
         self.engine.tick(now)
         self.rhythm.ticked(time.monotonic())
         return now, True
@@ -208,7 +208,7 @@ class Worker:
         Raises EvidenceWriteError when the disk refuses it: the service does not start.
         """
         state = self.rebuilt_from is None and self.replayed > 0
-        lead = [started, *self.watch.started(self._now()), *self._lost]
+        lead = [started, *self.watch.started(self.now()), *self._lost]
         result = self.flush(FlushPlan.start(lead, state=state))
         if result.refused is not None:
             raise result.refused
@@ -275,11 +275,11 @@ class Worker:
                 return
         due = self.rhythm.due(mono)
         guard = self.intake.guard
-        watched = self.watch.due(self._now())
+        watched = self.watch.due(self.now())
         if due or watched or guard.period_due():
             guard.begin()
             if guard.period_due():
-                guard.end_period(self._now())
+                guard.end_period(self.now())
             elif due.engine:
                 guard.summaries()  # the snapshot counts them: the log must hold them first
             result = self.flush(FlushPlan.due(due, [*watched, *guard.lead()]))
@@ -297,9 +297,9 @@ class Worker:
             return
         if not self.link.connected.is_set():
             return  # a status queued offline would be stale; the next one goes on reconnect
-        self._publish_status(mono)
+        self.publish_status(mono)
 
-    def _publish_status(self, mono: float) -> None:
+    def publish_status(self, mono: float) -> None:
         status = self.outage.decorate(self.engine.status(), held=len(self.backlog))
         status = self.intake.guard.decorate(status)
         self.link.publish(self.topics.status, wire.encode(status))

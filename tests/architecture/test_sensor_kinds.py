@@ -19,14 +19,15 @@ import pytest
 from core.core_support import EVENT, local, permit_data, permit_text, permit_variant
 
 from kent_ops.broker.acl import People, acl_text
-from kent_ops.core import permit_schema, snapshot
+from kent_ops.core import snapshot
 from kent_ops.core.counting import Counting
 from kent_ops.core.devices.reading import Reading
 from kent_ops.core.devices.spec import SourceSpec
 from kent_ops.core.devices.translate import DeviceState, translate
 from kent_ops.core.engine import Engine
 from kent_ops.core.permit import Permit, PermitError, parse_permit
-from kent_ops.core.permit_places import READERS
+from kent_ops.core.permit import schema as permit_schema
+from kent_ops.core.permit.places import READERS
 from kent_ops.core.sensor_kinds import MANUAL_TALLY, SENSOR_KINDS, Figure, SensorKind
 from kent_ops.core.wire import Decoded, Topics, decode, encode_payload, encode_reading, format_ts
 from kent_ops.core.wire.topics import OTHER_KINDS, TopicRef

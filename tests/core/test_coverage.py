@@ -11,7 +11,7 @@ from __future__ import annotations
 from core_support import NY, local, permit_variant
 
 from kent_ops.core.coverage import CoverEnd, cover_end, local_clock, why_uncovered
-from kent_ops.core.permit_status import PermitStatus
+from kent_ops.core.permit.status import PermitStatus
 from kent_ops.core.timeutil import to_us
 
 TWO_WINDOWS = [

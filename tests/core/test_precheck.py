@@ -31,7 +31,7 @@ from core_support import (
 )
 
 from kent_ops.core.permit import parse_permit
-from kent_ops.core.permit_schema import STATEMENTS
+from kent_ops.core.permit.schema import STATEMENTS
 from kent_ops.core.precheck import PreEventFinding, pre_event_findings
 
 TWO_PATH = EXAMPLE_PATH.parent / "permit-two-properties.toml"

@@ -225,7 +225,7 @@ def test_past_its_budget_a_sensor_s_rejected_messages_are_counted_not_stored(
     )  # fmt: skip
     worker.rhythm.status_dirty = True
     worker.link.connected.set()
-    worker._publish_status(0.0)
+    worker.publish_status(0.0)
     assert "S-0001" in link.last("/status")["active_alerts"]
 
     worker.shutdown()  # a clean stop: the count so far, and the alert cleared

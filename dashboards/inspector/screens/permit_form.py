@@ -22,7 +22,7 @@ from textual.widgets import Input, Label, Select, Static
 from dashboards.common.format import clean, local_clock
 from dashboards.inspector.screens.forms import Form, field_input
 from kent_ops.core import wire
-from kent_ops.core.permit_status import BACKDATE_LIMIT_S
+from kent_ops.core.permit import BACKDATE_LIMIT_S
 
 __all__ = ["PermitChange", "PermitForm", "parse_effective"]
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kent_ops.core.declared import FieldSpec, Reader, suggestion
 from kent_ops.core.devices.formats import FORMATS
 from kent_ops.core.devices.spec import SourceSpec
-from kent_ops.core.permit_reader import FieldSpec, Reader, suggestion
 
 __all__ = [
     "SOURCE_KEYS",

@@ -12,7 +12,7 @@ kent-ops counter does (docs/protocol.md, "Rented devices"): a payload with ``seq
 totals 0, which the aggregator stitches and records as a ``counter-reset``, then the
 device's figures since its restart at ``seq`` 1. The totals therefore go on.
 
-A translation is the sensor kind's own Struct (:mod:`kent_ops.core.sensor_payloads`),
+A translation is the sensor kind's own Struct (:mod:`kent_ops.core.sensor_kinds.payloads`),
 published through the wire's encoder, so the adapter sends exactly what a native
 device of that kind would.
 """
@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from kent_ops.core.devices.reading import Reading, Unreadable
 from kent_ops.core.devices.spec import SourceSpec
-from kent_ops.core.sensor_payloads import GateCount, LotOccupancy
+from kent_ops.core.sensor_kinds import GateCount, LotOccupancy
 from kent_ops.core.timeutil import from_us, to_us
 from kent_ops.core.wire.adapter import REDELIVERY
 

@@ -22,8 +22,7 @@ from typing import Any
 
 import msgspec
 
-from kent_ops.core.sensor_kinds import SENSOR_KINDS
-from kent_ops.core.sensor_payloads import Reading
+from kent_ops.core.sensor_kinds import SENSOR_KINDS, Reading
 from kent_ops.core.wire.signing import reading_fields
 
 __all__ = [

@@ -6,7 +6,7 @@ plain sentence, stored in the evidence log beside the raw bytes. Stateful checks
 (falling totals, an ack for an unknown alert) belong to the counting state and the
 engine, not here. docs/protocol.md describes each payload for device makers.
 
-A sensor's payload is declared with its kind (:mod:`kent_ops.core.sensor_payloads`, one
+A sensor's payload is declared with its kind (:mod:`kent_ops.core.sensor_kinds.payloads`, one
 entry of :data:`kent_ops.core.sensor_kinds.SENSOR_KINDS` each) and re-exported here; the
 routes and checks below take every kind from that table.
 """
@@ -20,10 +20,10 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 import msgspec
 
-from kent_ops.core.sensor_kinds import SENSOR_KINDS
-from kent_ops.core.sensor_payloads import (
+from kent_ops.core.sensor_kinds import (
     MAX_COUNT,
     ROLES,
+    SENSOR_KINDS,
     Badge,
     GateCount,
     LotOccupancy,

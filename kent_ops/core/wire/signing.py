@@ -37,7 +37,7 @@ from typing import Any
 
 import msgspec
 
-from kent_ops.core.sensor_payloads import Reading
+from kent_ops.core.sensor_kinds import Reading
 
 __all__ = [
     "canonical_bytes",

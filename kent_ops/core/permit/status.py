@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from kent_ops.core import wire
-from kent_ops.core.inspectors import Refused
-from kent_ops.core.permit import Permit
+from kent_ops.core.errors import Refused
+from kent_ops.core.permit.model import Permit
 from kent_ops.core.timeutil import SECOND, from_us, to_us
 
 __all__ = ["BACKDATE_LIMIT_S", "PermitStatus", "StatusChange"]

@@ -5,7 +5,7 @@ decoder, the permit's list of them, whether its silence is a fault, whether it m
 attendance uncertain, the broker's access list, the simulator's device, the reference
 tally and the report. Each of those reads the kind's entry here instead of spelling
 ``"gate"`` or ``"lot"`` itself, so a new kind is one entry (with its payload in
-:mod:`kent_ops.core.sensor_payloads`) and the logic that is really its own: its counting
+:mod:`kent_ops.core.sensor_kinds.payloads`) and the logic that is really its own: its counting
 state, and a rule if it has one. docs/architecture.md, "A new sensor kind", is the
 recipe; tests/core/test_sensor_kinds.py fails for a kind that is only half added.
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeGuard
 
 from kent_ops.core import ordinance as law
-from kent_ops.core.permit_reader import ABSENT, FieldSpec, non_negative
-from kent_ops.core.sensor_payloads import (
+from kent_ops.core.declared import ABSENT, FieldSpec, non_negative
+from kent_ops.core.sensor_kinds.payloads import (
     Badge,
     GateCount,
     LotOccupancy,
@@ -63,7 +63,7 @@ class SensorKind:
     """Its topic is ``kent/{event}/{area}/{sensor id}/{leaf}``."""
     leaf: str
     payload: type[Reading]
-    """What it publishes (:mod:`kent_ops.core.sensor_payloads`), decoded by wire.inbound."""
+    """What it publishes (:mod:`kent_ops.core.sensor_kinds.payloads`), decoded by wire.inbound."""
     check: Callable[[Any], str | None]
     """The payload's checks its types do not express; None when it is good."""
     permit_list: str

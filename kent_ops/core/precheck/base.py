@@ -1,7 +1,7 @@
 """What a pre-event finding is, and the facts about a permit the checks share.
 
 :mod:`kent_ops.core.precheck` holds the checks of the applicant's and owner's duties and
-the Town's; :mod:`kent_ops.core.precheck_records` the warnings for what the Town's own
+the Town's; :mod:`kent_ops.core.precheck.records` the warnings for what the Town's own
 file leaves out. Both build :class:`PreEventFinding` from here.
 """
 
@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
-from kent_ops.core.permit import Permit, local_midnight_after
-from kent_ops.core.permit_schema import Statement
+from kent_ops.core.permit import Permit, Statement, local_midnight_after
 
 __all__ = [
     "ASK_OVERNIGHT",

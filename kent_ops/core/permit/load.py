@@ -3,9 +3,9 @@
 Loading validates everything and reports every problem at once, as
 ``field: what is wrong (cite)``, because an organiser fixing a permit file should not
 have to run the checker once per mistake. A permit may be stricter than the ordinance,
-never looser. The fields are declared in :mod:`kent_ops.core.permit_schema`; the checks
-that join fields are in :mod:`kent_ops.core.permit_checks`; the records it builds are
-in :mod:`kent_ops.core.permit_model` and re-exported here.
+never looser. The fields are declared in :mod:`kent_ops.core.permit.schema`; the checks
+that join fields are in :mod:`kent_ops.core.permit.checks`; the records it builds are
+in :mod:`kent_ops.core.permit.model` and re-exported here.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from kent_ops.core import permit_checks as checks
-from kent_ops.core import permit_places as places
-from kent_ops.core import permit_schema as schema
-from kent_ops.core.permit_model import (
+from kent_ops.core.declared import Reader
+from kent_ops.core.permit import checks as checks
+from kent_ops.core.permit import places as places
+from kent_ops.core.permit import schema as schema
+from kent_ops.core.permit.model import (
     Agent,
     Alerting,
     GateSpec,
@@ -27,7 +28,6 @@ from kent_ops.core.permit_model import (
     Window,
     local_midnight_after,
 )
-from kent_ops.core.permit_reader import Reader
 
 __all__ = [
     "Agent",

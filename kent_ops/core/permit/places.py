@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kent_ops.core import permit_schema as schema
+from kent_ops.core.declared import ABSENT, Reader, suggestion
 from kent_ops.core.devices.source import SourceSpec, read_source
-from kent_ops.core.permit_model import GateSpec, Property
-from kent_ops.core.permit_reader import ABSENT, Reader, suggestion
+from kent_ops.core.permit import schema as schema
+from kent_ops.core.permit.model import GateSpec, Property
 from kent_ops.core.sensor_kinds import GATE, LOT, SENSOR_KINDS, STATION, SensorKind
 
 __all__ = ["READERS", "read_properties", "read_sensors"]

@@ -4,7 +4,7 @@ Each reader takes the :class:`Reader` (which holds the TOML and collects problem
 reads its declared fields through the schema and adds the checks that join fields:
 windows in order and apart, limits that agree, a revocation with its offset, the
 deputies' hold and resume levels inside the permitted maximum. Properties and the
-sensors on them are in :mod:`kent_ops.core.permit_places`.
+sensors on them are in :mod:`kent_ops.core.permit.places`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from kent_ops.core import permit_schema as schema
-from kent_ops.core.permit_model import Agent, Alerting, Window
-from kent_ops.core.permit_reader import ABSENT, Reader
+from kent_ops.core.declared import ABSENT, Reader
+from kent_ops.core.permit import schema as schema
+from kent_ops.core.permit.model import Agent, Alerting, Window
 from kent_ops.core.timeutil import instant_problem
 
 KENT = ZoneInfo(schema.KENT_TIMEZONE)

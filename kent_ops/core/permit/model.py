@@ -1,7 +1,7 @@
 """The validated permit as frozen records: what the rest of kent-ops reads.
 
 Parsing and validation live in :mod:`kent_ops.core.permit` (with the field table in
-:mod:`kent_ops.core.permit_schema`); this module only holds the shapes, so the checks
+:mod:`kent_ops.core.permit.schema`); this module only holds the shapes, so the checks
 can build them without an import cycle.
 """
 

@@ -11,10 +11,8 @@ with these warnings (docs/law.md, "Not on record").
 from __future__ import annotations
 
 from kent_ops.core import ordinance as law
-from kent_ops.core import permit_schema as schema
-from kent_ops.core.permit import Permit
-from kent_ops.core.permit_schema import STATEMENTS
-from kent_ops.core.precheck_base import (
+from kent_ops.core.permit import CITE_APPLICANT, STATEMENTS, Permit
+from kent_ops.core.precheck.base import (
     PreEventFinding,
     approvals_needed,
     statement_applies,
@@ -103,7 +101,7 @@ def _missing_application(permit: Permit) -> list[PreEventFinding]:
             _missing(
                 "applicant.agent.natural_person",
                 f"whether the agent {agent.name} is a natural person cannot be checked",
-                schema.CITE_APPLICANT,
+                CITE_APPLICANT,
             )
         )
     return out

@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 from kent_ops.core import ordinance as law
-from kent_ops.core.permit_reader import ABSENT, FieldSpec, ListSpec, TableSpec, non_negative
+from kent_ops.core.declared import ABSENT, FieldSpec, ListSpec, TableSpec, non_negative
 from kent_ops.core.sensor_kinds import SENSOR_KINDS, SensorKind
 
 __all__ = [

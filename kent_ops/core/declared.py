@@ -1,7 +1,7 @@
 """Reading a TOML permit through declared fields, collecting every problem as it goes.
 
 The declarations themselves (which tables, which fields, which section of the law
-each rests on) are in :mod:`kent_ops.core.permit_schema`; this is the small machine
+each rests on) are in :mod:`kent_ops.core.permit.schema`; this is the small machine
 that reads them: a type check, a named validator, a default, and a problem
 ``field: what is wrong (cite)`` for each that fails.
 """

@@ -24,10 +24,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kent_ops.core import ordinance as law
-from kent_ops.core import permit_schema as schema
-from kent_ops.core.permit import Permit, local_midnight_after
-from kent_ops.core.permit_schema import STATEMENTS
-from kent_ops.core.precheck_base import (
+from kent_ops.core.permit import (
+    CITE_APPLICANT,
+    CITE_FEE,
+    CITE_HEALTH,
+    CITE_INSPECTION,
+    CITE_OVERNIGHT,
+    STATEMENTS,
+    Permit,
+    local_midnight_after,
+)
+from kent_ops.core.precheck.base import (
     ASK_OVERNIGHT,
     CONDITIONS_OF_ISSUING,
     PreEventFinding,
@@ -39,7 +46,7 @@ from kent_ops.core.precheck_base import (
     statement_applies,
     warning,
 )
-from kent_ops.core.precheck_records import not_on_record
+from kent_ops.core.precheck.records import not_on_record
 
 __all__ = ["CHECKED", "CHECKS", "NO_PERMIT_NEEDED", "PreEventFinding", "pre_event_findings"]
 
@@ -177,7 +184,7 @@ def nonresident_agent(permit: Permit) -> list[PreEventFinding]:
     """
     if permit.resides_in_town:
         return []
-    agent, cite = permit.agent, schema.CITE_APPLICANT
+    agent, cite = permit.agent, CITE_APPLICANT
     why = []
     if agent is None:
         why.append("the applicant does not reside in the Town and names no agent")
@@ -241,7 +248,7 @@ def inspection_authorization(permit: Permit) -> list[PreEventFinding]:
                 condition(
                     permit,
                     "inspection-authorization",
-                    schema.CITE_INSPECTION,
+                    CITE_INSPECTION,
                     f"there is no written authorization for the Town to inspect property "
                     f"{prop.id} ({prop.address}) at any time from {' or '.join(missing)}",
                 )
@@ -259,10 +266,10 @@ def health_approvals(permit: Permit) -> list[PreEventFinding]:
     out = []
     if missing:
         why = "there is no written approval for " + ", ".join(missing)
-        out.append(condition(permit, "health-approvals", schema.CITE_HEALTH, why))
+        out.append(condition(permit, "health-approvals", CITE_HEALTH, why))
     if asked and any(item == "C(7)" for _, item in refused):
         why = "there is no written approval for housing (C(7))"
-        out.append(_ask_overnight(permit, "health-approvals", schema.CITE_HEALTH, why))
+        out.append(_ask_overnight(permit, "health-approvals", CITE_HEALTH, why))
     return out
 
 
@@ -300,15 +307,13 @@ def fee_paid(permit: Permit) -> list[PreEventFinding]:
     """The fee accompanies the application: paid on or before filing (fee)."""
     paid, filed = permit.fee_paid_on, permit.application_filed_on
     if paid is None:
-        return [
-            condition(permit, "fee-paid", schema.CITE_FEE, "the application fee has not been paid")
-        ]
+        return [condition(permit, "fee-paid", CITE_FEE, "the application fee has not been paid")]
     if filed is not None and paid > filed:
         return [
             condition(
                 permit,
                 "fee-paid",
-                schema.CITE_FEE,
+                CITE_FEE,
                 f"the fee was paid {paid.isoformat()}, after the application was filed "
                 f"{filed.isoformat()}; it must accompany the application",
             )
@@ -328,7 +333,7 @@ def overnight_housing(permit: Permit) -> list[PreEventFinding]:
         return [
             warning(
                 "overnight-housing",
-                schema.CITE_OVERNIGHT,
+                CITE_OVERNIGHT,
                 f"{_several_dates(permit)}, and no housing is declared: {ASK_OVERNIGHT}",
             )
         ]
@@ -341,7 +346,7 @@ def overnight_housing(permit: Permit) -> list[PreEventFinding]:
     return [
         breach(
             "overnight-housing",
-            schema.CITE_OVERNIGHT,
+            CITE_OVERNIGHT,
             f"the assembly is {why} and no housing is declared",
         )
     ]
