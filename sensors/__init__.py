@@ -26,7 +26,7 @@ sends them in order.
 
 Simulation, pure (no broker, no clock):
 
-- ``sensors.scenario.generate(permit, scenario, seed=1, start=None, *, duration=None,
+- ``sensors.scenario.day(permit, scenario, seed=1, start=None, *, duration=None,
   keys=None) -> Iterator[SimMessage]``: the messages of a simulated event in time
   order, deterministic per seed. ``scenario`` is ``"festival"``, ``"quiet"``,
   ``"faults"``, a path to a scenario TOML, or a loaded ``Scenario``. ``start`` is the
@@ -46,7 +46,7 @@ Simulation, pure (no broker, no clock):
   message by message (``feed(topic, payload)``; ``attendance``, ``entries``,
   ``staff(role)``, ``cars``, ``lots``, ``online``, ``rejected``, ``restarts``), for
   checking figures at any moment of a run.
-- ``sensors.scenario_file.load_scenario(name_or_path) -> Scenario`` (raises
+- ``sensors.scenario.file.load_scenario(name_or_path) -> Scenario`` (raises
   ``ScenarioError`` listing every problem).
 
 Publishing:

@@ -1,6 +1,6 @@
 """``kent-ops simulate``: a scenario's messages published to a broker at ``--speed``.
 
-The messages come from :func:`sensors.scenario.generate`; this module only paces them
+The messages come from :func:`sensors.scenario.day`; this module only paces them
 against the wall clock (simulated time runs ``speed`` times faster) and publishes them
 over one connection, QoS 1, retained where the device would retain. Payload ``ts`` is
 simulated time, so an aggregator run with ``--clock sensor`` sees the day as it would
@@ -23,8 +23,7 @@ from kent_ops.broker.client import BrokerAddress, make_client, on_connack
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit
 from sensors.floor import SimMessage
-from sensors.scenario import generate
-from sensors.scenario_file import Scenario, ScenarioError, load_scenario
+from sensors.scenario import Scenario, ScenarioError, generate, load_scenario
 
 __all__ = ["run_simulation"]
 
@@ -122,7 +121,7 @@ def run_simulation(
     Args:
         permit: the permit whose gates, lots and stations are simulated.
         scenario: a built-in name (``festival``, ``quiet``, ``faults``), a scenario
-            file's path, or a loaded :class:`~sensors.scenario_file.Scenario`.
+            file's path, or a loaded :class:`~sensors.scenario.file.Scenario`.
         address: the broker.
         speed: simulated seconds per wall-clock second.
         seed: the same seed publishes the same messages.

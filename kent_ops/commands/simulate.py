@@ -16,7 +16,7 @@ from types import FrameType
 from kent_ops.broker.credentials import broker_from_args
 from kent_ops.core.errors import UsageError
 from kent_ops.core.permit import Permit, load_permit
-from sensors.scenario_file import ScenarioError, load_scenario
+from sensors.scenario import ScenarioError, load_scenario
 from sensors.simulator import run_simulation
 
 __all__ = ["cli_simulate", "parse_start"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kent_ops.core.permit import Permit
-from sensors.scenario_file import (
+from sensors.scenario.file import (
     BUILTIN_SCENARIOS,
     ScenarioError,
     TimeExpr,

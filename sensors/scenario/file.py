@@ -1,6 +1,6 @@
 """A scenario is data: a small TOML file of crowd phases, staff shifts and faults.
 
-The built-in ones (``festival``, ``quiet``, ``faults``) live in ``sensors/scenarios/``;
+The built-in ones (``festival``, ``quiet``, ``faults``) live in ``sensors/scenario/builtin/``;
 a town writes its own the same way (``examples/scenario.toml`` explains every key).
 Nothing here names a gate or a lot: the generator lays the scenario over a permit's
 gates, lots and staff stations, so one scenario fits any permit.
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kent_ops.core.wire import ROLES
-from sensors.scenario_model import (
+from sensors.scenario.model import (
     BUILTIN_SCENARIOS,
     FAULT_KINDS,
     MALFORMED_KINDS,
@@ -63,7 +63,7 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     text_name = str(name_or_path)
     if text_name in BUILTIN_SCENARIOS:
         text = (
-            resources.files("sensors.scenarios")
+            resources.files("sensors.scenario.builtin")
             .joinpath(f"{text_name}.toml")
             .read_text(encoding="utf-8")
         )

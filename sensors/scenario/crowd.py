@@ -16,8 +16,8 @@ import math
 import random
 from dataclasses import dataclass
 
-from sensors.scenario_file import Phase
-from sensors.schedule import Schedule
+from sensors.scenario.file import Phase
+from sensors.scenario.schedule import Schedule
 
 __all__ = ["Flows", "cars_parked", "persons"]
 

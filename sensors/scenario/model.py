@@ -1,6 +1,6 @@
 """What a scenario is, once read: crowd phases, a surge, parking, staff shifts, faults.
 
-The file format and its validation are in :mod:`sensors.scenario_file`; this module
+The file format and its validation are in :mod:`sensors.scenario.file`; this module
 holds the validated values and the one piece of arithmetic they carry, the times of a
 schedule (:class:`TimeExpr`): ``"2:30"``, ``"40%"``, ``"end"``, the permit's alerting
 times ``pending``, ``clear``, ``stale``, and sums and differences of these.

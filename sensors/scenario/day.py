@@ -5,9 +5,9 @@ same permit, scenario and seed always give the same messages, byte for byte, in 
 same order. The simulator paces them against the wall clock and publishes them; tests,
 the replay benchmark and report tests feed them straight to the engine.
 
-The parts: :mod:`sensors.schedule` cuts the run into steps (``step_s``, 5 s by
-default); :mod:`sensors.crowd` computes, up front, the persons through each gate and
-the cars in each lot per step; :mod:`sensors.scenario_events` schedules the staff's
+The parts: :mod:`sensors.scenario.schedule` cuts the run into steps (``step_s``, 5 s by
+default); :mod:`sensors.scenario.crowd` computes, up front, the persons through each gate and
+the cars in each lot per step; :mod:`sensors.scenario.events` schedules the staff's
 badge scans and the injected faults; :mod:`sensors.floor` holds the real device classes
 on in-memory links. This module assembles the messages: per step, every gate counter
 and lot sensor publishes if its figure changed, or heartbeats when ``heartbeat_s`` has
@@ -29,12 +29,12 @@ from pathlib import Path
 
 from kent_ops.core.permit import Permit
 from kent_ops.core.wire import keys_for_permit
-from sensors.crowd import Flows, cars_parked, persons
 from sensors.floor import Floor, SimMessage
 from sensors.lot_sensor import LotSensor
-from sensors.scenario_events import Event, fault_events, staff_events
-from sensors.scenario_file import Scenario, load_scenario
-from sensors.schedule import Schedule, Timeline, timeline
+from sensors.scenario.crowd import Flows, cars_parked, persons
+from sensors.scenario.events import Event, fault_events, staff_events
+from sensors.scenario.file import Scenario, load_scenario
+from sensors.scenario.schedule import Schedule, Timeline, timeline
 from sensors.tally import Tally, expected_totals
 
 __all__ = [

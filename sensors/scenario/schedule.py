@@ -1,6 +1,6 @@
 """Where a simulated run sits in time, and the steps it is cut into.
 
-A scenario's times are written against its own 0:00 (see :mod:`sensors.scenario_file`);
+A scenario's times are written against its own 0:00 (see :mod:`sensors.scenario.file`);
 :func:`timeline` lays them over real dates, and :class:`Schedule` turns them into
 seconds and step numbers for the crowd model and the scheduled events. Every random
 draw of a run comes from :meth:`Schedule.rng`, one stream per purpose, so the crowd,
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from kent_ops.core.permit import Permit
-from sensors.scenario_file import Scenario, TimeExpr
+from sensors.scenario.file import Scenario, TimeExpr
 
 __all__ = ["Schedule", "Timeline", "timeline"]
 
