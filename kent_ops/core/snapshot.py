@@ -41,6 +41,7 @@ from kent_ops.core.doubt import DoubtTrack
 from kent_ops.core.inspectors import NOTES_KEPT
 from kent_ops.core.permit import Permit
 from kent_ops.core.permit_status import StatusChange
+from kent_ops.core.seq import Gap
 
 if TYPE_CHECKING:
     from kent_ops.core.engine import Engine
@@ -60,13 +61,19 @@ __all__ = [
     "take",
 ]
 
-FORMAT = 4
+FORMAT = 5
 """The layout of the document; raise it whenever a state struct changes (and say in
-how an older layout reads, where it can, or why it cannot)."""
+how an older layout reads, where it can, or why it cannot). Format 5 adds each sensor's
+sequence numbers (gaps, runs, the messages remembered), stuck sensors, rosters unknown
+since a gap, a broker restart, and the engine's list of gaps: a format-4 snapshot holds
+none of them, so the whole log is replayed instead."""
 PROGRAM = "kent-ops"
 _EARLIER_READING = 2
 """Formats 2 and 3 were written before each alert carried its stretches (docs/law.md):
 their state cannot be carried over, so a restart or a report replays the whole log."""
+_BEFORE_SEQ = 4
+"""Format 4 was written before each sensor's sequence numbers were kept (docs/protocol.md,
+"Counting"): likewise replayed whole."""
 
 
 class SnapshotRefused(ValueError):
@@ -164,6 +171,7 @@ class EngineState(_State):
     inspectors: InspectorsState
     band: BandState
     doubt: DoubtTrack
+    gaps: list[Gap]
     now: int | None
     start: int | None
     skewed: dict[str, float]
@@ -394,6 +402,11 @@ def check_header(header: Header, engine: Engine) -> None:
     mine = header_of(engine)
     if header.program != PROGRAM or header.version != mine.version:
         raise SnapshotRefused(f"it was written by {header.program} {header.version}")
+    if header.format == _BEFORE_SEQ:
+        raise SnapshotRefused(
+            f"it is in snapshot format {header.format}, written before each sensor's sequence "
+            "numbers were kept (gaps, restarts): the whole log is replayed instead"
+        )
     if header.format < FORMAT and header.format >= _EARLIER_READING:
         raise SnapshotRefused(
             f"it is in snapshot format {header.format}, written under an earlier reading of "

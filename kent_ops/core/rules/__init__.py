@@ -31,11 +31,14 @@ from kent_ops.core.rules.base import (
     Terms,
 )
 from kent_ops.core.rules.data import (
+    BrokerRestarted,
     ClockSkew,
     CounterReset,
     EvidenceFlood,
     EvidenceStorage,
+    SensorGap,
     SensorOffline,
+    SensorStuck,
 )
 from kent_ops.core.rules.duties import (
     ApplicationStaffing,
@@ -80,6 +83,9 @@ RULES: dict[str, Rule] = {
         SecurityStaffing(),
         SensorOffline(),
         CounterReset(),
+        SensorGap(),
+        SensorStuck(),
+        BrokerRestarted(),
         ClockSkew(),
         EvidenceStorage(),
         BrokerSession(),
@@ -106,6 +112,8 @@ _EVALUATED = tuple(
         "lot-full",
         "security-staffing",
         "sensor-offline",
+        "sensor-stuck",
+        "broker-restarted",
         "facility-deficient",
         "clock-skew",
     )
