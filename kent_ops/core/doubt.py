@@ -32,8 +32,7 @@ def doubts_now(counts: Counting, adjustments: Sequence[wire.Adjustment], tz: Zon
         last = adjustments[-1]
         when = local_clock(to_us(last.at), tz) if last.at is not None else "?"
         adjustment = (
-            f"the adjustment by {last.by} at {when} to {last.attendance:,} persons "
-            f"({last.reason})"
+            f"the adjustment by {last.by} at {when} to {last.attendance:,} persons ({last.reason})"
         )
     return Doubts(
         attendance=counts.doubts("attendance"),

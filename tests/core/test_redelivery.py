@@ -120,7 +120,8 @@ def test_a_number_the_run_used_with_other_figures_is_a_new_run_whose_first_were_
         d.badge(local(12, seq), badge, "nurse", "on", seq=seq)
     assert figures(d)["medical"]["nurses_on_duty"] == 6
     again = d.badge(local(12, 30), "RN-9", "nurse", "on", seq=6)
-    assert again.accepted and again.reason is None
+    assert again.accepted
+    assert again.reason is None
     status = d.status()
     assert status["medical"]["nurses_on_duty"] == 7
     assert status["medical"]["uncertain"] is True
