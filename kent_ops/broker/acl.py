@@ -7,9 +7,9 @@ false`` turns away clients without a password. One user name a role and person:
 =========================  ==========================================================
 user name                  may
 =========================  ==========================================================
-``kent-ops-aggregator``    read every sensor, inspector, clerk and notifier topic and
-                           its own checkpoint; write status, alerts, gate commands,
-                           checkpoints, its availability
+``kent-ops-aggregator``    read every sensor, inspector, clerk and notifier topic, its
+                           own checkpoint and the broker's uptime; write status,
+                           alerts, gate commands, checkpoints, its availability
 ``sensor-{id}``            write its own count / occupancy / badge (and roster) topic
                            and its availability (one user per gate, lot and staff
                            station); a rented device writes its own topic instead
@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kent_ops.broker.mosquitto import UPTIME_TOPIC
 from kent_ops.core.gate_view import manual_gate
 from kent_ops.core.permit import Permit
 from kent_ops.core.sensor_kinds import GATE
@@ -47,7 +48,6 @@ from kent_ops.core.wire import Topics
 __all__ = [
     "ADAPTER_USER",
     "AGGREGATOR_USER",
-    "BROKER_UPTIME",
     "DASHBOARD_USER",
     "BridgeTopics",
     "People",
@@ -191,15 +191,10 @@ def sensor_topic(topics: Topics, kind: str, sensor: str) -> str:
     return topics.reading(kind, sensor)
 
 
-BROKER_UPTIME = "$SYS/broker/uptime"
-"""Where Mosquitto says how long it has run: the aggregator reads it to tell a broker
-restart (docs/protocol.md, "The broker restarted")."""
-
-
 def _aggregator(topics: Topics) -> list[str]:
     lines = [f"user {AGGREGATOR_USER}"]
     lines += [f"topic read {t}" for t in topics.inputs]
-    lines += [f"topic read {BROKER_UPTIME}"]
+    lines += [f"topic read {UPTIME_TOPIC}"]  # a broker restart (docs/protocol.md)
     lines += [
         f"topic write {topics.status}",
         f"topic write {topics.alerts_wildcard}",
