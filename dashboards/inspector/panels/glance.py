@@ -171,7 +171,12 @@ def _attendance_flags(status: wire.Status) -> Text:
     flags = Text(no_wrap=True, overflow="ellipsis")
     if status.attendance.uncertain:
         down = [clean(gate, limit=32) for gate, g in sorted(status.gates.items()) if g.down()]
-        which = f": {', '.join(down)} down" if down else ": a counter is down or stale"
+        parts = [f"{', '.join(down)} down"] if down else []
+        for gate, g in sorted(status.gates.items()):  # heard, yet in doubt
+            sensor = status.sensors.get(gate)
+            if not g.down() and not g.manual and sensor is not None and sensor.doubt:
+                parts.append(f"{clean(gate, limit=32)} {sensor.doubt}")
+        which = f": {'; '.join(parts)}" if parts else ": a counter is down or stale"
         flags.append(f"UNCERTAIN{which}", style="bold dark_orange")
     if status.adjustments:
         last = status.adjustments[-1]
@@ -196,9 +201,10 @@ _Line = tuple[str, int, int, str, str]
 def _compliance_lines(status: wire.Status) -> list[_Line]:
     medical, security, parking = status.medical, status.security, status.parking
     att = status.attendance
+    doubt = "?" if medical.uncertain else ""  # a staff station's roster unknown now
     lines: list[_Line] = [
-        ("Doctors", medical.doctors_on_duty, medical.doctors_required, "required", "min"),
-        ("Nurses", medical.nurses_on_duty, medical.nurses_required, "required", "min"),
+        (f"Doctors{doubt}", medical.doctors_on_duty, medical.doctors_required, "required", "min"),
+        (f"Nurses{doubt}", medical.nurses_on_duty, medical.nurses_required, "required", "min"),
         ("Security", security.on_duty, security.declared, "declared", "min"),
         ("Car spaces", parking.spaces_provided, parking.spaces_required, "required", "min"),
         ("Cars", parking.occupied, parking.vehicles_at_one_time, "allowed", "max"),

@@ -22,6 +22,14 @@ GATE_COLUMNS: tuple[Column, ...] = (
 _ONLINE = Cell("●", "green")
 _OFFLINE = Cell("✗", "bold red")
 _UNUSED = Cell("○", "dim")
+_DOUBT = Cell("?", "bold dark_orange")
+"""Reporting, but its figure in doubt: stuck, or not heard since the broker restarted."""
+
+
+def _doubt(sensor_id: str, status: wire.Status) -> str | None:
+    """Why the status says a reporting sensor's figure is in doubt, or None."""
+    sensor = status.sensors.get(sensor_id)
+    return None if sensor is None else sensor.doubt
 
 
 def _rate(value: float) -> str:
@@ -50,16 +58,23 @@ def _gate_row(gate_id: str, g: wire.GateState, status: wire.Status) -> Row:
         label = Cell(name, "italic" if g.manual else "")
     else:
         label = Cell(name, "bold red italic" if g.manual else "bold red")
+    state, seen_cell = (
+        (_ONLINE, Cell(seen)) if g.online else (_OFFLINE, Cell(f"OFF {seen}", "bold red"))
+    )
+    doubt = _doubt(gate_id, status) if g.online else None
+    if doubt is not None:  # heard, yet its count may be behind: stuck, or since a restart
+        state = _DOUBT
+        seen_cell = Cell(f"{'STUCK' if doubt == 'stuck' else '?'} {seen}", "bold dark_orange")
     return Row(
         gate_id,
         (
-            _ONLINE if g.online else _OFFLINE,
+            state,
             label,
             Cell(fmt_int(g.in_)),
             Cell(fmt_int(g.out)),
             Cell(fmt_int(g.net), "bold"),
             Cell(_rate(g.per_minute)),
-            Cell(seen) if g.online else Cell(f"OFF {seen}", "bold red"),
+            seen_cell,
         ),
     )
 
@@ -68,7 +83,8 @@ def gate_rows(status: wire.Status | None) -> list[Row]:
     """A row per gate counter: online (● or ✗), in, out, net, persons a minute, last seen.
 
     A manual tally (a deputy's ``+``/``-``) is in italics, dim with "not used" until a
-    deputy taps it (an unused tally is not a gate down); an offline counter is red.
+    deputy taps it (an unused tally is not a gate down); an offline counter is red; one
+    heard but in doubt (``?``: stuck, or not heard since the broker restarted) amber.
     """
     if status is None:
         return []
@@ -100,11 +116,17 @@ def lot_rows(status: wire.Status | None) -> list[Row]:
         lot = status.lots[lot_id]
         style = LEVEL_STYLE[_lot_level(lot.share)]
         name = clean(lot_id, limit=32)
+        if not lot.online:
+            label = Cell(f"✗ {name}", "bold red")
+        elif _doubt(lot_id, status) is not None:
+            label = Cell(f"? {name}", "bold dark_orange")
+        else:
+            label = Cell(name)
         rows.append(
             Row(
                 lot_id,
                 (
-                    Cell(name) if lot.online else Cell(f"✗ {name}", "bold red"),
+                    label,
                     Cell(fmt_int(lot.capacity)),
                     Cell(fmt_int(lot.occupied), style),
                     Cell(fmt_int(lot.free), style),
