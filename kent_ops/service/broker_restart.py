@@ -4,14 +4,14 @@ A broker killed between its saves (a power cut, the OOM killer) comes back with 
 had saved: the aggregator's session may even come back "present", yet messages it had
 acknowledged to the sensors since the save are gone. Nothing in MQTT says so. Mosquitto
 says how long it has run, on ``$SYS/broker/uptime`` (retained, refreshed every
-``sys_interval``); the link reads it after each connection (``broker-uptime``), and this
-compares it with what the aggregator saw before, in this run or, after a restart of the
-aggregator, in its log:
+``sys_interval``); the link records it after each connection and then every
+:data:`UPTIME_EVERY_S` of it (``broker-uptime``), and this compares each with what the
+aggregator saw before, in this run or, after a restart of the aggregator, in its log:
 
 - the uptime fell: it restarted;
 - or it started later than the broker the aggregator saw before (the earlier uptime's
   start, or a connection the log records: the broker was up then), by more than
-  :data:`MARGIN_S` (a retained uptime lags by up to ``sys_interval``).
+  :data:`MARGIN_S` (a retained uptime lags by up to ``sys_interval``, 10 s by default).
 
 Then the service records ``broker-restarted`` and the engine takes it where it stands in
 the log (every sensor in doubt until heard again: docs/protocol.md, "The broker
@@ -36,11 +36,22 @@ from kent_ops.evidence.system import (
     read_system,
 )
 
-__all__ = ["MARGIN_S", "UPTIME_TOPIC", "Seen", "UptimeWatch", "last_seen", "parse_uptime"]
+__all__ = [
+    "MARGIN_S",
+    "UPTIME_EVERY_S",
+    "UPTIME_TOPIC",
+    "Seen",
+    "UptimeWatch",
+    "last_seen",
+    "parse_uptime",
+]
 
-MARGIN_S = 30.0
+MARGIN_S = 15.0
 """Two readings of one broker's start may differ by Mosquitto's ``sys_interval`` (10 s by
 default) and the service's stamping: a later start by more than this is a restart."""
+UPTIME_EVERY_S = 60.0
+"""While connected, the broker's uptime is recorded again once it has grown by this much:
+the log then knows the broker's age to a minute when the aggregator itself restarts."""
 
 
 def parse_uptime(payload: bytes) -> float | None:

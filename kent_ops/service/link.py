@@ -44,7 +44,7 @@ from kent_ops.evidence.system import (
     BrokerUptime,
     SystemRecord,
 )
-from kent_ops.service.broker_restart import UPTIME_TOPIC, parse_uptime
+from kent_ops.service.broker_restart import UPTIME_EVERY_S, UPTIME_TOPIC, parse_uptime
 
 __all__ = ["WAKE", "Item", "Link"]
 
@@ -106,6 +106,8 @@ class Link:
         """Connected (a CONNACK) since the last disconnection: its end is recorded."""
         self._uptime: float | None = None
         """The broker's uptime as last read on this connection (None: not yet)."""
+        self._uptime_told = 0.0
+        """... and as last recorded."""
         self.subscriptions = [(t, 1) for t in topics.inputs] + [(UPTIME_TOPIC, 0)]
         """Every input at QoS 1; the broker's uptime at 0 (nothing to acknowledge)."""
         self._stamp_lock = threading.Lock()
@@ -276,13 +278,14 @@ class Link:
             self.queue.put((topic, message.payload, received_at, self._generation, message.mid))
 
     def _broker_uptime(self, payload: bytes) -> None:
-        """The broker's first uptime on a connection is recorded (was it restarted?), and
-        any later one that fell (not the broker's own doing: recorded too)."""
+        """The broker's first uptime on a connection is recorded (was it restarted?), then
+        one every ``UPTIME_EVERY_S`` of it, and any that fell."""
         uptime = parse_uptime(payload)
         if uptime is None:
             return
         last, self._uptime = self._uptime, uptime
-        if last is None or uptime < last:
+        if last is None or uptime < last or uptime >= self._uptime_told + UPTIME_EVERY_S:
+            self._uptime_told = uptime
             self._own_event(BrokerUptime(uptime_s=uptime))
 
     def post(self, event: SystemRecord) -> None:

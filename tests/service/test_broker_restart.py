@@ -99,7 +99,7 @@ def test_the_log_says_what_was_seen_last(tmp_path: Path) -> None:
     log.close()
 
 
-def test_the_link_records_the_first_uptime_of_each_connection_and_any_that_falls() -> None:
+def test_the_link_records_the_first_uptime_of_each_connection_each_minute_and_any_fall() -> None:
     clock = Clock()
     link = Link(
         parse_broker_url("mqtt://127.0.0.1:9"),
@@ -120,9 +120,11 @@ def test_the_link_records_the_first_uptime_of_each_connection_and_any_that_falls
     drain(link)
     uptime(b"100 seconds")
     uptime(b"110 seconds")  # the same broker, ten seconds on: not recorded
+    uptime(b"150 seconds")
+    uptime(b"160 seconds")  # a minute since the last recorded: recorded again
     uptime(b"3 seconds")  # fell without a disconnection: recorded
     events = [item[1] for item in drain(link)]
-    assert events == [BrokerUptime(uptime_s=100.0), BrokerUptime(uptime_s=3.0)]
+    assert events == [BrokerUptime(uptime_s=u) for u in (100.0, 160.0, 3.0)]
     connect(link)  # a reconnection: its first uptime is recorded again
     drain(link)
     uptime(b"13 seconds")
