@@ -11,7 +11,6 @@ typed, because the page shows it.
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections import Counter
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from kent_ops.evidence.replay import Replayed
 from kent_ops.evidence.system import BrokerRestarted, Checkpointed, FloodSummary
 from kent_ops.report.devices import RentedDevices
 from kent_ops.report.kept import Kept
+from kent_ops.report.reasons import normalise_reason
 from kent_ops.report.snapshots import SnapshotChecks
 from kent_ops.report.staff import StaffBeside
 from kent_ops.report.text import clean
@@ -167,28 +167,6 @@ class InspectionMark:
     record: int
     made: datetime | None = None
     """When the inspector made it: its own ``ts`` (``at`` is when it was recorded)."""
-
-
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
-
-
-def normalise_reason(reason: str) -> str:
-    """A reason without its particulars, so rejections group by what was wrong.
-
-    ``wrong field: Expected `int`, got `str` - at `$.seq``` and ``not valid JSON: …`` keep
-    only their first clause; ids and numbers become ``…`` and ``N``.
-    """
-    head, sep, _ = reason.partition(": ")
-    if sep and head in ("not valid JSON", "undecodable payload", "bad timestamp"):
-        return head
-    if sep and head == "wrong field":
-        detail = reason[len(head) + 2 :]
-        where = detail.rfind("at `$.")
-        return f"wrong field {detail[where + 3 :]}" if where >= 0 else "wrong field"
-    text = _QUOTED.sub("…", reason)
-    text = _NUMBER.sub("N", text)
-    return text.split(" (", 1)[0] if "→" in text else text
 
 
 class Collector:
@@ -500,8 +478,7 @@ class Collector:
             self.checkpoints.append(Checkpoint(rec.received_at, rec.id, said.record, said.hash))
         elif isinstance(said, FloodSummary):
             self.kept.summary(rec, said)
-        elif isinstance(said, BrokerRestarted):
-            self.broker_restarts.append((rec.received_at, rec.id, said))
-            self.service_events[said.event] += 1
         elif said is not None and said.event in _SERVICE_EVENTS:
             self.service_events[said.event] += 1
+            if isinstance(said, BrokerRestarted):
+                self.broker_restarts.append((rec.received_at, rec.id, said))
