@@ -52,8 +52,8 @@ FIRST_KEPT = 8
 """The first messages of a run remembered: a restart whose first messages were lost
 re-uses one of their numbers with other figures."""
 RECENT_KEPT = 24
-"""The latest messages remembered, of this run and (after a restart) of the one before:
-what the broker may still redeliver."""
+"""The latest messages remembered (at least this many, at most twice), of this run and
+(after a restart) of the one before: what the broker may still redeliver."""
 
 GAPS_KEPT = 10_000
 """Gaps the engine lists one by one for the report; past them, each sensor counts its own."""
@@ -116,7 +116,7 @@ class SeqTrack:
     start: list[Print] = field(default_factory=list)
     """The current run's first messages taken (up to :data:`FIRST_KEPT`)."""
     recent: list[Print] = field(default_factory=list)
-    """The current run's latest messages taken (up to :data:`RECENT_KEPT`)."""
+    """The current run's latest messages taken (:data:`RECENT_KEPT` to twice as many)."""
     earlier: list[Print] = field(default_factory=list)
     """The latest messages of the runs before (up to :data:`RECENT_KEPT`)."""
     gaps: int = 0
@@ -162,17 +162,17 @@ class SeqTrack:
 
     def take(self, p: Print, t: int) -> None:
         """The message is taken: its ``seq`` is the last now."""
-        seq = p[0]
-        self.last = seq
+        self.last = p[0]
         self.last_at = t
-        if self.first is None or seq < self.first:
-            self.first = seq
-        if len(self.start) < FIRST_KEPT:
-            self.start.append(p)
+        start = self.start
+        if len(start) < FIRST_KEPT:
+            start.append(p)
+            if self.first is None:  # a taken message is the next one, or begins a run
+                self.first = p[0]
         recent = self.recent
         recent.append(p)
-        if len(recent) > RECENT_KEPT:
-            del recent[0]
+        if len(recent) >= 2 * RECENT_KEPT:
+            del recent[:RECENT_KEPT]  # trimmed now and then, not at every message
             # The earlier run's messages a broker may still redeliver come soon after the
             # restart; once this run has sent as many, they are not looked for any more.
             self.earlier = []
