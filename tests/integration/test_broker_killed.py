@@ -164,3 +164,6 @@ def test_41_acknowledged_scans_lost_by_a_killed_broker_show_with_their_size(
     assert "41 messages the sensors sent never reached the log" in page
     assert "The event's broker restarted 1 time" in page
     assert broker_alert["observed"]["how"] in page
+    # The replay told the restart where the live service did: the same alerts, the same state.
+    assert "replayed alerts equal the" in page
+    assert "Engine snapshots that differ from the replay" not in page
