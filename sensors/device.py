@@ -273,8 +273,11 @@ class Device:
             reading = self._reading()
             return reading is not None and self._send(reading)
 
-    def _send(self, reading: Unstamped, ts: datetime | None = None) -> bool:
-        """Stamp the next ``seq`` and ``ts``, sign, send; False (nothing used) if offline.
+    def _send(
+        self, reading: Unstamped, ts: datetime | None = None, topic: str | None = None
+    ) -> bool:
+        """Stamp the next ``seq`` and ``ts``, sign, send (on its topic, or ``topic``: a
+        re-statement's); False (nothing used) if offline.
 
         The new ``seq`` is saved before the message goes out, so a device that reboots
         right after sending never sends that ``seq`` again with other figures.
@@ -288,7 +291,7 @@ class Device:
             record = reading(self.seq, ts or now)
             payload = encode_reading(record, self.key, self.tz)
             self._save_state()
-            link.send(self.topic, payload, False)
+            link.send(topic or self.topic, payload, False)
             self._last_sent_at = now
             self.last_reading = record
             return True

@@ -7,13 +7,16 @@ separately from ``kent_ops.core.counting`` so the two can check each other:
 
 - a message for a sensor the permit does not list, bad JSON, a field of the wrong type,
   a negative count or a payload over 64 KiB is rejected and changes nothing;
-- a repeated or older ``seq`` changes nothing;
-- a ``seq`` back at 0 or 1 with lower totals is a restart: the totals before it are
-  kept and the new ones added (stitched), unless it repeats, byte for byte in its
-  fields, a message that started the current run (a redelivery, not a restart);
-- a gate message stamped before the counter's latest restart belongs to the earlier
-  run: a redelivery, already counted;
-- totals that fall without a restart are rejected;
+- a message seen before, in its fields (of any run of the device), changes nothing;
+- a ``seq`` further ahead than the device could have sent (at least 1,000, and more
+  than 10 a second of the time between the two messages' ``ts``) is rejected;
+- a ``seq`` back at 0 or 1, or at a number the current run used for another message,
+  or below where the run was first seen, is a new run of the device: for a gate only
+  with totals that fell (none rose, above 1), else it is an older message;
+- totals that fall while ``seq`` rises are a restart that kept its ``seq``; every
+  restart keeps the totals before it and adds the new ones (stitched);
+- a roster names who is on duty at its station: whoever went on there and is not in
+  it is off;
 - attendance = sum over gates of (in_total - out_total); entries = sum of in_total.
 """
 
@@ -37,7 +40,7 @@ from kent_ops.core.wire import (
 
 __all__ = ["GateTally", "Tally", "expected_totals"]
 
-_LISTED_AS = {kind.record: kind.name for kind in SENSOR_KINDS}
+_LISTED_AS = {m.record: kind.name for kind in SENSOR_KINDS for m in kind.messages}
 """A sensor topic's kind -> the kind of sensor the permit must list its id as."""
 
 
@@ -47,18 +50,56 @@ class _Message(Protocol):
 
 
 @dataclass(slots=True)
+class Runs:
+    """One device's messages as its ``seq`` tells them: every message seen, the current
+    run's numbers, its last ``seq`` and when it was sent."""
+
+    seen: set[tuple[Any, ...]] = field(default_factory=set)
+    run: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    last: int | None = None
+    last_ts: datetime | None = None
+
+    def judge(self, seq: int, key: tuple[Any, ...], ts: datetime) -> str:
+        """``repeat``, ``implausible``, ``ahead`` or ``back`` (then :meth:`new_run` says)."""
+        if self.last is None:
+            return "ahead"
+        if key in self.seen:
+            return "repeat"
+        if seq > self.last:
+            jump = seq - self.last
+            since = (ts - (self.last_ts or ts)).total_seconds()
+            return "implausible" if jump >= 1000 and jump > 10 * since else "ahead"
+        return "back"
+
+    def new_run(self, seq: int, key: tuple[Any, ...]) -> bool:
+        """An older ``seq`` is a new run if the run used it for another message, or it is
+        below where the run was first seen."""
+        used = self.run.get(seq)
+        return (used is not None and used != key) or (bool(self.run) and seq < min(self.run))
+
+    def take(self, seq: int, key: tuple[Any, ...], ts: datetime, *, restart: bool) -> None:
+        if restart:
+            self.run = {}
+        self.seen.add(key)
+        self.run[seq] = key
+        self.last = seq
+        self.last_ts = ts
+
+
+@dataclass(slots=True)
 class GateTally:
     """One gate's totals, stitched across device restarts."""
 
-    last_seq: int | None = None
     device_in: int = 0
     device_out: int = 0
     base_in: int = 0
     base_out: int = 0
     restarts: int = 0
-    run_started: datetime | None = None
-    first: set[tuple[Any, ...]] = field(default_factory=set)
-    """The fields of the messages with seq 0 or 1 that started the current run."""
+    runs: Runs = field(default_factory=Runs)
+
+    @property
+    def last_seq(self) -> int | None:
+        return self.runs.last
 
     @property
     def in_total(self) -> int:
@@ -68,35 +109,32 @@ class GateTally:
     def out_total(self) -> int:
         return self.base_out + self.device_out
 
-    def apply(self, seq: int, in_total: int, out_total: int, ts: datetime | None = None) -> str:
+    def apply(self, seq: int, in_total: int, out_total: int, ts: datetime) -> str:
         """``counted``, ``restart``, ``duplicate`` or ``rejected``."""
-        if ts is not None and self.run_started is not None and ts < self.run_started:
+        key = (seq, in_total, out_total, ts)
+        verdict = self.runs.judge(seq, key, ts)
+        if verdict == "repeat":
             return "duplicate"
-        lower = in_total < self.device_in or out_total < self.device_out
-        if self.last_seq is not None:
-            if seq <= 1 and seq < self.last_seq and lower:
-                if (seq, in_total, out_total, ts) in self.first:
-                    return "duplicate"
-                self.base_in += self.device_in
-                self.base_out += self.device_out
-                self.restarts += 1
-                self.first = set()
-                self.run_started = ts
-                self._take(seq, in_total, out_total, ts)
-                return "restart"
-            if seq <= self.last_seq:
+        if verdict == "implausible":
+            return "rejected"
+        fell = in_total < self.device_in or out_total < self.device_out
+        rose = in_total > self.device_in or out_total > self.device_out
+        last = self.runs.last
+        restart = fell and last is not None
+        if verdict == "back":
+            assert last is not None
+            earlier = seq <= 1 and seq < last
+            restart = fell and (earlier or (self.runs.new_run(seq, key) and not rose))
+            if not restart:
                 return "duplicate"
-            if lower:
-                return "rejected"
-        self._take(seq, in_total, out_total, ts)
-        return "counted"
-
-    def _take(self, seq: int, in_total: int, out_total: int, ts: datetime | None) -> None:
-        if seq <= 1:
-            self.first.add((seq, in_total, out_total, ts))
-        self.last_seq = seq
+        if restart:
+            self.base_in += self.device_in
+            self.base_out += self.device_out
+            self.restarts += 1
+        self.runs.take(seq, key, ts, restart=restart)
         self.device_in = in_total
         self.device_out = out_total
+        return "restart" if restart else "counted"
 
 
 @dataclass
@@ -110,10 +148,9 @@ class Tally:
     online: dict[str, bool] = field(default_factory=dict)
     rejected: int = 0
     duplicates: int = 0
-    _lot_seq: dict[str, int] = field(default_factory=dict)
-    _station_seq: dict[str, int] = field(default_factory=dict)
-    _first: dict[str, set[bytes]] = field(default_factory=dict)
-    """Per lot or station, the payloads with seq 0 or 1 that started its current run."""
+    station_of: dict[str, str] = field(default_factory=dict)  # badge -> where it went on
+    _runs: dict[str, Runs] = field(default_factory=dict)
+    """Per lot or station, the messages its ``seq`` told apart."""
     _topics: Topics = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -186,13 +223,10 @@ class Tally:
     def _lot(self, source: str, fields: dict[str, Any], payload: bytes) -> str:
         if not _count(fields, "occupied"):
             return self._reject()
-        seq = fields["seq"]
-        if not self._newer(source, self._lot_seq.get(source), seq, payload):
-            self.duplicates += 1
-            return "duplicate"
-        self._lot_seq[source] = seq
-        self.lots[source] = fields["occupied"]
-        return "counted"
+        outcome = self._newer(source, fields, payload)
+        if outcome == "counted":
+            self.lots[source] = fields["occupied"]
+        return outcome
 
     def _badge(self, source: str, fields: dict[str, Any], payload: bytes) -> str:
         badge, role, action = fields.get("badge"), fields.get("role"), fields.get("action")
@@ -200,32 +234,59 @@ class Tally:
             return self._reject()
         if action not in ("on", "off"):
             return self._reject()
-        seq = fields["seq"]
-        if not self._newer(source, self._station_seq.get(source), seq, payload):
-            self.duplicates += 1
-            return "duplicate"
-        self._station_seq[source] = seq
+        outcome = self._newer(source, fields, payload)
+        if outcome == "counted":
+            self._scan(source, badge, role, action)
+        return outcome
+
+    def _scan(self, station: str, badge: str, role: str, action: str) -> None:
         if action == "on":
             self.on_duty[badge] = role
+            self.station_of[badge] = station
         else:
             self.on_duty.pop(badge, None)
+            self.station_of.pop(badge, None)
+
+    def _roster(self, source: str, fields: dict[str, Any], payload: bytes) -> str:
+        entries = fields.get("on_duty")
+        if not isinstance(entries, list) or not all(
+            isinstance(e, dict)
+            and isinstance(e.get("badge"), str)
+            and e["badge"].strip()
+            and e.get("role") in ROLES
+            for e in entries
+        ):
+            return self._reject()
+        named = [e["badge"] for e in entries]
+        if len(set(named)) != len(named):
+            return self._reject()
+        outcome = self._newer(source, fields, payload)
+        if outcome == "counted":
+            for badge in [b for b, s in self.station_of.items() if s == source]:
+                if badge not in named:
+                    self._scan(source, badge, "", "off")
+            for e in entries:
+                self._scan(source, e["badge"], e["role"], "on")
+        return outcome
+
+    def _newer(self, source: str, fields: dict[str, Any], payload: bytes) -> str:
+        """A lot's or a station's message by its seq: ``counted`` (newer, or a restart),
+        ``duplicate`` or ``rejected`` (an implausible jump)."""
+        runs = self._runs.setdefault(source, Runs())
+        seq, key = fields["seq"], (_canonical(payload),)
+        ts = datetime.fromisoformat(fields["ts"])
+        verdict = runs.judge(seq, key, ts)
+        if verdict == "implausible":
+            return self._reject()
+        restart = False
+        if verdict == "back":
+            last = runs.last
+            restart = runs.new_run(seq, key) or (last is not None and seq <= 1 < last)
+        if verdict == "repeat" or (verdict == "back" and not restart):
+            self.duplicates += 1
+            return "duplicate"
+        runs.take(seq, key, ts, restart=restart)
         return "counted"
-
-    def _newer(self, source: str, last: int | None, seq: int, payload: bytes) -> bool:
-        """A lot or station message counts if its seq is newer, or the device restarted.
-
-        A seq of 0 or 1 below the last one is a restart, unless it is a redelivery of a
-        message that started the current run.
-        """
-        first = self._first.setdefault(source, set())
-        key = _canonical(payload)
-        if last is not None and seq <= last:
-            if not (seq <= 1 < last) or key in first:
-                return False
-            first.clear()
-        if seq <= 1:
-            first.add(key)
-        return True
 
     def _reject(self) -> str:
         self.rejected += 1
@@ -236,6 +297,7 @@ _READERS: dict[str, Callable[[Tally, str, dict[str, Any], bytes], str]] = {
     GATE.record: Tally._gate,
     LOT.record: Tally._lot,
     STATION.record: Tally._badge,
+    "roster": Tally._roster,
 }
 """Each kind of sensor's messages (core/sensor_kinds/table.py), by the kind of their topic."""
 

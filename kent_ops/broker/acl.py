@@ -7,12 +7,13 @@ false`` turns away clients without a password. One user name a role and person:
 =========================  ==========================================================
 user name                  may
 =========================  ==========================================================
-``kent-ops-aggregator``    read every sensor, inspector, clerk and notifier topic and
-                           its own checkpoint; write status, alerts, gate commands,
-                           checkpoints, its availability
-``sensor-{id}``            write its own count / occupancy / badge topic and its
-                           availability (one user per gate, lot and staff station); a
-                           rented device writes its own topic instead (``source``)
+``kent-ops-aggregator``    read every sensor, inspector, clerk and notifier topic, its
+                           own checkpoint and the broker's uptime; write status,
+                           alerts, gate commands, checkpoints, its availability
+``sensor-{id}``            write its own count / occupancy / badge (and roster) topic
+                           and its availability (one user per gate, lot and staff
+                           station); a rented device writes its own topic instead
+                           (``source``)
 ``kent-ops-adapter``       read the rented devices' own topics; write exactly their
                            sensors' kent-ops topics and ``adapter/{sensor}/raw``
 ``deputy-{gate}``          every gate's deputy: read the event (its order, the status);
@@ -38,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kent_ops.broker.mosquitto import UPTIME_TOPIC
 from kent_ops.core.gate_view import manual_gate
 from kent_ops.core.permit import Permit
 from kent_ops.core.sensor_kinds import GATE
@@ -139,7 +141,7 @@ def bridge_topics(permit: Permit, property_id: str, inspectors: Sequence[str] = 
     sensors = property_sensors(permit, property_id)
     out: list[str] = []
     for sensor, kind in sensors.items():
-        out += [sensor_topic(topics, kind, sensor), topics.availability(sensor)]
+        out += [*topics.sensor_topics(kind, sensor), topics.availability(sensor)]
     out += [topics.inspector(who, "+") for who in inspectors]
     inbound = [topics.gate_command(g) for g, kind in sensors.items() if kind == GATE.name]
     inbound += [topics.status, topics.alerts_wildcard, topics.aggregator_availability]
@@ -192,6 +194,7 @@ def sensor_topic(topics: Topics, kind: str, sensor: str) -> str:
 def _aggregator(topics: Topics) -> list[str]:
     lines = [f"user {AGGREGATOR_USER}"]
     lines += [f"topic read {t}" for t in topics.inputs]
+    lines += [f"topic read {UPTIME_TOPIC}"]  # a broker restart (docs/protocol.md)
     lines += [
         f"topic write {topics.status}",
         f"topic write {topics.alerts_wildcard}",
@@ -222,7 +225,7 @@ def _sensor(topics: Topics, sensor: str, kind: str, permit: Permit | None = None
         return [f"user sensor-{sensor}", *own, f"topic write {topics.availability(sensor)}", ""]
     return [
         f"user sensor-{sensor}",
-        f"topic write {sensor_topic(topics, kind, sensor)}",
+        *(f"topic write {topic}" for topic in topics.sensor_topics(kind, sensor)),
         f"topic write {topics.availability(sensor)}",
         "",
     ]
@@ -309,7 +312,7 @@ def _simulator(permit: Permit, topics: Topics) -> list[str]:
     for sensor, kind in permit.sensors.items():
         if not permit.sensor_kind(sensor).simulated:  # a deputy's tally is the deputy's
             continue
-        lines.append(f"topic write {sensor_topic(topics, kind, sensor)}")
+        lines += [f"topic write {topic}" for topic in topics.sensor_topics(kind, sensor)]
         lines.append(f"topic write {topics.availability(sensor)}")
     return [*lines, ""]
 

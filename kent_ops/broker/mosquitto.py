@@ -20,7 +20,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["NO_DROP_LIMITS", "PACKET_LIMIT", "MosquittoBroker", "free_port", "mosquitto_binary"]
+__all__ = [
+    "NO_DROP_LIMITS",
+    "PACKET_LIMIT",
+    "UPTIME_TOPIC",
+    "MosquittoBroker",
+    "free_port",
+    "mosquitto_binary",
+]
+
+UPTIME_TOPIC = "$SYS/broker/uptime"
+"""Where Mosquitto says how long it has run (``"3600 seconds"``, retained, refreshed every
+``sys_interval``): the aggregator reads it to tell that the broker restarted."""
 
 # Zero means "no limit" in Mosquitto 2.0. A slow subscriber then costs memory, never data.
 NO_DROP_LIMITS = """\

@@ -7,9 +7,7 @@ microseconds (see :mod:`kent_ops.core.timeutil`). Nothing here knows about rules
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from kent_ops.core.permit import Permit
 from kent_ops.core.sensor_kinds import (
@@ -20,23 +18,33 @@ from kent_ops.core.sensor_kinds import (
     GateCount,
     LotOccupancy,
     Reading,
+    Roster,
     kind_of,
 )
-from kent_ops.core.timeutil import SECOND, to_us
+from kent_ops.core.sensor_states import (
+    RATE_WINDOW_US,
+    GateCounter,
+    GateOutcome,
+    LotSensor,
+    Outcome,
+    StaffRoster,
+)
+from kent_ops.core.seq import SeqTrack, numbers
 
 __all__ = [
     "CARS_EXCEED",
     "CLAMPED",
+    "RATE_WINDOW_US",
     "Counting",
     "GateCounter",
     "GateOutcome",
     "LotSensor",
+    "Outcome",
     "SensorLiveness",
     "StaffRoster",
     "cars_exceed_persons",
 ]
 
-RATE_WINDOW_US = 60 * SECOND
 CLAMPED = "attendance clamped at 0"
 """The doubt a clamp puts on attendance (the counts less an adjustment went below 0)."""
 CARS_EXCEED = "cars exceed persons counted"
@@ -50,177 +58,28 @@ def cars_exceed_persons(cars: int, persons: int, staff: int) -> bool:
     return cars > persons + staff
 
 
-class GateOutcome(NamedTuple):
-    """What one gate message did: counted, ignored as a duplicate, stitched, or rejected."""
-
-    effect: str  # counted | duplicate | restart | rejected
-    reason: str | None = None
-
-
-@dataclass(slots=True)
-class GateCounter:
-    """Cumulative totals from one gate counter, stitched across device restarts.
-
-    ``base_*`` hold what earlier runs of the device counted; ``device_*`` the current
-    run's totals. A repeated or older ``seq`` changes nothing (QoS 1 redelivers); a
-    ``seq`` back at 0 or 1 with lower totals is a restart, unless it is a redelivery of
-    this run's own first message (``run_start``); totals that fall otherwise are refused.
-    """
-
-    last_seq: int | None = None
-    device_in: int = 0
-    device_out: int = 0
-    base_in: int = 0
-    base_out: int = 0
-    restarts: int = 0
-    run_started: int = 0  # ts of the current run's first message, once it has restarted
-    recent: deque[tuple[int, int]] = field(default_factory=deque)
-    run_start: tuple[GateCount, ...] = ()
-
-    @property
-    def in_total(self) -> int:
-        return self.base_in + self.device_in
-
-    @property
-    def out_total(self) -> int:
-        return self.base_out + self.device_out
-
-    @property
-    def net(self) -> int:
-        return self.in_total - self.out_total
-
-    def apply(self, msg: GateCount, t: int) -> GateOutcome:
-        last = self.last_seq
-        if self.restarts and to_us(msg.ts) < self.run_started:
-            # A redelivery from an earlier run of the device (the broker resends what
-            # was not acknowledged before a crash): its totals were already stitched in.
-            return GateOutcome("duplicate", f"seq {msg.seq} is from before the counter restarted")
-        lower = msg.in_total < self.device_in or msg.out_total < self.device_out
-        if last is not None:
-            if msg.seq <= 1 and msg.seq < last and lower:
-                if msg in self.run_start:
-                    return _already_counted(msg.seq, last)
-                self.run_start = ()
-                self.base_in += self.device_in
-                self.base_out += self.device_out
-                self.restarts += 1
-                self.run_started = to_us(msg.ts)
-                self._take(msg, t)
-                return GateOutcome(
-                    "restart",
-                    f"counter restarted at seq {msg.seq}; totals before it kept "
-                    f"(in {self.base_in:,}, out {self.base_out:,})",
-                )
-            if msg.seq <= last:
-                return _already_counted(msg.seq, last)
-            if lower:
-                return GateOutcome(
-                    "rejected",
-                    f"totals fell without a restart (in {self.device_in:,}→{msg.in_total:,}, "
-                    f"out {self.device_out:,}→{msg.out_total:,} at seq {msg.seq})",
-                )
-        self._take(msg, t)
-        return _COUNTED
-
-    def _take(self, msg: GateCount, t: int) -> None:
-        if msg.seq <= 1:
-            self.run_start = (*self.run_start, msg)
-        self.last_seq = msg.seq
-        self.device_in = msg.in_total
-        self.device_out = msg.out_total
-        recent = self.recent
-        recent.append((t, self.in_total))
-        cutoff = t - RATE_WINDOW_US
-        while len(recent) > 2 and recent[1][0] <= cutoff:
-            recent.popleft()
-
-    def per_minute(self, now: int) -> float:
-        """Persons in per minute over the last minute of messages."""
-        recent = self.recent
-        if len(recent) < 2:
-            return 0.0
-        t0, in0 = recent[0]
-        t1, in1 = recent[-1]
-        if now - t1 > RATE_WINDOW_US:
-            return 0.0
-        span = max(t1 - t0, 1)
-        return (in1 - in0) * 60 * SECOND / span if span >= SECOND else 0.0
-
-
-_COUNTED = GateOutcome("counted")
-
-
-def _already_counted(seq: int, last: int | None) -> GateOutcome:
-    """A reading whose ``seq`` was taken before (QoS 1 redelivers): the same words for
-    every kind of sensor, so the evidence log and the report say one thing for it."""
-    after = f" (last {last})" if last is not None else ""
-    return GateOutcome("duplicate", f"seq {seq} already counted{after}")
-
-
-@dataclass(slots=True)
-class LotSensor:
-    """Cars now in one lot; older ``seq`` ignored, a device restart accepted."""
-
-    capacity: int
-    occupied: int | None = None
-    last_seq: int | None = None
-    run_start: tuple[LotOccupancy, ...] = ()
-
-    def apply(self, msg: LotOccupancy) -> bool:
-        last = self.last_seq
-        if last is not None and msg.seq <= last:
-            if not (msg.seq <= 1 < last) or msg in self.run_start:
-                return False
-            self.run_start = ()  # a restart, not a redelivery of this run's first message
-        if msg.seq <= 1:
-            self.run_start = (*self.run_start, msg)
-        self.last_seq = msg.seq
-        self.occupied = msg.occupied
-        return True
-
-
-@dataclass(slots=True)
-class StaffRoster:
-    """Who is on duty, from badge scans; a second "on" for the same badge changes nothing."""
-
-    on_duty: dict[str, str] = field(default_factory=dict)  # badge -> role
-    counts: dict[str, int] = field(default_factory=lambda: {"doctor": 0, "nurse": 0, "security": 0})
-    last_seq: dict[str, int] = field(default_factory=dict)  # station -> seq
-    run_start: dict[str, tuple[Badge, ...]] = field(default_factory=dict)  # station -> seq 0/1
-
-    def apply(self, station: str, msg: Badge) -> bool:
-        last = self.last_seq.get(station)
-        first = self.run_start.get(station, ())
-        if last is not None and msg.seq <= last:
-            if not (msg.seq <= 1 < last) or msg in first:
-                return False
-            first = ()  # a restart, not a redelivery of this run's first scan
-        if msg.seq <= 1:
-            self.run_start[station] = (*first, msg)
-        self.last_seq[station] = msg.seq
-        current = self.on_duty.get(msg.badge)
-        if msg.action == "on":
-            if current == msg.role:
-                return True
-            if current is not None:
-                self.counts[current] -= 1
-            self.on_duty[msg.badge] = msg.role
-            self.counts[msg.role] += 1
-        elif current is not None:
-            del self.on_duty[msg.badge]
-            self.counts[current] -= 1
-        return True
-
-
 @dataclass(slots=True)
 class SensorLiveness:
-    """When a sensor was last heard and what its availability topic says."""
+    """When a sensor was last heard, what its availability topic says, and whatever else
+    puts its figure in doubt: messages that arrive but are not counted (stuck), a gap
+    that leaves a staff station's roster unknown, a broker restart since it was heard
+    (docs/protocol.md, "Counting")."""
 
-    kind: str  # its kind's name in core/sensor_kinds.py: gate | lot | station
+    kind: str  # its kind's name in core/sensor_kinds/table.py: gate | lot | station
     manual: bool = False
     last_seen: int | None = None
     available: bool | None = None
     stale: bool = False
+    last_counted: int | None = None
+    """When a message of it was last counted (``last_seen``: when one last arrived)."""
+    stuck: bool = False
+    """Its messages arrive, but none was counted for ``stale_after_s``."""
+    gap: tuple[int, int] | None = None
+    """A gap after which its roster is unknown (a staff station), until re-stated."""
+    gap_until: int | None = None
+    """When that doubt ends if nothing re-states the roster: the day's end."""
+    unheard: bool = False
+    """Not heard since the broker restarted."""
 
     @property
     def online(self) -> bool:
@@ -230,18 +89,31 @@ class SensorLiveness:
 
     @property
     def doubt(self) -> str | None:
-        """Why its figure cannot be relied on now (``offline``, ``silent``), or None."""
+        """Why its figure cannot be relied on now (``offline``, ``silent``, ``stuck``,
+        ``roster unknown since a gap (seq 7–40)``, ``not heard since the broker
+        restarted``), or None."""
         if self.available is False:
             return "offline"
         if self.stale:
             return "silent"
+        if self.stuck:
+            return "stuck"
+        if self.gap is not None:
+            return f"roster unknown since a gap ({numbers(*self.gap)})"
+        if self.unheard:
+            return "not heard since the broker restarted"
         return None
+
+    @property
+    def suspect(self) -> bool:
+        """In doubt for a reason other than its availability or its silence."""
+        return self.stuck or self.gap is not None or self.unheard
 
     @property
     def watched_for_silence(self) -> bool:
         """Counters and lot sensors heartbeat; badge readers and a deputy's manual tally
         publish only when used, so their silence is never a fault (docs/protocol.md):
-        the kind's entry in core/sensor_kinds.py says which."""
+        the kind's entry in core/sensor_kinds/table.py says which."""
         return kind_of(self.kind, self.manual).heartbeats
 
 
@@ -263,6 +135,13 @@ class Counting:
     exits: int = 0
     occupied_total: int = 0
     offline: set[str] = field(default_factory=set)
+    suspect: set[str] = field(default_factory=set)
+    """Sensors in doubt for another reason than their availability or silence: stuck, a
+    roster unknown since a gap, not heard since the broker restarted."""
+    changes: int = 0
+    """Counts every change of what is in doubt: the engine passes the rules when it moves."""
+    broker_restart: str | None = None
+    """How the broker's last restart was told (its uptime fell …), once one was recorded."""
     gate_property: dict[str, str] = field(default_factory=dict)
     """Each boundary gate's property: its persons in are persons entering the assembly."""
     internal: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -338,24 +217,40 @@ class Counting:
         return outcome
 
     def apply(self, sensor: str, msg: Reading, t: int) -> GateOutcome:
-        """One sensor's reading, whatever its kind, on that kind's counting state.
+        """One sensor's message, whatever its kind, on that kind's counting state: counted,
+        a restart, a duplicate (its ``seq`` already counted) or rejected (an implausible
+        ``seq``), with the numbers never received before it, if any.
 
-        A gate's outcome is its own; a lot's or a station's is counted, or a duplicate
-        when its ``seq`` was already taken, said in a gate's words: one fact, one
-        wording, whichever kind of sensor a redelivery comes from.
+        A roster taken makes its station's roster known again.
         """
         match msg:
             case GateCount():
-                return self.apply_gate(sensor, msg, t)
+                outcome = self.apply_gate(sensor, msg, t)
             case LotOccupancy():
-                applied = self.apply_lot(sensor, msg)
-                last = self.lots[sensor].last_seq
+                outcome = self.apply_lot(sensor, msg, t)
             case Badge():
-                applied = self.roster.apply(sensor, msg)
-                last = self.roster.last_seq.get(sensor)
+                outcome = self.roster.take(sensor, msg, t)
+            case Roster():
+                outcome = self.roster.take(sensor, msg, t)
+                if outcome.effect in ("counted", "restart"):
+                    self.roster_known(sensor)
             case _:
                 raise TypeError(f"no counting state takes a {type(msg).__name__}")
-        return _COUNTED if applied else _already_counted(msg.seq, last)
+        if outcome.missing is not None:
+            track = self.seq_track(sensor)
+            if track is not None:
+                track.gap(outcome.missing)
+        return outcome
+
+    def seq_track(self, sensor: str) -> SeqTrack | None:
+        """The sequence numbers ``sensor`` has sent (None before a badge reader's first)."""
+        gate = self.gates.get(sensor)
+        if gate is not None:
+            return gate.seqs
+        lot = self.lots.get(sensor)
+        if lot is not None:
+            return lot.seqs
+        return self.roster.seqs.get(sensor)
 
     def by_property(self) -> dict[str, int]:
         """Persons on each property, from its gates (inspectors' adjustments are not split)."""
@@ -368,13 +263,12 @@ class Counting:
             persons[source] = persons.get(source, 0) - moved
         return persons
 
-    def apply_lot(self, lot: str, msg: LotOccupancy) -> bool:
+    def apply_lot(self, lot: str, msg: LotOccupancy, t: int = 0) -> GateOutcome:
         sensor = self.lots[lot]
         before = sensor.occupied or 0
-        if not sensor.apply(msg):
-            return False
+        outcome = sensor.take(msg, t)
         self.occupied_total += (sensor.occupied or 0) - before
-        return True
+        return outcome
 
     def adjust(self, attendance: int) -> int:
         """Set attendance by hand; from now on it is the counters plus this offset.
@@ -387,10 +281,16 @@ class Counting:
             self.peak = self.attendance
         return self.offset
 
-    def heard(self, sensor: str, t: int) -> None:
-        """A message came from ``sensor``: it is no longer stale."""
+    def heard(self, sensor: str, t: int, counted: bool = True) -> None:
+        """A message came from ``sensor``: it is no longer stale; if it was counted, no
+        longer stuck, nor unheard since a broker restart."""
         s = self.sensors[sensor]
         s.last_seen = t
+        if counted:
+            s.last_counted = t
+            if s.stuck or s.unheard:
+                s.stuck = s.unheard = False
+                self._suspect(sensor, s)
         if s.stale:
             s.stale = False
             self._refresh(sensor, s)
@@ -405,11 +305,98 @@ class Counting:
         s.stale = True
         self._refresh(sensor, s)
 
+    def set_stuck(self, sensor: str) -> None:
+        """Its messages arrive, but none was counted for ``stale_after_s``."""
+        s = self.sensors[sensor]
+        s.stuck = True
+        self._suspect(sensor, s)
+
+    def check_silence(
+        self, sensor: str, d: int, stale_us: int, start: int | None
+    ) -> tuple[bool, int | None]:
+        """At ``d``: has ``sensor`` been silent, or (its messages arriving) counted
+        nothing, for ``stale_us`` since it was last heard, or counted (from ``start`` if
+        never)? Marks it stale or stuck; returns (that changed, when to look again)."""
+        live = self.sensors[sensor]
+        if not live.watched_for_silence or live.stale:
+            return False, None
+        base = start if start is not None else d
+        seen = live.last_seen if live.last_seen is not None else base
+        if seen + stale_us <= d:
+            self.set_stale(sensor)
+            return True, None
+        if live.stuck or live.last_seen is None:
+            return False, seen + stale_us
+        counted = live.last_counted if live.last_counted is not None else base
+        if counted + stale_us <= d:
+            self.set_stuck(sensor)
+            return True, seen + stale_us
+        return False, min(seen, counted) + stale_us
+
+    def gap_found(
+        self, sensor: str, rec: Reading, missing: tuple[int, int], until: int | None
+    ) -> dict[str, object]:
+        """The figures of a ``sensor-gap``: what lost which numbers. A gate's or a lot's
+        reading measures it again; at a staff station, unless ``rec`` re-states the
+        roster, who is on duty there is unknown from now until its reader re-states it,
+        or ``until`` (the day's end)."""
+        live = self.sensors[sensor]
+        kind = kind_of(live.kind, live.manual)
+        restatement = kind.restatement
+        roster = restatement is not None and type(rec) is not restatement.payload
+        if roster:
+            live.gap, live.gap_until = missing, until
+            self._suspect(sensor, live)
+        first, last = missing
+        return {
+            "device": kind.device_noun,
+            "first": first,
+            "last": last,
+            "missing": last - first + 1,
+            "roster": roster,
+        }
+
+    def roster_known(self, station: str) -> None:
+        """The station's reader re-stated who is on duty there."""
+        s = self.sensors[station]
+        if s.gap is not None:
+            s.gap = s.gap_until = None
+            self._suspect(station, s)
+
+    def day_over(self, t: int) -> None:
+        """At ``t``: a roster unknown since a gap is no longer in doubt once its day ended."""
+        for sensor in [x for x in self.suspect if self.sensors[x].gap_until is not None]:
+            s = self.sensors[sensor]
+            if s.gap_until is not None and s.gap_until <= t:
+                s.gap = s.gap_until = None
+                self._suspect(sensor, s)
+
+    def broker_restarted(self, how: str) -> None:
+        """The broker restarted: what it acknowledged since its last save may be lost, so
+        every sensor is in doubt until it is heard again (a manual tally nobody used has
+        nothing to lose)."""
+        self.broker_restart = how
+        for sensor, s in self.sensors.items():
+            if s.manual and s.last_seen is None:
+                continue
+            s.unheard = True
+            self._suspect(sensor, s)
+
     def _refresh(self, sensor: str, s: SensorLiveness) -> None:
+        before = sensor in self.offline
         if s.online or (s.manual and not self._tallied(sensor)):
             self.offline.discard(sensor)  # an unused tally is not a gate down
         else:
             self.offline.add(sensor)
+        if (sensor in self.offline) != before:
+            self.changes += 1
+
+    def _suspect(self, sensor: str, s: SensorLiveness) -> None:
+        self.changes += 1
+        if s.suspect:
+            self.suspect.add(sensor)
+        else:
+            self.suspect.discard(sensor)
 
     def shown_online(self, sensor: str) -> bool | None:
         """Whether the status calls ``sensor`` online: None for a manual tally that has
@@ -427,23 +414,26 @@ class Counting:
     @property
     def uncertain(self) -> bool:
         """True while attendance is indeterminate: any sensor whose kind makes it so (an
-        automatic gate counter) is offline or stale, so its count may be behind, or the
-        counts went below 0 after an adjustment. A manual tally never does: the automatic
-        counter it stands in for already did, if it failed. The lots holding more cars
-        than the gates count persons (staff added) make it indeterminate too."""
+        automatic gate counter) is offline, stale, stuck or not heard since the broker
+        restarted, so its count may be behind, or the counts went below 0 after an
+        adjustment. A manual tally never does: the automatic counter it stands in for
+        already did, if it failed. The lots holding more cars than the gates count persons
+        (staff added) make it indeterminate too."""
         return bool(self.doubts("attendance"))
 
     def doubts(self, figure: str) -> tuple[str, ...]:
         """Why ``figure`` (``attendance``, ``staff``, ``vehicles``) is indeterminate now:
         each sensor in doubt as ``"<kind> <id> <why>"``, in id order (empty: measured).
 
-        Attendance is also in doubt while clamped at 0 (``"attendance clamped at 0"``),
-        and while more cars are parked than it counts persons, staff on duty added
-        (``"cars exceed persons counted"``).
+        A sensor is in doubt while offline, silent, stuck, not heard since the broker
+        restarted, or (a staff station) with its roster unknown since a gap. Attendance
+        is also in doubt while clamped at 0 (``"attendance clamped at 0"``), and while
+        more cars are parked than it counts persons, staff on duty added (``"cars exceed
+        persons counted"``).
         """
         sensors = self.sensors
         out = []
-        for sensor in sorted(self.offline):
+        for sensor in sorted(self.offline | self.suspect if self.suspect else self.offline):
             live = sensors[sensor]
             kind = kind_of(live.kind, live.manual)
             if kind.figure != figure or (figure == "attendance" and not kind.makes_uncertain):

@@ -9,11 +9,38 @@ breach says how long the figures were indeterminate (docs/law.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
 
+from kent_ops.core import wire
 from kent_ops.core.basis import Doubts
+from kent_ops.core.counting import Counting
+from kent_ops.core.coverage import local_clock
+from kent_ops.core.timeutil import to_us
 
-__all__ = ["DoubtSpan", "DoubtTrack"]
+__all__ = ["DoubtSpan", "DoubtTrack", "doubts_now"]
+
+
+def doubts_now(counts: Counting, adjustments: Sequence[wire.Adjustment], tz: ZoneInfo) -> Doubts:
+    """The figures in doubt now, and the adjustment attendance rests on (core/basis.py)."""
+    lots = tuple(
+        (lot, why) for lot in counts.lots if (why := counts.sensors[lot].doubt) is not None
+    )
+    adjustment = None
+    if counts.offset and adjustments:
+        last = adjustments[-1]
+        when = local_clock(to_us(last.at), tz) if last.at is not None else "?"
+        adjustment = (
+            f"the adjustment by {last.by} at {when} to {last.attendance:,} persons ({last.reason})"
+        )
+    return Doubts(
+        attendance=counts.doubts("attendance"),
+        staff=counts.doubts("staff"),
+        vehicles=counts.doubts("vehicles"),
+        lots=tuple((lot, f"lot {lot} {why}") for lot, why in lots),
+        adjustment=adjustment,
+    )
 
 
 @dataclass(slots=True)

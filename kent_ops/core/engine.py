@@ -29,12 +29,12 @@ from kent_ops.core import wire
 from kent_ops.core.alerts import Alert, AlertBook
 from kent_ops.core.assembly import AssemblyTrack, assembly_on
 from kent_ops.core.band import AttendanceBand
-from kent_ops.core.basis import Doubts, Judged, judge
+from kent_ops.core.basis import Judged, judge
 from kent_ops.core.checklist import applicable_items
 from kent_ops.core.counting import Counting
-from kent_ops.core.coverage import Dispersal, cover_end, local_clock, why_uncovered
+from kent_ops.core.coverage import Dispersal, cover_end, why_uncovered
 from kent_ops.core.deadlines import Deadlines
-from kent_ops.core.doubt import DoubtTrack
+from kent_ops.core.doubt import DoubtTrack, doubts_now
 from kent_ops.core.engine_io import Changes, FeedResult
 from kent_ops.core.errors import Refused
 from kent_ops.core.foresight import Foresight
@@ -52,6 +52,7 @@ from kent_ops.core.rules import (
 )
 from kent_ops.core.rules.data import note_skew
 from kent_ops.core.sensor_kinds import SENSOR_KINDS, Reading, is_reading
+from kent_ops.core.seq import GAPS_KEPT, Gap
 from kent_ops.core.status_view import Snapshot, build_status
 from kent_ops.core.timeutil import from_us, seconds, to_us
 from kent_ops.core.wire import Decoded, Rejection, decode
@@ -123,6 +124,8 @@ class Engine:
         """When each figure was in doubt, and why (the report's indeterminate time)."""
         self.foresight = Foresight()
         """When attendance will reach ``hold_at``: advice for the gates, never a finding."""
+        self.gaps: list[Gap] = []
+        """Every gap in a sensor's ``seq`` (the first ``GAPS_KEPT``), for the report."""
 
     # -- snapshots ----------------------------------------------------------------------
 
@@ -173,16 +176,10 @@ class Engine:
             self._now = t
 
     def _check_stale(self, sensor: str, d: int) -> bool:
-        live = self.counts.sensors[sensor]
-        if not live.watched_for_silence or live.stale:
-            return False
-        base = live.last_seen if live.last_seen is not None else self._start
-        due = (base or d) + self._stale_us[sensor]
-        if due <= d:
-            self.counts.set_stale(sensor)
-            return True
-        self._deadlines.stale_at(sensor, due)
-        return False
+        changed, due = self.counts.check_silence(sensor, d, self._stale_us[sensor], self._start)
+        if due is not None:
+            self._deadlines.stale_at(sensor, due)
+        return changed
 
     def tick(self, now: datetime) -> None:
         """Let time pass to ``now``: pending breaches mature, silent sensors go stale."""
@@ -228,10 +225,13 @@ class Engine:
         band.counts_only = False
         if decoded.kind not in _ATTENDANCE_KINDS:
             self._fold_stretch()  # before a badge or an adjustment changes what the peak meant
+        changes = self.counts.changes
         try:
             reason = self._apply(decoded, t, received, record_id)
         except Refused as refused:
             self.rejected += 1
+            if self.counts.changes != changes:
+                self._evaluate()  # a refused reading still ends its sensor's silence
             return FeedResult(False, str(refused), decoded.kind, at)
         self.accepted += 1
         forecast = self.foresight.observe(t, self.counts, decoded.source, self.orders.hold_at)
@@ -283,16 +283,20 @@ class Engine:
     def _apply_reading(
         self, sensor: str, rec: Reading, t: int, received: int, record: int | None
     ) -> str | None:
-        """A reading of any kind of sensor (core/sensor_kinds.py): counted, its sensor heard."""
+        """A reading of any kind of sensor (core/sensor_kinds/table.py): counted, its sensor heard
+        (a refused one too: a sensor whose every message is refused is stuck, not silent)."""
         counts = self.counts
         skew_changed = self._note_skew(sensor, rec, received)
         clamped = counts.clamped
+        changes = counts.changes
         outcome = counts.apply(sensor, rec, t)
-        if outcome.effect == "rejected":
+        effect = outcome.effect
+        self._heard(sensor, t, effect in ("counted", "restart"))
+        if effect == "rejected":
             raise Refused(outcome.reason or "refused")
-        was_stale = counts.sensors[sensor].stale
-        self._heard(sensor, t)
-        if outcome.effect == "restart":  # a gate counter's: stitched, and a finding
+        if outcome.missing is not None:
+            self._gap(sensor, rec, outcome.missing, t, record)
+        if effect == "restart" and sensor in counts.gates:  # stitched, and a finding
             restarts = counts.gates[sensor].restarts
             self.alert_book.event(
                 ("counter-reset", sensor),
@@ -301,10 +305,28 @@ class Engine:
                 record=record,
             )
         elif type(rec) in _ATTENDANCE_ONLY:
-            # A stale gate heard again ends its sensor-offline now, and attendance gone
-            # below 0 starts a clamp: not counts only.
-            self.band.counts_only = not (skew_changed or was_stale or counts.clamped != clamped)
+            # A stale gate heard again, a clamp, any doubt begun or ended: not counts only.
+            changed = skew_changed or counts.changes != changes or counts.clamped != clamped
+            self.band.counts_only = not changed
         return outcome.reason
+
+    def _gap(
+        self, sensor: str, rec: Reading, missing: tuple[int, int], t: int, record: int | None
+    ) -> None:
+        """``sensor-gap`` at once; a roster unknown until re-stated or its window ends."""
+        until = min((end for _, end in self.terms.windows if end > t), default=None)
+        n = missing[1] - missing[0] + 1
+        cond = Condition(self.counts.gap_found(sensor, rec, missing, until), {}, n)
+        self.alert_book.event(("sensor-gap", sensor), t, cond, record=record)
+        if len(self.gaps) < GAPS_KEPT:
+            self.gaps.append(Gap(sensor, *missing, t, record))
+
+    def broker_restarted(self, how: str) -> None:
+        """A ``broker-restarted`` record, fed live and on replay at one point of the log."""
+        self.counts.broker_restarted(how)
+        if self._now is not None:
+            self._fold_stretch()
+            self._evaluate()
 
     def _apply_clerk(self, who: str, rec: wire.ClerkPermit, t: int) -> str | None:
         """The Clerk changes the permit's status from an instant on (permit:G)."""
@@ -317,8 +339,8 @@ class Engine:
             self._deadlines.evaluate_at(effective)
         return None
 
-    def _heard(self, sensor: str, t: int) -> None:
-        self.counts.heard(sensor, t)
+    def _heard(self, sensor: str, t: int, counted: bool) -> None:
+        self.counts.heard(sensor, t, counted)
         if not self._deadlines.watching(sensor) and self.counts.sensors[sensor].watched_for_silence:
             self._deadlines.stale_at(sensor, t + self._stale_us[sensor])
 
@@ -332,6 +354,8 @@ class Engine:
         t = self._now
         assert t is not None
         counts = self.counts
+        if counts.suspect:
+            counts.day_over(t)
         self._fold_stretch()
         attendance = counts.attendance
         terms = self.terms
@@ -358,7 +382,7 @@ class Engine:
             allowance=self.dispersal.view(t),
         )
         held = held_in(s)
-        doubts = self._doubts()
+        doubts = doubts_now(counts, self.inspectors.adjustments, terms.tz)
         self.doubt.update(t, doubts)
         judged: dict[Key, Judged] = {key: judge(RULES[key[0]], key[1], s, doubts) for key in held}
         book = self.alert_book
@@ -388,29 +412,6 @@ class Engine:
             resume_below=orders.resume_below,
         )
         self.band.evaluated(limits, counts.entries > terms.max_collective)
-
-    def _doubts(self) -> Doubts:
-        """The figures in doubt now, and the adjustment attendance rests on (core/basis.py)."""
-        counts = self.counts
-        lots = tuple(
-            (lot, why) for lot in counts.lots if (why := counts.sensors[lot].doubt) is not None
-        )
-        adjustment = None
-        adjustments = self.inspectors.adjustments
-        if counts.offset and adjustments:
-            last = adjustments[-1]
-            when = local_clock(to_us(last.at), self.terms.tz) if last.at is not None else "?"
-            adjustment = (
-                f"the adjustment by {last.by} at {when} to {last.attendance:,} persons "
-                f"({last.reason})"
-            )
-        return Doubts(
-            attendance=counts.doubts("attendance"),
-            staff=counts.doubts("staff"),
-            vehicles=counts.doubts("vehicles"),
-            lots=tuple((lot, f"lot {lot} {why}") for lot, why in lots),
-            adjustment=adjustment,
-        )
 
     def _fold_stretch(self) -> None:
         """Offer the peak of the messages whose evaluation waited to the alerts' worst

@@ -141,9 +141,14 @@ def staffing_lines(status: wire.Status) -> list[StaffingLine]:
     """Doctors, nurses, security, car spaces and cars against the permit, then entries."""
     medical, security, parking = status.medical, status.security, status.parking
     att = status.attendance
+    doubt = "?" if medical.uncertain else ""  # a staff station's roster unknown now
     lines = [
-        _line("Doctors", medical.doctors_on_duty, medical.doctors_required, "required", "min"),
-        _line("Nurses", medical.nurses_on_duty, medical.nurses_required, "required", "min"),
+        _line(
+            f"Doctors{doubt}", medical.doctors_on_duty, medical.doctors_required, "required", "min"
+        ),  # fmt: skip
+        _line(
+            f"Nurses{doubt}", medical.nurses_on_duty, medical.nurses_required, "required", "min"
+        ),  # fmt: skip
         _line("Security", security.on_duty, security.declared, "declared", "min"),
         _line("Car spaces", parking.spaces_provided, parking.spaces_required, "required", "min"),
         _line("Cars", parking.occupied, parking.vehicles_at_one_time, "allowed", "max"),
@@ -165,6 +170,10 @@ def attendance_flags(status: wire.Status) -> Line:
     if status.attendance.uncertain:
         down = [clean(gate, limit=32) for gate, g in sorted(status.gates.items()) if g.down()]
         causes = [f"{', '.join(down)} down"] if down else []
+        for gate, g in sorted(status.gates.items()):  # heard, yet in doubt
+            sensor = status.sensors.get(gate)
+            if not g.down() and not g.manual and sensor is not None and sensor.doubt:
+                causes.append(f"{clean(gate, limit=32)} {sensor.doubt}")
         if _cars_exceed(status):
             causes.append("more cars parked than persons counted")
         which = f": {'; '.join(causes)}" if causes else ": a counter is down or stale"

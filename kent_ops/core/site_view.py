@@ -58,6 +58,14 @@ GATE_HEADINGS: tuple[Heading, ...] = (
 _ONLINE = Span("●", "good")
 _OFFLINE = Span("✗", "alarm")
 _UNUSED = Span("○", "dim")
+_DOUBT = Span("?", "warn")
+"""Reporting, but its figure in doubt: stuck, or not heard since the broker restarted."""
+
+
+def _doubt(sensor_id: str, status: wire.Status) -> str | None:
+    """Why the status says a reporting sensor's figure is in doubt, or None."""
+    sensor = status.sensors.get(sensor_id)
+    return None if sensor is None else sensor.doubt
 
 
 def _rate(value: float) -> str:
@@ -84,20 +92,28 @@ def _gate_row(gate_id: str, g: wire.GateState, status: wire.Status) -> SiteRow:
         label = Span(name, "italic" if g.manual else "")
     else:
         label = Span(name, "alarm-italic" if g.manual else "alarm")
+    state, seen_span = (
+        (_ONLINE, Span(seen)) if g.online else (_OFFLINE, Span(f"OFF {seen}", "alarm"))
+    )
+    doubt = _doubt(gate_id, status) if g.online else None
+    if doubt is not None:  # heard, yet its count may be behind: stuck, or since a restart
+        state = _DOUBT
+        seen_span = Span(f"{'STUCK' if doubt == 'stuck' else '?'} {seen}", "warn")
     cells = (
-        _ONLINE if g.online else _OFFLINE,
+        state,
         label,
         Span(fmt_int(g.in_)),
         Span(fmt_int(g.out)),
         Span(fmt_int(g.net), "strong"),
         Span(_rate(g.per_minute)),
-        Span(seen) if g.online else Span(f"OFF {seen}", "alarm"),
+        seen_span,
     )
     return SiteRow(gate_id, cells, down=not g.online)
 
 
 def gate_site_rows(status: wire.Status | None) -> list[SiteRow]:
-    """A row per gate counter: online (● or ✗), in, out, net, persons a minute, last seen.
+    """A row per gate counter: online (● or ✗; ? when heard but in doubt, stuck or not
+    heard since the broker restarted), in, out, net, persons a minute, last seen.
 
     A manual tally (a deputy's ``+``/``-``) is in italics, dim with "not used" until a
     deputy taps it (an unused tally is not a gate down); an offline counter is red.
@@ -134,8 +150,14 @@ def lot_site_rows(status: wire.Status | None) -> list[SiteRow]:
         lot = status.lots[lot_id]
         tag = _LEVEL_TAG[lot_level(lot.share)]
         name = clean(lot_id, limit=32)
+        if not lot.online:
+            label = Span(f"✗ {name}", "alarm")
+        elif _doubt(lot_id, status) is not None:
+            label = Span(f"? {name}", "warn")
+        else:
+            label = Span(name)
         cells = (
-            Span(name) if lot.online else Span(f"✗ {name}", "alarm"),
+            label,
             Span(fmt_int(lot.capacity)),
             Span(fmt_int(lot.occupied), tag),
             Span(fmt_int(lot.free), tag),

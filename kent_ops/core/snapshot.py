@@ -41,6 +41,7 @@ from kent_ops.core.doubt import DoubtTrack
 from kent_ops.core.foresight import Foresight
 from kent_ops.core.inspectors import NOTES_KEPT
 from kent_ops.core.permit import Permit, StatusChange
+from kent_ops.core.seq import Gap
 
 __all__ = [
     "DERIVED",
@@ -58,16 +59,21 @@ __all__ = [
     "take",
 ]
 
-FORMAT = 5
+FORMAT = 6
 """The layout of the document; raise it whenever a state struct changes (and say in
-how an older layout reads, where it can, or why it cannot)."""
+how an older layout reads, where it can, or why it cannot). Format 5 adds each sensor's
+sequence numbers (gaps, runs, the messages remembered), stuck sensors, rosters unknown
+since a gap, a broker restart, and the engine's list of gaps: a format-4 snapshot holds
+none of them, so the whole log is replayed instead."""
 PROGRAM = "kent-ops"
 _EARLIER_READING = 2
 """Formats 2 and 3 were written before each alert carried its stretches (docs/law.md):
 their state cannot be carried over, so a restart or a report replays the whole log."""
-_BEFORE_FORESIGHT = 4
-"""Format 4 was written before the engine kept the samples of its forecast (core/
-foresight.py): a restart from it would forecast from nothing, so the log is replayed."""
+_BEFORE_FORESIGHT_AND_SEQ = (4, 5)
+"""Formats 4 and 5 were written before the engine kept both the samples its forecast of a
+HOLD reads (core/foresight.py) and each sensor's sequence numbers (docs/protocol.md,
+"Counting"): a restart from one would forecast from nothing or miss a gap, so the log is
+replayed whole."""
 
 
 class SnapshotRefused(ValueError):
@@ -182,6 +188,7 @@ class EngineState(_State):
     band: BandState
     doubt: DoubtTrack
     foresight: Foresight
+    gaps: list[Gap]
     now: int | None
     start: int | None
     skewed: dict[str, float]
@@ -412,10 +419,11 @@ def check_header(header: Header, engine: Snapshotted) -> None:
     mine = header_of(engine)
     if header.program != PROGRAM or header.version != mine.version:
         raise SnapshotRefused(f"it was written by {header.program} {header.version}")
-    if header.format == _BEFORE_FORESIGHT:
+    if header.format in _BEFORE_FORESIGHT_AND_SEQ:
         raise SnapshotRefused(
             f"it is in snapshot format {header.format}, written before the engine kept the "
-            "samples its forecast of a HOLD reads: the whole log is replayed instead"
+            "samples its forecast of a HOLD reads and each sensor's sequence numbers (gaps, "
+            "restarts): the whole log is replayed instead"
         )
     if header.format < FORMAT and header.format >= _EARLIER_READING:
         raise SnapshotRefused(

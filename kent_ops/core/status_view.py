@@ -15,6 +15,7 @@ from kent_ops.core import wire
 from kent_ops.core.counting import Counting
 from kent_ops.core.inspectors import InspectorRecords
 from kent_ops.core.permit import Permit, StatusChange
+from kent_ops.core.seq import numbers
 from kent_ops.core.timeutil import from_us
 
 __all__ = ["Snapshot", "build_status"]
@@ -136,12 +137,21 @@ def _properties(permit: Permit, counts: Counting) -> dict[str, wire.PropertyStat
 
 
 def _sensors(counts: Counting) -> dict[str, wire.SensorState]:
-    return {
-        sensor: wire.SensorState(
-            kind=live.kind, online=counts.shown_online(sensor), last_seen=_time(live.last_seen)
+    out = {}
+    for sensor, live in counts.sensors.items():
+        track = counts.seq_track(sensor)
+        gap = None if track is None else track.last_gap
+        out[sensor] = wire.SensorState(
+            kind=live.kind,
+            online=counts.shown_online(sensor),
+            last_seen=_time(live.last_seen),
+            gaps=0 if track is None else track.gaps,
+            missing=0 if track is None else track.missing,
+            last_gap=None if gap is None else numbers(*gap),
+            stuck=live.stuck,
+            doubt=live.doubt,
         )
-        for sensor, live in counts.sensors.items()
-    }
+    return out
 
 
 def _gates(counts: Counting, t: int) -> dict[str, wire.GateState]:

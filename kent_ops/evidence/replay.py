@@ -8,8 +8,9 @@ is also ticked, exactly at the log's ``tick`` records, to the ``engine_time`` ea
 names: the live service writes one whenever it let its engine's time pass and then
 logged records of its own (see :mod:`kent_ops.evidence.records`). No other record's time
 moves the engine. A message kept in part (rejected for its size) is fed as the oversized
-message it was, and a ``flood-summary`` system record adds the messages it counted to
-the engine's rejected ones: neither was more to the live engine. One function does it,
+message it was, a ``flood-summary`` system record adds the messages it counted to the
+engine's rejected ones (neither was more to the live engine), and a ``broker-restarted``
+record tells the engine where the live service told it. One function does it,
 so the report cannot disagree with what inspectors saw. A restarted aggregator may
 instead ``resume`` from an engine restored from the log's last ``snapshot`` record and
 feed only the records after it (the report always starts at record 1).
@@ -46,7 +47,13 @@ from kent_ops.evidence.records import (
     EvidenceRecord,
     connect_ro,
 )
-from kent_ops.evidence.system import FloodSummary, Started, SystemRecord, read_system
+from kent_ops.evidence.system import (
+    BrokerRestarted,
+    FloodSummary,
+    Started,
+    SystemRecord,
+    read_system,
+)
 
 __all__ = [
     "ReplayResult",
@@ -280,9 +287,9 @@ def _replay(
 
 
 def _other(engine: Engine, wall: bool, path: Path, row: Row) -> SystemRecord | None:
-    """What a record other than a message does to the engine: a tick, or a count of
-    rejected messages (a ``flood-summary``: none of them were stored). A system record's
-    event is returned, decoded."""
+    """What a record other than a message does to the engine: a tick, a count of rejected
+    messages (a ``flood-summary``: none of them were stored), a broker that restarted
+    (every sensor in doubt from here). A system record's event is returned, decoded."""
     kind, payload = row[1], row[4]
     if kind == "tick" and wall:
         engine.tick(_engine_time(path, row))
@@ -290,6 +297,8 @@ def _other(engine: Engine, wall: bool, path: Path, row: Row) -> SystemRecord | N
         system = read_system(payload)
         if isinstance(system, FloodSummary) and system.messages > 0:
             engine.rejected += system.messages
+        elif isinstance(system, BrokerRestarted):
+            engine.broker_restarted(system.how)
         return system
     return None
 

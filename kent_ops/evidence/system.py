@@ -36,8 +36,10 @@ __all__ = [
     "SYSTEM_RECORDS",
     "BrokerConnected",
     "BrokerDisconnected",
+    "BrokerRestarted",
     "BrokerSessionContested",
     "BrokerSessionLost",
+    "BrokerUptime",
     "CheckpointRead",
     "Checkpointed",
     "Claim",
@@ -127,6 +129,26 @@ class BrokerConnected(SystemRecord, frozen=True, kw_only=True, tag="broker-conne
 class BrokerDisconnected(SystemRecord, frozen=True, kw_only=True, tag="broker-disconnected"):
     broker: str = ""
     reason: str = ""
+
+
+class BrokerUptime(SystemRecord, frozen=True, kw_only=True, tag="broker-uptime"):
+    """How long the broker had been running, as it said after a (re)connection (Mosquitto's
+    ``$SYS/broker/uptime``): its start is the record's time less this."""
+
+    uptime_s: float = 0.0
+
+
+class BrokerRestarted(SystemRecord, frozen=True, kw_only=True, tag="broker-restarted"):
+    """The broker restarted since the aggregator last saw it: what it acknowledged since
+    its last save may be lost. A replay feeds it to the engine where it stands (every
+    sensor in doubt until heard again), as the live service did."""
+
+    how: str = ""
+    uptime_s: float = 0.0
+    previous_uptime_s: float | None = None
+    """The uptime the aggregator saw before (None: it knew only that it was connected)."""
+    previous_at: str | None = None
+    """When it saw that."""
 
 
 class Checkpointed(SystemRecord, frozen=True, kw_only=True, tag="checkpoint"):
@@ -249,6 +271,8 @@ SYSTEM_RECORDS: tuple[type[SystemRecord], ...] = (
     Stopped,
     BrokerConnected,
     BrokerDisconnected,
+    BrokerUptime,
+    BrokerRestarted,
     Checkpointed,
     CheckpointRead,
     StorageError,

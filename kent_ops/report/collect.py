@@ -23,7 +23,7 @@ from kent_ops.core import wire
 from kent_ops.core.engine import Engine, FeedResult
 from kent_ops.core.sensor_kinds import SENSOR_KINDS
 from kent_ops.evidence.replay import Replayed
-from kent_ops.evidence.system import Checkpointed, FloodSummary
+from kent_ops.evidence.system import BrokerRestarted, Checkpointed, FloodSummary
 from kent_ops.report.devices import RentedDevices
 from kent_ops.report.kept import Kept
 from kent_ops.report.reasons import Reasons, normalise_reason
@@ -52,12 +52,12 @@ _NEVER = datetime.max.replace(tzinfo=UTC)
 _ONE_SECOND = timedelta(seconds=1)
 _LOW = -(2**62)
 _HIGH = 2**62
-_FIGURES = {kind.record: kind.figure for kind in SENSOR_KINDS}
-"""The figure each kind of sensor's readings move (core/sensor_kinds.py)."""
+_FIGURES = {m.record: kind.figure for kind in SENSOR_KINDS for m in kind.messages}
+"""The figure each kind of sensor's readings (and re-statements) move (core/sensor_kinds/)."""
 _SAMPLED_KINDS = frozenset({*_FIGURES, "adjust"})
 _INSPECTOR_KINDS = frozenset({"note", "ack", "inspection", "adjust"})
 _SERVICE_EVENTS = frozenset(
-    {
+    [
         "started",
         "stopped",
         "broker-connected",
@@ -69,7 +69,8 @@ _SERVICE_EVENTS = frozenset(
         "rollback-accepted",
         "rollback-found",
         "clock-jump",
-    }
+        "broker-restarted",
+    ]
 )
 
 
@@ -188,6 +189,8 @@ class Collector:
         self.checkpoints: list[Checkpoint] = []
         self.service_events: Counter[str] = Counter()
         """How often the service logged each of its own events (started, stopped, …)."""
+        self.broker_restarts: list[tuple[datetime, int, BrokerRestarted]] = []
+        """Each ``broker-restarted`` record: when it was received, its record, what it says."""
         self.snapshots = SnapshotChecks()
         """Each engine snapshot in the log, compared with the replay's state there."""
         self.rejected_total = 0
@@ -466,3 +469,5 @@ class Collector:
             self.kept.summary(rec, said)
         elif said is not None and said.event in _SERVICE_EVENTS:
             self.service_events[said.event] += 1
+            if isinstance(said, BrokerRestarted):
+                self.broker_restarts.append((rec.received_at, rec.id, said))

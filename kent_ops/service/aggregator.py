@@ -49,6 +49,7 @@ from kent_ops.evidence.background import BackgroundVerify
 from kent_ops.evidence.log import EvidenceLog
 from kent_ops.evidence.replay import recorded_clock
 from kent_ops.evidence.system import Started
+from kent_ops.service.broker_restart import UptimeWatch, last_seen
 from kent_ops.service.clock import ServiceClock
 from kent_ops.service.integrity import ChainCheck
 from kent_ops.service.link import Link
@@ -332,6 +333,7 @@ class Aggregator:
             found=guarded.found,
             clock_at_start=clock_at_start,
             leftover=left_open(rebuilt.retained),
+            uptime=UptimeWatch(last_seen(self.evidence_path)),
         )
 
     def _late_check(self, link: Link) -> None:

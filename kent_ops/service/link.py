@@ -18,8 +18,9 @@ Three promises live here:
 - **"Connected" means subscribed.** :attr:`Link.connected` is set only after the
   SUBACK, so a sensor's publish is then sure to reach the service.
 
-The service's own events on the network thread (connected, disconnected) go through
-the same queue, stamped the same way, so the log holds them in order with the messages.
+The service's own events on the network thread (connected, disconnected, the broker's
+uptime after each connection: :mod:`kent_ops.service.broker_restart`) go through the
+same queue, stamped the same way, so the log holds them in order with the messages.
 """
 
 from __future__ import annotations
@@ -37,7 +38,13 @@ import paho.mqtt.client as mqtt
 from kent_ops.broker.client import BrokerAddress, make_client
 from kent_ops.core.errors import UsageError
 from kent_ops.core.wire import Topics, encode_availability
-from kent_ops.evidence.system import BrokerConnected, BrokerDisconnected, SystemRecord
+from kent_ops.evidence.system import (
+    BrokerConnected,
+    BrokerDisconnected,
+    BrokerUptime,
+    SystemRecord,
+)
+from kent_ops.service.broker_restart import UPTIME_EVERY_S, UPTIME_TOPIC, parse_uptime
 
 __all__ = ["WAKE", "Item", "Link"]
 
@@ -97,6 +104,12 @@ class Link:
         self._generation = 0
         self._up = False
         """Connected (a CONNACK) since the last disconnection: its end is recorded."""
+        self._uptime: float | None = None
+        """The broker's uptime as last read on this connection (None: not yet)."""
+        self._uptime_told = 0.0
+        """... and as last recorded."""
+        self.subscriptions = [(t, 1) for t in topics.inputs] + [(UPTIME_TOPIC, 0)]
+        """Every input at QoS 1; the broker's uptime at 0 (nothing to acknowledge)."""
         self._stamp_lock = threading.Lock()
         self._floor = datetime.min.replace(tzinfo=UTC)
         self.client = self._make_client(ca_file)
@@ -199,8 +212,9 @@ class Link:
         with self._ack_lock:
             self._generation += 1
         self._up = True
+        self._uptime = None
         self._on_connected()
-        client.subscribe([(t, 1) for t in self.topics.inputs])
+        client.subscribe(self.subscriptions)
         client.publish(
             self.topics.aggregator_availability, encode_availability(True), qos=1, retain=True
         )
@@ -221,7 +235,7 @@ class Link:
         reason_codes: list[Any],
         properties: object,
     ) -> None:
-        for topic, code in zip(self.topics.inputs, reason_codes, strict=False):
+        for (topic, _), code in zip(self.subscriptions, reason_codes, strict=False):
             if code.is_failure:
                 log.error("broker %s refused the subscription to %s", self.address.url, topic)
         self.connected.set()
@@ -256,9 +270,23 @@ class Link:
             topic = message.topic
         except UnicodeDecodeError:
             topic = bytes(message._topic).decode("utf-8", "replace")  # noqa: SLF001
+        if topic == UPTIME_TOPIC:
+            self._broker_uptime(bytes(message.payload))
+            return
         with self._stamp_lock:
             received_at = max(self._now(), self._floor)
             self.queue.put((topic, message.payload, received_at, self._generation, message.mid))
+
+    def _broker_uptime(self, payload: bytes) -> None:
+        """The broker's first uptime on a connection is recorded (was it restarted?), then
+        one every ``UPTIME_EVERY_S`` of it, and any that fell."""
+        uptime = parse_uptime(payload)
+        if uptime is None:
+            return
+        last, self._uptime = self._uptime, uptime
+        if last is None or uptime < last or uptime >= self._uptime_told + UPTIME_EVERY_S:
+            self._uptime_told = uptime
+            self._own_event(BrokerUptime(uptime_s=uptime))
 
     def post(self, event: SystemRecord) -> None:
         """Queue an event of the service's own from another thread (a late check)."""

@@ -7,8 +7,9 @@ finding is in the log before anyone is told:
 - :meth:`Watch.started`: the first commit: a rollback the operator accepted
   (``--accept-rollback``), a host clock behind the log's time;
 - :meth:`Watch.on_event`: after a connection event: a session the broker no longer held
-  (``broker-session``), a connection closed again and again, the broker's retained
-  checkpoint read late (the broker did not answer at the start);
+  (``broker-session``), a connection closed again and again, a broker that restarted
+  (its uptime: ``broker-restarted``, which the worker hands to the engine), the
+  broker's retained checkpoint read late (the broker did not answer at the start);
 - :meth:`Watch.due`: each pass of the timers: a host clock jump starting or ending, alerts
   to clear, the head file to rewrite;
 - :meth:`Watch.committed` after each commit: the head file, and the alerts just logged
@@ -36,12 +37,14 @@ from kent_ops.evidence.system import (
     BrokerDisconnected,
     BrokerSessionContested,
     BrokerSessionLost,
+    BrokerUptime,
     CheckpointRead,
     RollbackAccepted,
     RollbackFound,
     SystemRecord,
     figures,
 )
+from kent_ops.service.broker_restart import UptimeWatch
 from kent_ops.service.clock import JUMP_S, ClockCheck, ServiceClock, steady
 from kent_ops.service.flush import Lead
 from kent_ops.service.rollback import (
@@ -128,6 +131,7 @@ class Watch:
         clock_at_start: ClockCheck | None = None,
         leftover: list[wire.Alert] | tuple[wire.Alert, ...] = (),
         mono: Callable[[], float] = steady,
+        uptime: UptimeWatch | None = None,
     ) -> None:
         self.topics = topics
         self.publish = publish
@@ -142,6 +146,8 @@ class Watch:
         self.leftover = list(leftover)
         """Service alerts a crashed run left open: cleared at the start."""
         self.mono = mono
+        self.uptime = uptime
+        """The broker's uptime against the broker seen before (None: not watched)."""
         self.fatal: KentOpsError | None = None
         """A reason to stop (a log found behind its checkpoint late, not accepted)."""
         self._queued: list[wire.Alert] = []
@@ -165,6 +171,12 @@ class Watch:
     def on_event(self, event: SystemRecord, at: datetime) -> list[Lead]:
         """Records after one of the service's own events (already appended)."""
         lead: list[Lead] = []
+        if isinstance(event, BrokerUptime) and self.uptime is not None:
+            restarted = self.uptime.read(event.uptime_s, at)
+            if restarted is not None:
+                log.error("BROKER RESTARTED: %s; what it acknowledged may be lost", restarted.how)
+                lead.append(restarted)
+            return lead
         if self.alerts is None:
             return lead
         session = self.session

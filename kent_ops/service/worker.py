@@ -38,7 +38,7 @@ from kent_ops.core import wire
 from kent_ops.core.engine import Changes, Clock
 from kent_ops.core.errors import KentOpsError
 from kent_ops.evidence.log import EvidenceLog, EvidenceWriteError
-from kent_ops.evidence.system import Started, SystemRecord
+from kent_ops.evidence.system import BrokerRestarted, Started, SystemRecord
 from kent_ops.service.batches import drain, next_batch
 from kent_ops.service.flood import FloodGuard
 from kent_ops.service.flush import (
@@ -249,13 +249,20 @@ class Worker:
         return True
 
     def _own_event(self, received_at: datetime, event: SystemRecord) -> None:
-        """A connection event, in order with the messages; the engine's time passes to it."""
+        """A connection event, in order with the messages; the engine's time passes to it.
+
+        A ``broker-restarted`` it leads to is handed to the engine right after it is
+        appended, where a replay of the log hands it over too."""
         engine = self.engine
         if self.clock == "wall" and engine.now is not None:
             engine.tick(received_at)
             append_tick(self.evidence, received_at, engine.now or received_at)
         self.evidence.append_system(received_at, event)
-        append_lead(self.evidence, received_at, self.watch.on_event(event, received_at))
+        lead = self.watch.on_event(event, received_at)
+        append_lead(self.evidence, received_at, lead)
+        for record in lead:
+            if isinstance(record, BrokerRestarted):
+                engine.broker_restarted(record.how)
 
     def timers(self) -> None:
         """Retry a refusing disk; tick, snapshot and checkpoint when due; send the status."""

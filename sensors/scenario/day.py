@@ -11,7 +11,8 @@ the cars in each lot per step; :mod:`sensors.scenario.events` schedules the staf
 badge scans and the injected faults; :mod:`sensors.floor` holds the real device classes
 on in-memory links. This module assembles the messages: per step, every gate counter
 and lot sensor publishes if its figure changed, or heartbeats when ``heartbeat_s`` has
-passed, and the scheduled events due in the step happen. Each device acts at its own
+passed, every badge reader re-states its roster once a minute, and the scheduled events
+due in the step happen. Each device acts at its own
 fixed point inside the step, so no two devices share a timestamp.
 
 Only the permit's automatic gates are simulated. A manual tally gate (an id ending in
@@ -99,10 +100,15 @@ class _Run:
         self.gates = [g for g in permit.gates if g not in permit.manual_gates]
         self.lots = [lot for lot, cap in permit.lots.items() if cap > 0]
         self.floor = Floor(permit, tl.begin)
-        # Gate counters and lot sensors act at evenly spaced points inside each step.
+        # Gate counters and lot sensors act at evenly spaced points inside each step; the
+        # badge readers (re-stating their rosters when a minute has passed) in the last gap.
         periodic = [*self.gates, *self.lots]
         step = self.schedule.step
         self.slots = {sid: (i + 1) * step / (len(periodic) + 2) for i, sid in enumerate(periodic)}
+        self.stations = list(permit.staff_stations)
+        last = (len(periodic) + 1) * step / (len(periodic) + 2)
+        spacing = step / (len(periodic) + 2) / (len(self.stations) + 1)
+        self.restate_at = {sid: last + j * spacing for j, sid in enumerate(self.stations)}
 
     def gate_weights(self) -> list[float]:
         """Each simulated gate's share of the crowd: its weight in the scenario, or 1."""
@@ -116,6 +122,7 @@ class _Run:
         floor.install(self.gates, self.lots, self.keys, schedule.scenario.heartbeat_s)
         periodic = {sid: self._count(sid, g, flows) for g, sid in enumerate(self.gates)}
         periodic |= {sid: self._report(sid, i, occupied) for i, sid in enumerate(self.lots)}
+        periodic |= {sid: self._restate(sid) for sid in self.stations}
         scheduled = staff_events(schedule, floor) + fault_events(schedule, floor, self.gates)
         heapq.heapify(scheduled)
         for k in range(schedule.n_steps):
@@ -157,7 +164,8 @@ class _Run:
                 at = t0 + self.slots.get(sid, 0.0)
                 actions.append((at, i - len(devices), partial(self.floor.attach, sid)))
         for i, (sid, act) in enumerate(periodic.items()):
-            actions.append((t0 + self.slots[sid], i, partial(act, k)))
+            at = self.slots[sid] if sid in self.slots else self.restate_at[sid]
+            actions.append((t0 + at, i, partial(act, k)))
         while scheduled and scheduled[0][0] < t0 + step:
             t, n, event = heapq.heappop(scheduled)
             actions.append((max(t, t0), n, event))  # nothing happens before setup
@@ -174,6 +182,15 @@ class _Run:
                 counter.count(entered, exited)
             else:
                 counter.tick()
+
+        return act
+
+    def _restate(self, sid: str) -> Callable[[int], None]:
+        """A badge reader in step ``k``: it re-states its roster once a minute has passed."""
+        reader = self.floor.devices[sid]
+
+        def act(k: int) -> None:
+            reader.tick()
 
         return act
 

@@ -1,4 +1,4 @@
-"""Every kind of sensor in core/sensor_kinds.py has everything it needs, end to end.
+"""Every kind of sensor in core/sensor_kinds/table.py has everything it needs, end to end.
 
 A kind added to the table but not to one of the parts that reads it fails here, named:
 its topic, its decoder, the permit's list of it, its counting state and liveness, the
@@ -212,13 +212,17 @@ def test_the_reference_tally_counts_it(entry: SensorKind) -> None:
 def test_the_broker_lets_its_sensor_and_only_its_sensor_write_it(entry: SensorKind) -> None:
     permit = _permit()
     sensor = _sensor(permit, entry)
-    topic = TOPICS.reading(entry, sensor)
+    topics = TOPICS.sensor_topics(entry, sensor)  # its reading's, and its re-statement's
+    assert topics[0] == TOPICS.reading(entry, sensor)
+    assert len(topics) == len(entry.messages)
     text = acl_text(permit, People(simulator=True))
-    own = f"user sensor-{sensor}\ntopic write {topic}\ntopic write {TOPICS.availability(sensor)}\n"
+    writes = "".join(f"topic write {topic}\n" for topic in topics)
+    own = f"user sensor-{sensor}\n{writes}topic write {TOPICS.availability(sensor)}\n"
     assert own in text
     simulator = text[text.index("user simulator") :]
-    assert (f"topic write {topic}\n" in simulator) is entry.simulated
-    assert source_of(TOPICS.prefix, topic) == f"sensor-{sensor}"
+    assert (writes in simulator) is entry.simulated
+    for topic in topics:
+        assert source_of(TOPICS.prefix, topic) == f"sensor-{sensor}"
 
 
 def test_a_device_class_plays_it(entry: SensorKind) -> None:

@@ -92,6 +92,7 @@ def test_the_bridge_forwards_only_its_propertys_sensors_and_receives_its_orders(
         T.gate_count("field-to-meadow"),
         T.availability("field-to-meadow"),
         T.staff_badge("camp-aid"),
+        T.staff_roster("camp-aid"),
         T.availability("camp-aid"),
         T.inspector("insp-1", "+"),
     ]

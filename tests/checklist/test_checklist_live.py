@@ -97,7 +97,7 @@ def test_deficient_holds_the_breach_until_marked_ok_then_it_clears(
         assert status["checklist"]["C(1)(h)"]["by"] == "insp-2"
         assert status["active_alerts"] == [alert_id]
 
-        publisher.gate("north", 9, 50, 0, 0)  # time passes (sensor clock): 10 s > clear_s
+        publisher.gate("north", 2, 50, 0, 0)  # time passes (sensor clock): 10 s > clear_s
         cleared = watcher.alert(alert_id, lambda a: a["state"] == "cleared")
         assert cleared["cleared_at"] == at(43)
         assert watcher.status(lambda s: s["ts"] == at(50))["active_alerts"] == []

@@ -161,7 +161,7 @@ def test_a_result_keeps_the_receive_time_as_given_and_a_refusal_has_its_time() -
     result = d.gate("north", at, 100, 0)
     assert result.time == at
     assert result.time.tzinfo is NY  # as received, not converted
-    refused = d.gate("north", local(12, 1), 50, 0)  # totals fell without a restart
+    refused = d.gate("north", local(12, 1), 120, 0, seq=2**31 + 11)  # an implausible jump
     assert refused.accepted is False
     assert refused.time == local(12, 1)
 

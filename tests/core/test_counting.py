@@ -73,15 +73,19 @@ def test_a_restart_at_seq_1_is_stitched_too() -> None:
     assert g.in_total == 153
 
 
-def test_falling_totals_without_a_restart_are_refused() -> None:
+def test_falling_totals_with_a_rising_seq_are_a_restart_that_kept_its_seq() -> None:
+    """Refused for the rest of the day once (every later reading fell short of the totals
+    before); stitched now, as any restart."""
     g = GateCounter()
     g.apply(gc(1, 100, 10), 0)
     g.apply(gc(2, 150, 20), 0)
-    outcome = g.apply(gc(3, 149, 20), 0)
-    assert outcome.effect == "rejected"
+    outcome = g.apply(gc(3, 4, 0), 0)
+    assert outcome.effect == "restart"
     assert outcome.reason is not None
-    assert outcome.reason.startswith("totals fell without a restart")
-    assert (g.in_total, g.out_total, g.last_seq) == (150, 20, 2)
+    assert outcome.reason.startswith("counter restarted keeping its seq (totals fell at seq 3")
+    assert (g.in_total, g.out_total, g.last_seq, g.restarts) == (154, 20, 3, 1)
+    assert g.apply(gc(4, 9, 1), 0).effect == "counted"
+    assert (g.in_total, g.out_total) == (159, 21)
 
 
 def test_a_redelivered_first_message_is_a_duplicate_not_a_restart() -> None:
@@ -344,4 +348,4 @@ def test_a_redelivered_first_message_says_why_it_is_a_duplicate() -> None:
     first = gc(1, 0, 0)
     g.apply(first, 0)
     g.apply(gc(2, 10, 1), 0)
-    assert g.apply(first, 0) == ("duplicate", "seq 1 already counted (last 2)")
+    assert g.apply(first, 0)[:2] == ("duplicate", "seq 1 already counted (redelivered)")

@@ -115,13 +115,20 @@ def test_status_has_spec_3s_shape_and_the_extras() -> None:
         "uncertain": False,
     }
     assert status["security"] == {"on_duty": 18, "declared": 20}
+    no_loss = {"gaps": 0, "missing": 0, "last_gap": None, "stuck": False, "doubt": None}
     assert status["sensors"]["north"] == {
         "kind": "gate",
         "online": True,
         "last_seen": utc(local(12)),
+        **no_loss,
     }
     assert status["sensors"]["first-aid"]["kind"] == "station"
-    assert status["sensors"]["lot-b"] == {"kind": "lot", "online": True, "last_seen": None}
+    assert status["sensors"]["lot-b"] == {
+        "kind": "lot",
+        "online": True,
+        "last_seen": None,
+        **no_loss,
+    }
     assert status["gates"]["south"]["in"] == 1410
     assert status["gates"]["south"]["out"] == 1090
     assert status["gates"]["south"]["net"] == 320

@@ -399,26 +399,27 @@ def test_a_rejected_message_is_counted_and_changes_no_figure(tail: str, payload:
     assert d.engine.alerts == alerts_before
 
 
-def test_falling_totals_are_rejected_through_the_engine() -> None:
+def test_falling_totals_with_a_rising_seq_are_a_restart_that_kept_its_seq() -> None:
+    """Once refused for the rest of the day; now stitched as any restart (docs/protocol.md,
+    "Counting"), and said: a counter-reset names it."""
     d = started_driver()
-    before = d.status()
     result = d.gate("north", local(12), 790, 100)  # seq 2, in_total fell from 800
-    assert not result.accepted
+    assert result.accepted
     assert result.reason is not None
-    assert result.reason.startswith("totals fell without a restart")
+    assert result.reason.startswith("counter restarted keeping its seq (totals fell at seq 2")
     after = d.status()
-    assert after["rejected"] == before["rejected"] + 1
-    assert after["attendance"] == before["attendance"]
-    assert after["gates"]["north"] == before["gates"]["north"]
-    # the counter carries on from the totals it had
+    assert after["gates"]["north"]["restarts"] == 1
+    assert (after["gates"]["north"]["in"], after["gates"]["north"]["out"]) == (1590, 200)
+    assert [a["subject"] for a in d.alerts("counter-reset")] == ["north"]
+    # the counter carries on from its new totals
     assert d.gate("north", local(12, 1), 810, 100).accepted
-    assert d.attendance == 1010
+    assert d.status()["gates"]["north"]["in"] == 1610
 
 
-def test_falling_out_total_is_rejected_too() -> None:
+def test_a_falling_out_total_is_a_restart_too() -> None:
     d = started_driver()
-    assert not d.gate("north", local(12), 800, 99).accepted
-    assert d.status()["attendance"]["exits"] == 100
+    assert d.gate("north", local(12), 800, 99).reason.startswith("counter restarted")  # type: ignore[union-attr]
+    assert d.status()["attendance"]["exits"] == 199
 
 
 def test_an_ack_for_an_unknown_alert_is_rejected() -> None:

@@ -1,6 +1,7 @@
 """Redeliveries through the engine: a lot's or a badge reader's repeated or older ``seq``
 changes no figure of the status, while a reader or sensor that really restarted (``seq``
-back at 0 or 1 with another message) is believed.
+back at 0 or 1 with another message, or at a number its run used for another message: a
+device never sends one number twice with other figures) is believed.
 
 QoS 1 delivers at least once: the broker resends what it has no PUBACK for, in any later
 session, so the engine sees the same message twice, or an old one after a newer one.
@@ -42,7 +43,6 @@ def test_a_lots_repeated_or_older_seq_through_the_engine_changes_no_figure() -> 
     redeliveries = [
         (3, 3, 300),  # the last message again
         (2, 2, 200),  # an older one
-        (2, 4, 10),  # an older seq that says something else
         (1, 1, 100),  # this run's first message, long after
     ]
     for seq, minute, occupied in redeliveries:
@@ -103,10 +103,38 @@ def test_a_badge_readers_repeated_or_older_seq_through_the_engine_changes_no_fig
         assert result.accepted
         assert result.reason == f"seq {seq} already counted (last 7)"
         assert figures(d) == before
-    # An older seq that says something new is still older: not believed.
-    stale = d.badge(local(12, 30), "RN-9", "nurse", "on", seq=6)
-    assert stale.reason == "seq 6 already counted (last 7)"
-    assert figures(d) == before
+    # An older number no remembered message of this run used (the run went on past a
+    # gap) is an older message: not believed.
+    d.badge(local(12, 31), "RN-3", "nurse", "on", seq=40)
+    stale = d.badge(local(12, 32), "RN-9", "nurse", "on", seq=20)
+    assert stale.reason == "seq 20 already counted (last 40)"
+    assert figures(d)["medical"]["nurses_on_duty"] == 2
+
+
+def test_a_number_the_run_used_with_other_figures_is_a_new_run_whose_first_were_lost() -> None:
+    """Was "an older seq that says something new is still older": but a device never
+    sends one number twice with other figures, so the reader restarted, and the scans
+    before it in the new run never arrived: a gap, the roster unknown."""
+    d = driver()
+    for seq, badge in enumerate(("RN-1", "RN-2", "RN-3", "RN-4", "RN-5", "RN-6"), start=1):
+        d.badge(local(12, seq), badge, "nurse", "on", seq=seq)
+    assert figures(d)["medical"]["nurses_on_duty"] == 6
+    again = d.badge(local(12, 30), "RN-9", "nurse", "on", seq=6)
+    assert again.accepted
+    assert again.reason is None
+    status = d.status()
+    assert status["medical"]["nurses_on_duty"] == 7
+    assert status["medical"]["uncertain"] is True
+    (gap,) = d.alerts("sensor-gap", "first-aid")
+    assert gap["message"] == (
+        "badge reader first-aid: seq 1–5 never received; its roster is unknown until it "
+        "is re-stated"
+    )
+    # The same with a lot: its reading is taken as a restarted sensor's.
+    d.lot("lot-a", local(12, 1), 100, seq=1)
+    d.lot("lot-a", local(12, 2), 200, seq=2)
+    assert d.lot("lot-a", local(12, 40), 10, seq=2).reason is None
+    assert figures(d)["lots"]["lot-a"] == 10
 
 
 def test_a_badge_reader_that_restarted_is_believed_through_the_engine() -> None:
@@ -141,15 +169,20 @@ def test_a_badge_reader_restarting_at_seq_0_is_believed_through_the_engine() -> 
     assert figures(d)["medical"]["nurses_on_duty"] == 2
 
 
-def test_a_restart_is_recognised_only_once_the_run_has_gone_past_seq_1() -> None:
-    """seq 0 after seq 1 is an older message of this run, not a reboot: figures stay."""
+def test_seq_0_after_seq_1_is_a_repeat_with_its_own_figures_and_a_restart_with_others() -> None:
+    """Was "a restart is recognised only once the run has gone past seq 1": seq 0 after
+    seq 1 that repeats the run's own seq 0 changes nothing; one with other figures is
+    another run of the device (it never sends a number twice with other figures)."""
     d = driver()
     d.lot("lot-a", local(12, 1), 10, seq=0)
     d.lot("lot-a", local(12, 2), 20, seq=1)
-    assert d.lot("lot-a", local(12, 3), 5, seq=0).reason == "seq 0 already counted (last 1)"
+    assert d.lot("lot-a", local(12, 1), 10, seq=0).reason == "seq 0 already counted (last 1)"
     assert figures(d)["lots"]["lot-a"] == 20
+    assert d.lot("lot-a", local(12, 3), 5, seq=0).reason is None
+    assert figures(d)["lots"]["lot-a"] == 5
     d.badge(local(12, 1), "RN-1", "nurse", "on", seq=0)
     d.badge(local(12, 2), "RN-2", "nurse", "on", seq=1)
-    older = d.badge(local(12, 3), "RN-1", "nurse", "off", seq=0)
-    assert older.reason == "seq 0 already counted (last 1)"
+    assert d.badge(local(12, 1), "RN-1", "nurse", "on", seq=0).reason == "seq 0 already counted (last 1)"
     assert figures(d)["medical"]["nurses_on_duty"] == 2
+    assert d.badge(local(12, 3), "RN-1", "nurse", "off", seq=0).reason is None
+    assert figures(d)["medical"]["nurses_on_duty"] == 1

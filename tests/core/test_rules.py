@@ -688,6 +688,7 @@ def test_every_rule_the_pass_finds_has_its_own_condition_and_the_others_none() -
     raised_elsewhere = set(RULES) - evaluated
     assert raised_elsewhere == {
         "counter-reset",
+        "sensor-gap",
         "evidence-storage",
         "broker-session",
         "evidence-rollback",

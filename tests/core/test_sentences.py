@@ -247,6 +247,59 @@ CASES: list[tuple[str, str | None, dict[str, Any], dict[str, Any], str]] = [
         "be missing entries",
     ),
     (
+        "sensor-gap",
+        "first-aid",
+        {"device": "badge reader", "first": 7, "last": 40, "missing": 34, "roster": False},
+        {},
+        "badge reader first-aid: seq 7–40 never received",
+    ),
+    (
+        "sensor-gap",
+        "first-aid",
+        {"device": "badge reader", "first": 7, "last": 40, "missing": 34, "roster": True},
+        {},
+        "badge reader first-aid: seq 7–40 never received; its roster is unknown until it is "
+        "re-stated",
+    ),
+    (
+        "sensor-gap",
+        "north",
+        {"device": "gate counter", "first": 2_147_483_600, "last": 2_147_483_600, "missing": 1},
+        {},
+        "gate counter north: seq 2,147,483,600 never received",
+    ),
+    (
+        "sensor-stuck",
+        "north",
+        {"kind": "gate"},
+        {"counting": True},
+        "gate sensor north's messages arrive but none has been counted (each refused, or "
+        "taken for an old seq); its figures may be behind",
+    ),
+    (
+        "sensor-stuck",
+        "north",
+        {"kind": "gate", "counting": True},
+        {"counting": True},
+        "gate sensor north is counting again",
+    ),
+    (
+        "broker-restarted",
+        None,
+        {"how": "its uptime fell from 3,600 s to 4 s"},
+        {"heard": True},
+        "the event's broker restarted (its uptime fell from 3,600 s to 4 s): messages it "
+        "acknowledged since its last save may be lost; each sensor's figures are "
+        "indeterminate until it is heard again",
+    ),
+    (
+        "broker-restarted",
+        None,
+        {"how": "its uptime fell from 3,600 s to 4 s", "heard": True},
+        {"heard": True},
+        "every sensor has been heard again since the broker restarted",
+    ),
+    (
         "clock-skew",
         "north",
         {"skew_s": 95.123},

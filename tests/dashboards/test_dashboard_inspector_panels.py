@@ -202,6 +202,30 @@ def test_lot_rows_colour_the_share_against_lot_full() -> None:
     assert "dark_orange" in rows["lot-b"].cells[4].style  # 93%: within 10% of 95%
 
 
+def test_a_sensor_heard_but_in_doubt_is_marked_and_says_why() -> None:
+    """Stuck, or not heard since the broker restarted: the gate row shows ``?`` amber, the
+    attendance line names it, a lot is marked, the staff figures carry a ``?``."""
+    sensors = {
+        "north": {"kind": "gate", "online": True, "last_seen": samples.ago(2), "stuck": True,
+                  "doubt": "stuck"},
+        "lot-b": {"kind": "lot", "online": True, "last_seen": samples.ago(7),
+                  "doubt": "not heard since the broker restarted"},
+    }  # fmt: skip
+    medical = {**samples.status_data()["medical"], "uncertain": True}
+    status = samples.status(sensors=sensors, medical=medical)
+    rows = {row.key: row.cells for row in gate_rows(status)}
+    assert rows["north"][0] == ("?", "bold dark_orange")
+    assert rows["north"][-1] == ("STUCK 2 s", "bold dark_orange")
+    assert rows["south"][0] == ("✗", "bold red")  # offline says so first
+    lots = {row.key: row.cells for row in lot_rows(status)}
+    assert lots["lot-b"][0] == ("? lot-b", "bold dark_orange")
+    assert lots["lot-a"][0].text == "lot-a"
+    assert "UNCERTAIN: south down; north stuck" in render(attendance_panel(status, width=100))
+    staff = render(compliance_panel(status, width=60))
+    assert "Doctors?" in staff
+    assert "Nurses?" in staff
+
+
 def test_panels_survive_an_empty_status() -> None:
     assert gate_rows(None) == []
     assert gate_rows(samples.status(gates={})) == []

@@ -14,8 +14,10 @@ from kent_ops.evidence.system import (
     SYSTEM_RECORDS,
     BrokerConnected,
     BrokerDisconnected,
+    BrokerRestarted,
     BrokerSessionContested,
     BrokerSessionLost,
+    BrokerUptime,
     Checkpointed,
     CheckpointRead,
     Claim,
@@ -86,6 +88,24 @@ PINNED: list[tuple[SystemRecord, str]] = [
     (
         BrokerConnected(broker="mqtts://b:8883", session_present=True),
         '{"broker":"mqtts://b:8883","event":"broker-connected","session_present":true}',
+    ),
+    (
+        BrokerDisconnected(broker="mqtts://b:8883", reason="Keep alive timeout"),
+        '{"broker":"mqtts://b:8883","event":"broker-disconnected","reason":"Keep alive timeout"}',
+    ),
+    (
+        BrokerUptime(uptime_s=3600.0),
+        '{"event":"broker-uptime","uptime_s":3600.0}',
+    ),
+    (
+        BrokerRestarted(
+            how="its uptime fell from 3,600 s to 4 s",
+            uptime_s=4.0,
+            previous_uptime_s=3600.0,
+            previous_at="2027-07-04T18:00:00+00:00",
+        ),
+        '{"event":"broker-restarted","how":"its uptime fell from 3,600 s to 4 s",'
+        '"previous_at":"2027-07-04T18:00:00+00:00","previous_uptime_s":3600.0,"uptime_s":4.0}',
     ),
     (
         BrokerDisconnected(broker="mqtts://b:8883", reason="Keep alive timeout"),

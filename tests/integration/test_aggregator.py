@@ -66,12 +66,15 @@ def aggregator(
     assert agg.failure is None
 
 
-def staff_up(pub: Publisher, at: float = 0, nurses: int = 4) -> None:
+def staff_up(pub: Publisher, at: float = 0, nurses: int = 4) -> int:
+    """A doctor, ``nurses`` nurses and two guards on duty; the reader's next seq (its seq
+    rises by one: a number skipped would be a scan lost)."""
     pub.badge(1, at, "DR-1", "doctor")
     for i in range(nurses):
         pub.badge(2 + i, at, f"RN-{i + 1}", "nurse")
-    pub.badge(10, at, "SEC-1", "security")
-    pub.badge(11, at, "SEC-2", "security")
+    pub.badge(2 + nurses, at, "SEC-1", "security")
+    pub.badge(3 + nurses, at, "SEC-2", "security")
+    return 4 + nurses
 
 
 def message_rows(path: Path) -> list[tuple[str, bytes, int, str | None]]:
@@ -92,7 +95,7 @@ def test_a_scripted_day_figure_by_figure(
     aggregator: Aggregator, watcher: Watcher, publisher: Publisher, evidence: Path
 ) -> None:
     pub = publisher
-    staff_up(pub, 0, nurses=3)
+    badge_seq = staff_up(pub, 0, nurses=3)
     pub.gate("north", 1, 1, 300, 0)
     pub.gate("south", 1, 1, 200, 0)
     pub.lot("lot-a", 1, 2, 100)
@@ -119,7 +122,7 @@ def test_a_scripted_day_figure_by_figure(
 
     pub.gate("north", 4, 30, 1000, 260)
     pub.gate("south", 4, 30, 700, 80)  # 1,360 present: below 1,450, admit again
-    pub.badge(12, 31, "RN-1", "nurse", "off")
+    pub.badge(badge_seq, 31, "RN-1", "nurse", "off")
     pub.lot("lot-a", 2, 32, 330)
     pub.lot("lot-b", 2, 32, 210)
     s = watcher.status(
@@ -219,7 +222,7 @@ def test_an_alert_is_raised_and_cleared_with_its_times(
     aggregator: Aggregator, watcher: Watcher, publisher: Publisher, evidence: Path
 ) -> None:
     pub = publisher
-    staff_up(pub, 0, nurses=2)  # enough for 1,000 persons
+    badge_seq = staff_up(pub, 0, nurses=2)  # enough for 1,000 persons
     pub.gate("north", 1, 1, 800, 0)
     pub.gate("north", 2, 10, 1100, 0)  # 1,100 need 3 nurses from here: since = 14:00:10
     pub.gate("north", 3, 11, 1110, 0)  # held 1 s: still pending (pending_s = 2)
@@ -244,7 +247,7 @@ def test_an_alert_is_raised_and_cleared_with_its_times(
     assert alert["evidence"]["hash"] == by_id[record].hash
     s = watcher.status(lambda s: s["active_alerts"] == ["A-0001"])
 
-    pub.badge(20, 20, "RN-9", "nurse")  # the breach ends at 14:00:20
+    pub.badge(badge_seq, 20, "RN-9", "nurse")  # the breach ends at 14:00:20
     pub.gate("north", 5, 22, 1120, 0)  # gone 2 s: not cleared yet (clear_s = 3)
     alert = watcher.alert("A-0001", lambda a: a["ended_at"] is not None)
     assert alert["ended_at"] == "2027-07-04T14:00:20Z"

@@ -145,6 +145,30 @@ def test_a_sensor_publishes_its_own_counts_but_not_another_gates(
     assert f"'{t.gate_count('south')}'" in log
 
 
+def test_a_badge_reader_writes_its_roster_and_the_aggregator_reads_the_brokers_uptime(
+    secure_broker: MosquittoBroker, example_permit: Permit
+) -> None:
+    """The station's account writes its scans and its roster; the aggregator reads them,
+    and Mosquitto's uptime (how it tells a broker restart); a sensor reads no uptime."""
+    t = Topics(example_permit.event_id)
+    aggregator, rc = _connect(secure_broker, "kent-ops-aggregator")
+    assert rc == 0
+    got = _collect(aggregator, "$SYS/broker/uptime")
+    _wait_for(got, 1)  # retained: at once
+    rosters = _collect(aggregator, t.staff_roster("+"))
+    reader, rc = _connect(secure_broker, "sensor-first-aid")
+    assert rc == 0
+    sneaky = _collect(reader, "$SYS/broker/uptime")
+    body = b'{"seq":1,"ts":"2027-07-04T14:00:00Z","on_duty":[]}'
+    reader.publish(t.staff_roster("first-aid"), body, qos=1).wait_for_publish(5)
+    _wait_for(rosters, 1)
+    _stop(reader)
+    _stop(aggregator)
+    assert got[0][1].endswith(b" seconds")
+    assert rosters == [(t.staff_roster("first-aid"), body)]
+    assert sneaky == []
+
+
 def test_an_inspector_writes_only_its_own_topics_and_dashboards_only_read(
     secure_broker: MosquittoBroker, example_permit: Permit
 ) -> None:

@@ -307,7 +307,7 @@ def test_a_breach_raised_and_ended_sends_one_mail_each_and_the_log_proves_it(
     assert "Since 2027-07-04 10:00:10 EDT (raised at 10:00:12)." in lines  # the event's zone
     assert f"Dashboard: {DASHBOARD}" in lines
 
-    publisher.badge(20, 20, "RN-9", "nurse")  # the breach ends at 14:00:20Z
+    publisher.badge(6, 20, "RN-9", "nurse")  # the breach ends at 14:00:20Z (the reader's next)
     publisher.gate("north", 4, 30, 1120, 0)  # gone 10 s > clear_s: cleared
     ended = mail_server.wait_for(2)[1]
     assert "ended" in ended["subject"]

@@ -28,6 +28,7 @@ from kent_ops.core.permit import Permit, load_permit
 from kent_ops.core.wire import Topics
 from kent_ops.evidence.cite import with_hash
 from kent_ops.evidence.log import EvidenceLog, format_time
+from kent_ops.evidence.system import BrokerRestarted
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENT = "kent-summer-fest-2027"
@@ -121,10 +122,30 @@ class ScriptedLog:
         body = wire_support.lot_occupancy(self._seq(lot), self.at(seconds), occupied)
         self.send(TOPICS.lot_occupancy(lot), body, seconds)
 
-    def badge(self, seconds: float, badge: str, role: str, action: str = "on") -> None:
+    def badge(
+        self, seconds: float, badge: str, role: str, action: str = "on", *, seq: int | None = None
+    ) -> None:
+        """A scan at first-aid; ``seq`` skips to that number (the ones between lost)."""
+        if seq is not None:
+            self.seqs["first-aid"] = seq - 1
         seq = self._seq("first-aid")
         body = wire_support.badge(seq, self.at(seconds), badge, role, action)
         self.send(TOPICS.staff_badge("first-aid"), body, seconds)
+
+    def roster(self, seconds: float, *on_duty: tuple[str, str]) -> None:
+        """The first-aid reader re-states who is on duty there, with its next seq."""
+        entries = tuple(wire.OnDuty(b, r) for b, r in on_duty)  # type: ignore[arg-type]
+        body = wire.Roster(self._seq("first-aid"), self.at(seconds), entries)
+        self.send(TOPICS.staff_roster("first-aid"), wire.encode_reading(body), seconds)
+
+    def broker_restarted(self, seconds: float, how: str) -> None:
+        """What the service writes when the broker's uptime says it restarted, and tells
+        its engine there (a replay does too)."""
+        now = self.received(seconds)
+        self._tick(now)
+        self.log.append_system(now, BrokerRestarted(how=how, uptime_s=2.0))
+        self.engine.broker_restarted(how)
+        self._changes(now)
 
     def inspector(self, who: str, what: str, seconds: float, **fields: Any) -> None:
         body = wire_support.inspector_action(what, self.at(seconds), **fields)

@@ -46,9 +46,8 @@ def ends_on_time(log: ScriptedLog, *, inspected: bool) -> None:
         log.gate(sensor, 0, 0)
     for lot in ("lot-a", "lot-b"):
         log.lot(lot, 0, 0)
-    log.gate("north", 3600, 3000)  # 11:00: 3,000 present
     for at in range(1800, END, 1800):  # the counters and lot sensors keep reporting
-        log.gate("north", at, 3000 if at >= 3600 else 0)
+        log.gate("north", at, 3000 if at >= 3600 else 0)  # 11:00: 3,000 present
         log.gate("south", at, 0)
         log.lot("lot-a", at, 300)
         log.lot("lot-b", at, 200)

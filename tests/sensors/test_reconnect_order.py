@@ -58,7 +58,8 @@ class HeldLink(MqttLink):
 
 
 def reader() -> tuple[BadgeReader, HeldLink]:
-    device = BadgeReader(EVENT, "first-aid", clock=lambda: datetime(2027, 7, 4, 14, tzinfo=UTC))
+    when = datetime(2027, 7, 4, 14, tzinfo=UTC)
+    device = BadgeReader(EVENT, "first-aid", clock=lambda: when, restate_s=None)  # scans only
     link = HeldLink()
     device.attach(link)
     return device, link

@@ -210,28 +210,69 @@ def test_lot_sensor_reports_cars_and_never_goes_below_zero() -> None:
         lot.set_occupied(-1)
 
 
-def test_badge_reader_publishes_each_scan_and_has_no_heartbeat() -> None:
+def test_badge_reader_publishes_each_scan_and_re_states_its_roster_every_minute() -> None:
+    """No heartbeat of its scans; its roster (who is on duty here, by its own scans) on
+    its connection and then every minute, on the roster topic, with the next seq."""
     clock = Clock()
     reader = BadgeReader(EVENT, "first-aid", clock=clock, tz=NY)
     link = attached(reader)
     reader.scan("RN-0042", "nurse", "on")
-    clock.advance(3600)
+    reader.scan("MD-0001", "doctor", "on")
+    reader.scan("RN-0042", "nurse", "off")
+    clock.advance(59)
+    assert reader.tick() is False
+    clock.advance(1)
+    assert reader.tick() is True
     assert reader.tick() is False
     sent = link.drain()
     assert sent[0].payload == b"online"
-    assert readings(sent) == [
+    assert [s.topic for s in sent[1:]] == [
+        TOPICS.staff_roster("first-aid"),
+        *[TOPICS.staff_badge("first-aid")] * 3,
+        TOPICS.staff_roster("first-aid"),
+    ]
+    assert readings(sent)[:2] == [
+        {"seq": 1, "ts": "2027-07-04T10:00:00.000-04:00", "on_duty": []},
         {
-            "seq": 1,
+            "seq": 2,
             "ts": "2027-07-04T10:00:00.000-04:00",
             "badge": "RN-0042",
             "role": "nurse",
             "action": "on",
-        }
+        },
     ]
+    assert readings(sent)[-1] == {
+        "seq": 5,
+        "ts": "2027-07-04T10:01:00.000-04:00",
+        "on_duty": [{"badge": "MD-0001", "role": "doctor"}],
+    }
     with pytest.raises(ValueError, match="role"):
         reader.scan("X-1", "janitor", "on")
     with pytest.raises(ValueError, match="action"):
         reader.scan("X-1", "nurse", "maybe")
+
+
+def test_a_badge_reader_may_be_told_never_to_re_state() -> None:
+    clock = Clock()
+    reader = BadgeReader(EVENT, "first-aid", clock=clock, tz=NY, restate_s=None)
+    link = attached(reader)
+    reader.scan("RN-0042", "nurse", "on")
+    clock.advance(3600)
+    assert reader.tick() is False
+    assert [r["seq"] for r in readings(link.drain())] == [1]
+
+
+def test_a_badge_readers_roster_survives_a_reboot(tmp_path: Path) -> None:
+    state = tmp_path / "first-aid.json"
+    reader = BadgeReader(EVENT, "first-aid", clock=Clock(), state_file=state)
+    attached(reader)
+    reader.scan("RN-1", "nurse", "on")
+    again = BadgeReader(EVENT, "first-aid", clock=Clock(), state_file=state)
+    link = attached(again)
+    assert readings(link.drain()) == [
+        {"seq": 3, "ts": "2027-07-04T14:00:00.000+00:00",
+         "on_duty": [{"badge": "RN-1", "role": "nurse"}]},
+    ]  # fmt: skip
 
 
 def test_badge_scans_made_offline_are_sent_in_order_with_their_own_times() -> None:
@@ -246,11 +287,17 @@ def test_badge_scans_made_offline_are_sent_in_order_with_their_own_times() -> No
     assert reader.backlog == 2
     clock.advance(60)
     link.set_online(True)
-    scans = readings(link.drain())
-    assert [(s["seq"], s["badge"], s["ts"]) for s in scans] == [
-        (1, "RN-0001", "2027-07-04T14:00:00.000+00:00"),
-        (2, "MD-0001", "2027-07-04T14:01:00.000+00:00"),
+    sent = readings(link.drain())
+    assert [(s["seq"], s["badge"], s["ts"]) for s in sent[:2]] == [
+        (2, "RN-0001", "2027-07-04T14:00:00.000+00:00"),
+        (3, "MD-0001", "2027-07-04T14:01:00.000+00:00"),
     ]
+    # then its roster, as it stands now (a broker that restarted may have lost some)
+    assert sent[2] == {
+        "seq": 4,
+        "ts": "2027-07-04T14:02:00.000+00:00",
+        "on_duty": [{"badge": "MD-0001", "role": "doctor"}, {"badge": "RN-0001", "role": "nurse"}],
+    }
     assert reader.backlog == 0
 
 

@@ -113,7 +113,8 @@ def test_connected_means_subscribed_and_announced_online(link: Link, fresh: list
     connect(link)
     assert fresh == [True]  # the worker then sends a fresh status
     client: FakeClient = link.client  # type: ignore[assignment]
-    assert client.subscribed == [[(t, 1) for t in TOPICS.inputs]]
+    # every input at QoS 1, and the broker's uptime (a restart: docs/protocol.md) at 0
+    assert client.subscribed == [[*((t, 1) for t in TOPICS.inputs), ("$SYS/broker/uptime", 0)]]
     assert (TOPICS.aggregator_availability, b"online", 1, True) in client.published
     assert not link.connected.is_set()  # not before the SUBACK
     subscribed(link)

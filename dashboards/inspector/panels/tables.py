@@ -37,7 +37,8 @@ def gate_rows(status: wire.Status | None) -> list[Row]:
     """A row per gate counter: online (● or ✗), in, out, net, persons a minute, last seen.
 
     A manual tally (a deputy's ``+``/``-``) is in italics, dim with "not used" until a
-    deputy taps it (an unused tally is not a gate down); an offline counter is red.
+    deputy taps it (an unused tally is not a gate down); an offline counter is red; one
+    heard but in doubt (``?``: stuck, or not heard since the broker restarted) amber.
     """
     return [_row(row) for row in gate_site_rows(status)]
 

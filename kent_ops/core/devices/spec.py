@@ -18,7 +18,7 @@ class SourceSpec:
 
     sensor: str
     kind: str
-    """The kind it stands for (a rentable one in core/sensor_kinds.py: ``gate`` or ``lot``):
+    """The kind it stands for (a rentable one in core/sensor_kinds/table.py: ``gate`` or ``lot``):
     the kent-ops payload the device's messages become."""
     format: str
     topic: str | None

@@ -193,7 +193,7 @@ READERS: dict[str, Callable[[_Listed, SensorKind], None]] = {
 
 
 def read_sensors(r: Reader, known: list[str]) -> dict[str, Any]:
-    """Every kind's sensors (core/sensor_kinds.py): ids unique across all, each on a property."""
+    """Every kind's sensors (core/sensor_kinds/): ids unique across all, each on a property."""
     single = "properties" not in r.data
     listed = _Listed(_Places(r, known, known[0] if single and known else None))
     for kind in SENSOR_KINDS:

@@ -31,12 +31,15 @@ from kent_ops.core.rules.base import (
     Terms,
 )
 from kent_ops.core.rules.data import (
+    BrokerRestarted,
     CarsExceedPersons,
     ClockSkew,
     CounterReset,
     EvidenceFlood,
     EvidenceStorage,
+    SensorGap,
     SensorOffline,
+    SensorStuck,
 )
 from kent_ops.core.rules.duties import (
     ApplicationStaffing,
@@ -81,6 +84,9 @@ RULES: dict[str, Rule] = {
         SecurityStaffing(),
         SensorOffline(),
         CounterReset(),
+        SensorGap(),
+        SensorStuck(),
+        BrokerRestarted(),
         ClockSkew(),
         EvidenceStorage(),
         BrokerSession(),
@@ -108,6 +114,8 @@ _EVALUATED = tuple(
         "lot-full",
         "security-staffing",
         "sensor-offline",
+        "sensor-stuck",
+        "broker-restarted",
         "facility-deficient",
         "clock-skew",
         "cars-exceed-persons",

@@ -8,6 +8,7 @@ from typing import Any
 from kent_ops.core.counting import cars_exceed_persons
 from kent_ops.core.rules.base import CLOCK_SKEW_S, Condition, Rule, Situation
 from kent_ops.core.rules.base import figure as _n
+from kent_ops.core.seq import numbers
 
 
 class SensorOffline(Rule):
@@ -100,6 +101,105 @@ class CarsExceedPersons(Rule):
         return (
             f"{parked} parked but the gates count {counted} and {_n(staff)} staff: a gate "
             "counter may be missing entries"
+        )
+
+
+class SensorGap(Rule):
+    """An event, not a condition: the engine raises it when a sensor's ``seq`` skips
+    numbers (docs/protocol.md, "Counting")."""
+
+    name = "sensor-gap"
+    severity = "data"
+    cite = "—"
+    binds_any_assembly = True
+    title = "Sensor messages lost"
+    summary = "A sensor's seq skipped numbers: messages it sent never reached the log."
+    per_subject = True
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        missing = numbers(o["first"], o["last"])
+        what = f"{o.get('device', 'sensor')} {subject}: {missing} never received"
+        if o.get("roster"):
+            return f"{what}; its roster is unknown until it is re-stated"
+        return what
+
+
+class SensorStuck(Rule):
+    name = "sensor-stuck"
+    severity = "data"
+    cite = "—"
+    binds_any_assembly = True
+    title = "Sensor stuck"
+    summary = (
+        "A listed gate or lot's messages arrive but none has been counted for "
+        "stale_after_s (each refused, or taken for an old seq)."
+    )
+    per_subject = True
+
+    def subjects(self, s: Situation) -> Iterable[str | None]:
+        sensors = s.counts.sensors
+        return sorted(x for x in s.counts.suspect if sensors[x].stuck)
+
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        live = s.counts.sensors.get(subject or "")
+        return live is not None and live.stuck
+
+    def measure(self, s: Situation, subject: str | None) -> Condition | None:
+        live = s.counts.sensors.get(subject or "")
+        if live is None:
+            return None
+        observed: dict[str, Any] = {"kind": live.kind}
+        if not live.stuck:
+            observed["counting"] = True
+        return Condition(observed, {"counting": True}, 1)
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        if o.get("counting"):
+            return f"{o['kind']} sensor {subject} is counting again"
+        return (
+            f"{o['kind']} sensor {subject}'s messages arrive but none has been counted "
+            "(each refused, or taken for an old seq); its figures may be behind"
+        )
+
+
+class BrokerRestarted(Rule):
+    """Raised at once from the instant the service recorded that the broker restarted,
+    while any sensor has not been heard since (docs/protocol.md, "The broker restarted")."""
+
+    name = "broker-restarted"
+    severity = "data"
+    cite = "—"
+    binds_any_assembly = True
+    title = "Broker restarted"
+    summary = (
+        "The event's broker restarted: what it acknowledged since its last save may be "
+        "lost; a sensor's figures are indeterminate until it is heard again."
+    )
+    waits = False
+
+    def subjects(self, s: Situation) -> Iterable[str | None]:
+        return (None,) if self.holds(s, None) else ()
+
+    def holds(self, s: Situation, subject: str | None) -> bool:
+        sensors = s.counts.sensors
+        return any(sensors[x].unheard for x in s.counts.suspect)
+
+    def measure(self, s: Situation, subject: str | None) -> Condition | None:
+        how = s.counts.broker_restart
+        if how is None:
+            return None
+        observed: dict[str, Any] = {"how": how}
+        if not self.holds(s, subject):
+            observed["heard"] = True
+        return Condition(observed, {"heard": True}, 1)
+
+    def sentence(self, subject: str | None, o: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+        if o.get("heard"):
+            return "every sensor has been heard again since the broker restarted"
+        return (
+            f"the event's broker restarted ({o['how']}): messages it acknowledged since its "
+            "last save may be lost; each sensor's figures are indeterminate until it is "
+            "heard again"
         )
 
 

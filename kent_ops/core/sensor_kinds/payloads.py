@@ -20,14 +20,18 @@ import msgspec
 __all__ = [
     "MAX_COUNT",
     "ROLES",
+    "MAX_ROSTER",
     "Badge",
     "GateCount",
     "LotOccupancy",
+    "OnDuty",
     "Reading",
     "Role",
+    "Roster",
     "check_badge",
     "check_gate",
     "check_lot",
+    "check_roster",
     "count_problem",
     "seq_problem",
 ]
@@ -69,9 +73,30 @@ class Badge(msgspec.Struct, frozen=True):
     action: Literal["on", "off"]
 
 
-Reading = GateCount | LotOccupancy | Badge
-"""A sensor's reading: the payload of one kind in core/sensor_kinds.py (a new kind's
-payload joins this union, or its ``SensorKind`` does not type-check)."""
+class OnDuty(msgspec.Struct, frozen=True):
+    """One badge on duty, as a roster names it."""
+
+    badge: str
+    role: Role
+
+
+class Roster(msgspec.Struct, frozen=True):
+    """Who is on duty at a staff station, as its badge reader re-states it: every badge
+    scanned on there and not off since. It shares the reader's ``seq`` with its scans, so
+    a roster after a gap makes the station's roster known again (docs/protocol.md)."""
+
+    seq: int
+    ts: datetime
+    on_duty: tuple[OnDuty, ...]
+
+
+Reading = GateCount | LotOccupancy | Badge | Roster
+"""A sensor's message: the payload of one kind in core/sensor_kinds/table.py, or of its
+re-statement (a new kind's payload joins this union, or its ``SensorKind`` does not
+type-check)."""
+
+MAX_ROSTER = 1000
+"""The most badges one roster names (a roster of a thousand is about 40 KB)."""
 
 
 def check_gate(record: GateCount) -> str | None:
@@ -92,6 +117,19 @@ def check_lot(record: LotOccupancy) -> str | None:
 def check_badge(record: Badge) -> str | None:
     if not record.badge.strip() or len(record.badge) > 200:
         return "badge id is empty or too long"
+    return seq_problem(record.seq)
+
+
+def check_roster(record: Roster) -> str | None:
+    if len(record.on_duty) > MAX_ROSTER:
+        return f"a roster names at most {MAX_ROSTER:,} badges"
+    seen: set[str] = set()
+    for entry in record.on_duty:
+        if not entry.badge.strip() or len(entry.badge) > 200:
+            return "badge id is empty or too long"
+        if entry.badge in seen:
+            return f"badge {entry.badge!r} is named twice in the roster"
+        seen.add(entry.badge)
     return seq_problem(record.seq)
 
 

@@ -27,9 +27,11 @@ from kent_ops.core.sensor_kinds.payloads import (
     GateCount,
     LotOccupancy,
     Reading,
+    Roster,
     check_badge,
     check_gate,
     check_lot,
+    check_roster,
 )
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "SENSOR_KINDS",
     "STATION",
     "Figure",
+    "Message",
     "SensorKind",
     "by_name",
     "is_reading",
@@ -47,6 +50,16 @@ __all__ = [
 
 Figure = Literal["attendance", "vehicles", "staff"]
 """The figure a kind's readings move: persons present, cars parked, staff on duty."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One of the messages a kind publishes: its record kind, topic leaf, payload, checks."""
+
+    record: str
+    leaf: str
+    payload: type[Reading]
+    check: Callable[[Any], str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +108,28 @@ class SensorKind:
     in_sensors_row: bool
     """The report's summary lists these under "Sensors" (lots are under "Parking", with
     their capacities)."""
+    device_noun: str
+    """What plays it, in a sentence: ``gate counter``, ``badge reader`` (a gap names it)."""
+    restatement: Message | None = None
+    """A second message on a topic of its own (``{area}/{id}/{leaf}``) in which the device
+    re-states its whole state, sharing the reading's ``seq``: after a gap the figure is
+    known again from it. None for a kind whose every reading states it whole."""
     flavour: str = ""
     """Empty for the kind itself; for a flavour (a deputy's manual tally), what it is."""
 
     def topic(self, prefix: str, sensor: str) -> str:
         """The topic a sensor of this kind publishes its readings on."""
         return f"{prefix}/{self.area}/{sensor}/{self.leaf}"
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """Its reading, then its re-statement if it has one."""
+        reading = Message(self.record, self.leaf, self.payload, self.check)
+        return (reading,) if self.restatement is None else (reading, self.restatement)
+
+    def topics(self, prefix: str, sensor: str) -> list[str]:
+        """Every topic a sensor of this kind publishes on (its availability aside)."""
+        return [f"{prefix}/{self.area}/{sensor}/{m.leaf}" for m in self.messages]
 
 
 _PROPERTY = FieldSpec("property", str, default=None)
@@ -130,6 +159,7 @@ GATE = SensorKind(
     simulated=True,
     device="sensors.gate_counter.GateCounter",
     in_sensors_row=True,
+    device_noun="gate counter",
 )
 """A gate counter: cumulative persons in and out since the device started."""
 
@@ -139,6 +169,7 @@ MANUAL_TALLY = dataclasses.replace(
     makes_uncertain=False,
     simulated=False,
     device="dashboards.gate.tally.ManualTally",
+    device_noun="manual tally",
     flavour="manual tally",
 )
 """A deputy's tally (gate ``{gate}-manual``, or ``manual = true``): it publishes on taps
@@ -169,6 +200,7 @@ LOT = SensorKind(
     simulated=True,
     device="sensors.lot_sensor.LotSensor",
     in_sensors_row=False,
+    device_noun="lot sensor",
 )
 """A parking-lot sensor: the cars in the lot now."""
 
@@ -192,9 +224,12 @@ STATION = SensorKind(
     simulated=True,
     device="sensors.badge_reader.BadgeReader",
     in_sensors_row=True,
+    device_noun="badge reader",
+    restatement=Message("roster", "roster", Roster, check_roster),
 )
 """A badge reader at a staff station: doctors, nurses and security on and off duty. It
-publishes only on a scan; its availability topic is its only sign of life."""
+publishes on a scan, and may re-state who is on duty there (its roster, on
+``staff/{station}/roster``); its availability topic is its sign of life."""
 
 SENSOR_KINDS: tuple[SensorKind, ...] = (GATE, LOT, STATION)
 """Every kind, in the order the permit, the topics and the access list take them."""
@@ -213,7 +248,7 @@ def kind_of(name: str, manual: bool = False) -> SensorKind:
     return _MANUAL[name] if manual else _BY_NAME[name]
 
 
-_READINGS = frozenset(kind.payload for kind in SENSOR_KINDS)
+_READINGS = frozenset(m.payload for kind in SENSOR_KINDS for m in kind.messages)
 """Each kind's payload: a record of one of these is a reading."""
 
 

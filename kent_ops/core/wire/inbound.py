@@ -27,8 +27,10 @@ from kent_ops.core.sensor_kinds import (
     Badge,
     GateCount,
     LotOccupancy,
+    OnDuty,
     Reading,
     Role,
+    Roster,
     count_problem,
 )
 from kent_ops.core.timeutil import EARLIEST, LATEST, instant_problem
@@ -55,12 +57,14 @@ __all__ = [
     "LotOccupancy",
     "Note",
     "NotifierSent",
+    "OnDuty",
     "PERMIT_STATUSES",
     "InspectionResult",
     "PermitStatus",
     "Record",
     "Rejection",
     "Role",
+    "Roster",
     "SENSOR_CLOCK_MARGIN",
     "Span",
     "decode",
@@ -178,9 +182,9 @@ class Rejection(NamedTuple):
 
 
 # kind -> (payload type, the kind of sensor the permit must list it as, or None for people);
-# each kind of sensor's readings as its entry in core/sensor_kinds.py declares them
+# each kind of sensor's readings as its entry in core/sensor_kinds/table.py declares them
 _PAYLOADS: dict[str, tuple[type[Payload], str | None]] = {
-    **{kind.record: (kind.payload, kind.name) for kind in SENSOR_KINDS},
+    **{m.record: (m.payload, kind.name) for kind in SENSOR_KINDS for m in kind.messages},
     "note": (Note, None),
     "ack": (Ack, None),
     "inspection": (Inspection, None),
@@ -191,9 +195,9 @@ _PAYLOADS: dict[str, tuple[type[Payload], str | None]] = {
 }
 INBOUND_KINDS: frozenset[str] = frozenset({*_PAYLOADS, "availability"})
 """The kinds of record the aggregator takes in."""
-_SIGNED_KINDS = frozenset(kind.record for kind in SENSOR_KINDS)
+_SIGNED_KINDS = frozenset(m.record for kind in SENSOR_KINDS for m in kind.messages)
 _SENSOR_CHECKS: dict[type[Payload], Callable[[Any], str | None]] = {
-    kind.payload: kind.check for kind in SENSOR_KINDS
+    m.payload: m.check for kind in SENSOR_KINDS for m in kind.messages
 }
 _DECODERS: dict[type[Payload], msgspec.json.Decoder[Payload]] = {
     cls: msgspec.json.Decoder(cls) for cls, _ in _PAYLOADS.values()

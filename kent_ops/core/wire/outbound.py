@@ -137,6 +137,16 @@ class SensorState(_Out, frozen=True, kw_only=True):
     online: bool | None = True
     """None for a deputy's manual tally that has counted nobody: not used, not offline."""
     last_seen: datetime | None = None
+    gaps: int = 0
+    """Gaps in its ``seq`` so far; ``missing`` the numbers never received over them all."""
+    missing: int = 0
+    last_gap: str | None = None
+    """The numbers of its latest gap (``seq 7–40``)."""
+    stuck: bool = False
+    """Its messages arrive but none has been counted for ``stale_after_s``."""
+    doubt: str | None = None
+    """Why its figure is indeterminate now (``stuck``, ``roster unknown since a gap (seq
+    7–40)``, ``not heard since the broker restarted``, ``offline``, ``silent``), or None."""
 
 
 class GateState(_Out, frozen=True, kw_only=True):

@@ -129,6 +129,9 @@ def reading_fields(record: Reading, tz: tzinfo | None = None) -> dict[str, Any]:
     :func:`format_ts` writes it (the form the adapter's raw record also keeps)."""
     fields = msgspec.structs.asdict(record)
     fields["ts"] = format_ts(record.ts, tz)
+    for name, value in fields.items():
+        if isinstance(value, tuple):  # a roster's entries: objects, each in its field order
+            fields[name] = msgspec.to_builtins(value)
     return fields
 
 

@@ -46,7 +46,7 @@ INSPECTOR_ACTIONS: tuple[str, ...] = ("note", "ack", "inspection", "adjust")
 
 # (area, leaf) of a three-level topic ``{area}/{id}/{leaf}`` -> its kind
 _THREE_LEVEL: dict[tuple[str, str], TopicKind] = {
-    **{(kind.area, kind.leaf): kind.record for kind in SENSOR_KINDS},
+    **{(kind.area, m.leaf): m.record for kind in SENSOR_KINDS for m in kind.messages},
     ("sensor", "availability"): "availability",
     ("inspector", "note"): "note",
     ("inspector", "ack"): "ack",
@@ -107,6 +107,15 @@ class Topics:
 
     def staff_badge(self, station: str) -> str:
         return self.reading(STATION, station)
+
+    def staff_roster(self, station: str) -> str:
+        """Where a badge reader re-states who is on duty at its station."""
+        return self.sensor_topics(STATION, station)[1]
+
+    def sensor_topics(self, kind: SensorKind | str, sensor: str) -> list[str]:
+        """Every topic a sensor of ``kind`` publishes on: its readings, and its
+        re-statement where its kind has one (its availability aside)."""
+        return (by_name(kind) if isinstance(kind, str) else kind).topics(self.prefix, sensor)
 
     def availability(self, sensor: str) -> str:
         return f"{self.prefix}/sensor/{sensor}/availability"
@@ -177,7 +186,7 @@ class Topics:
         """What the aggregator subscribes to: every sensor, inspector, clerk and notifier topic."""
         p = self.prefix
         return [
-            *(kind.topic(p, "+") for kind in SENSOR_KINDS),
+            *(topic for kind in SENSOR_KINDS for topic in kind.topics(p, "+")),
             f"{p}/sensor/+/availability",
             f"{p}/inspector/+/+",
             f"{p}/clerk/+/permit",

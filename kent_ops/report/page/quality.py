@@ -1,8 +1,9 @@
 """Data quality and the evidence log (sections 8 and 9): how far the figures can be trusted.
 
-Sensor outages, the figures in doubt, the lots against the gates, rejected messages,
-counter restarts, attendance adjustments, the service's own runs, whether the replay
-equals what was published live, and the log's verification with its checkpoints.
+Sensor outages, the figures in doubt, the lots against the gates, messages never received
+and broker restarts, rejected messages, counter restarts, attendance adjustments, the
+service's own runs, whether the replay equals what was published live, and the log's
+verification with its checkpoints.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from kent_ops.report.page.cross_check import cross_check_section
 from kent_ops.report.page.devices import rented_devices
 from kent_ops.report.page.fmt import Fmt, count, duration, figures, table
 from kent_ops.report.page.kept import kept_section
+from kent_ops.report.page.losses import losses_section
 from kent_ops.report.page.record import doubt_section
 from kent_ops.report.snapshots import snapshot_section
 
@@ -130,6 +132,7 @@ def _service(data: ReportData) -> list[str]:
     trust = [
         ("broker-session-lost", "the broker had lost the aggregator's session"),
         ("broker-session-contested", "another client kept taking the aggregator's session"),
+        ("broker-restarted", "the event's broker restarted (see Broker restarts)"),
         ("rollback-found", "the log was found behind a checkpoint it had published"),
         ("rollback-accepted", "the operator went on with a log behind its checkpoint"),
         ("clock-jump", "the host clock jumped (receive times kept the steady clock)"),
@@ -196,6 +199,7 @@ def data_quality(data: ReportData, fmt: Fmt) -> str:
     """The data quality section: everything that bears on how far the figures can be trusted."""
     out = [
         *_outages(data, fmt),
+        *losses_section(data, fmt),
         *doubt_section(data, fmt),
         *cross_check_section(data, fmt),
         *_rejected(data, fmt),

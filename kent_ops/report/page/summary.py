@@ -176,7 +176,7 @@ def _facts(data: ReportData, fmt: Fmt) -> list[tuple[str, str]]:
 
 
 def _sensors(pm: Permit) -> str:
-    """Each kind's sensors (core/sensor_kinds.py), a flavour such as a manual tally named."""
+    """Each kind's sensors (core/sensor_kinds/table.py), a flavour such as a manual tally named."""
     rows = []
     sensors = pm.sensors
     for kind in SENSOR_KINDS:
