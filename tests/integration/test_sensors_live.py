@@ -198,9 +198,13 @@ def test_lot_sensor_and_badge_reader_commands_publish_their_readings(
     listener.wait_for(has_reading(TOPICS.lot_occupancy("lot-a"), occupied=313))
     listener.wait_for(lambda ms: any(t.endswith("/staff/first-aid/badge") for t, _, _ in ms))
     [scan] = listener.readings(TOPICS.staff_badge("first-aid"))
-    assert {k: scan[k] for k in ("seq", "badge", "role", "action")} == {
-        "seq": 1, "badge": "RN-0042", "role": "nurse", "action": "on"
+    assert {k: scan[k] for k in ("badge", "role", "action")} == {
+        "badge": "RN-0042", "role": "nurse", "action": "on"
     }  # fmt: skip
+    # The reader also re-states its roster when it connects, on the same seq: whichever
+    # went first, its numbers rise by one from 1, with none skipped.
+    rosters = listener.readings(TOPICS.staff_roster("first-aid"))
+    assert sorted(m["seq"] for m in [scan, *rosters]) == list(range(1, len(rosters) + 2))
 
 
 def test_a_device_command_refuses_a_sensor_the_permit_does_not_list(
