@@ -395,8 +395,13 @@ def test_a_kill_9_mid_outage_loses_only_what_arrived_since_the_last_save(
         link_state.wait_latest(STATE, b"1", timeout=60)
 
         def totals_back() -> bool:
+            # The reconnection's own reading (the next seq), not merely the same totals: the
+            # last reading of the outage, if it was saved, already carries them.
             last = post.latest(topic)
-            return last is not None and msgspec.json.decode(last)["in_total"] == gate.in_total
+            if last is None:
+                return False
+            reading = msgspec.json.decode(last)
+            return reading["seq"] > during[-1] and reading["in_total"] == gate.in_total
 
         post.wait_for(totals_back, 60, "the counter's totals at the command post")
     finally:
