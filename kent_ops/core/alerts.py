@@ -85,8 +85,14 @@ def _same(stretch: Stretch, judged: Judged) -> bool:
 
 
 def _close(stretches: list[Stretch], t: int) -> None:
-    if stretches and stretches[-1].end is None:
-        stretches[-1].end = t
+    """End the open stretch at ``t``; one begun at this very instant held for no time (the
+    staff changed several times at once) and is dropped, the one before ending here."""
+    if not stretches or stretches[-1].end is not None:
+        return
+    if stretches[-1].start == t and len(stretches) > 1 and stretches[-2].end == t:
+        stretches.pop()
+        return
+    stretches[-1].end = t
 
 
 @dataclass(slots=True)

@@ -165,3 +165,14 @@ def test_an_attendance_finding_gives_each_propertys_persons_at_its_worst() -> No
         "attendance": 4_200,
         "properties": {"main-field": 3_900, "overflow": 300},
     }
+
+
+def test_a_basis_that_held_for_no_time_leaves_no_stretch() -> None:
+    """Three nurses badge on at one instant: after the second the breach would hold only by
+    the rounding, after the third not at all. No stretch of no time is kept."""
+    d = Driver(permit_variant(QUICK))
+    d.staff(local(11), doctors=1, nurses=5, security=20)
+    d.present(3_900, local(12))  # 5 nurses for 3,900: 8 needed, beyond the rounding
+    d.staff(local(12, 10), nurses=8)  # 6, 7 (within the rounding), then 8, at one instant
+    (alert,) = d.alerts("nurse-ratio")
+    assert stretches(alert) == [("measured", local(12), local(12, 10))]
