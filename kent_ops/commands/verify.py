@@ -7,8 +7,10 @@ every ``--witness`` file (:mod:`kent_ops.evidence.claims`). It prints
 the first record that does not match, or for each claim the log contradicts (its end
 cut off, or another hash at the record named) (exit 1). A log with no head file beside
 it is a warning, not a failure: a copy handed over alone is not evidence of a cut, but
-nothing then shows its end was not. A missing or non-evidence file, a damaged head
-file, a bad ``--checkpoint`` or a missing witness file is one sentence on stderr (exit 2).
+nothing then shows its end was not. A whole log that records messages lost before it
+(a sensor's gap, the broker's restart) says so on stderr beside its ``OK``. A missing or
+non-evidence file, a damaged head file, a bad ``--checkpoint`` or a missing witness file
+is one sentence on stderr (exit 2).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from kent_ops.evidence.claims import (
     read_head_file,
     witness_claims,
 )
+from kent_ops.evidence.losses import recorded_losses
 from kent_ops.evidence.records import read_meta
 
 __all__ = ["cli_verify", "no_head_warning"]
@@ -68,5 +71,25 @@ def cli_verify(args: argparse.Namespace) -> int:
     if found:
         sys.stdout.write("".join(f"FAIL record {c.first_bad}: {c.problem}\n" for c in found))
         return 1
+    _say_losses(evidence)
     sys.stdout.write(result.line() + "\n")
     return 0
+
+
+LOSSES_SHOWN = 20
+"""At most this many losses are named on stderr; the report lists every one."""
+
+
+def _say_losses(evidence: Path) -> None:
+    """A whole log may still record that messages never reached it: say so on stderr."""
+    losses = recorded_losses(evidence)
+    if not losses:
+        return
+    sys.stderr.write(
+        f"kent-ops: the log is whole, but it records {len(losses)} loss"
+        f"{'es' if len(losses) != 1 else ''} before it (the report lists every one):\n"
+    )
+    for loss in losses[:LOSSES_SHOWN]:
+        sys.stderr.write(f"kent-ops:   {loss}\n")
+    if len(losses) > LOSSES_SHOWN:
+        sys.stderr.write(f"kent-ops:   and {len(losses) - LOSSES_SHOWN} more\n")

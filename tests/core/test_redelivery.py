@@ -182,7 +182,10 @@ def test_seq_0_after_seq_1_is_a_repeat_with_its_own_figures_and_a_restart_with_o
     assert figures(d)["lots"]["lot-a"] == 5
     d.badge(local(12, 1), "RN-1", "nurse", "on", seq=0)
     d.badge(local(12, 2), "RN-2", "nurse", "on", seq=1)
-    assert d.badge(local(12, 1), "RN-1", "nurse", "on", seq=0).reason == "seq 0 already counted (last 1)"
+    assert (
+        d.badge(local(12, 1), "RN-1", "nurse", "on", seq=0).reason
+        == "seq 0 already counted (last 1)"
+    )
     assert figures(d)["medical"]["nurses_on_duty"] == 2
     assert d.badge(local(12, 3), "RN-1", "nurse", "off", seq=0).reason is None
     assert figures(d)["medical"]["nurses_on_duty"] == 1

@@ -153,6 +153,10 @@ def test_41_acknowledged_scans_lost_by_a_killed_broker_show_with_their_size(
     verified = kent_ops("verify", str(evidence))
     assert verified.returncode == 0, verified.stderr  # the log is whole: the loss is in it
     assert verified.stdout.startswith("OK ")
+    # ... and verify says so beside its OK, with the loss's size, never silent about it.
+    assert "kent-ops: the log is whole, but it records 2 losses before it" in verified.stderr
+    assert "badge reader first-aid: seq 7–47 never received" in verified.stderr
+    assert "the event's broker restarted, recorded at" in verified.stderr
     out = tmp_path / "report"
     report = kent_ops("report", "--permit", str(permit), "--evidence", str(evidence),
                       "--out", str(out))  # fmt: skip
