@@ -6,9 +6,12 @@ served from the textual-serve package with no outside fonts or scripts, so it wo
 an event network with no internet. The deputy's gate view is a small page of our own
 (``static/gate.js`` and ``gate.css``, no framework) that draws the view its gate's hub
 sends; the inspector's page (``static/inspector.js`` and ``inspector.css``) is too, fed
-by the event's inspectors' hub. All are sized for a phone held in one hand as well as
-a tablet or a laptop. The sign-in form says how wide the screen is (``signin.js``), so
-an inspector on a phone lands on their page and at a desk on the full dashboard.
+by the event's inspectors' hub; what the two do alike (keeping what the person did on
+the phone until the server has it, the link to the hub, the page's column) is
+``static/phone.js`` and ``phone.css``, which both load first. All are sized for a phone
+held in one hand as well as a tablet or a laptop. The sign-in form says how wide the
+screen is (``signin.js``), so an inspector on a phone lands on their page and at a desk
+on the full dashboard.
 Everything that comes from outside (a name, an error) is escaped. The one inline
 script is :data:`INLINE_SCRIPTS`' own, which the Content-Security-Policy allows by its
 hash (:mod:`kent_ops.web.guard`); nothing else inline may run.
@@ -181,7 +184,9 @@ def gate_page(*, event_id: str, gate: str, account: str, websocket_url: str) -> 
 <meta name="referrer" content="same-origin">
 <meta name="theme-color" content="#0c181f">
 <title>Gate {escape(gate)} · kent-ops</title>
+<link rel="stylesheet" href="/assets/phone.css">
 <link rel="stylesheet" href="/assets/gate.css">
+<script src="/assets/phone.js" defer></script>
 <script src="/assets/gate.js" defer></script>
 </head>
 <body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
@@ -227,7 +232,9 @@ def inspector_page(*, event_id: str, account: str, role: str, websocket_url: str
 <meta name="referrer" content="same-origin">
 <meta name="theme-color" content="#0b1419">
 <title>{escape(event_id)} · kent-ops</title>
+<link rel="stylesheet" href="/assets/phone.css">
 <link rel="stylesheet" href="/assets/inspector.css">
+<script src="/assets/phone.js" defer></script>
 <script src="/assets/inspector.js" defer></script>
 </head>
 <body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
