@@ -72,6 +72,8 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 class Field:
     """Broker, aggregator and users of one event; ``serve()`` starts a web server on it.
 
+    Used as a context manager, it is closed (every process stopped) at the end.
+
     Args:
         root: the folder of its files.
         clock: the aggregator's ``--clock``: ``wall`` (the field's) or ``sensor`` (a
@@ -233,6 +235,12 @@ class Field:
         for process in reversed(self.processes):
             _stop(process)
         self.broker.stop()
+
+    def __enter__(self) -> Field:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def apps_of(server: subprocess.Popen[bytes], *words: str) -> list[int]:

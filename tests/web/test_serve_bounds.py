@@ -15,7 +15,6 @@ import asyncio
 import json
 import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +31,6 @@ DEPUTY_PW = password("deputy-north")
 INSPECTOR_PW = password("inspector-insp-1")
 TOO_BIG = 400 * 2**20
 """An app using more than this has been made to run away (it uses about 55 MiB)."""
-
-
-@pytest.fixture(scope="module")
-def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
-    f = Field(tmp_path_factory.mktemp("field"))
-    try:
-        yield f
-    finally:
-        f.close()
-
-
-@pytest.fixture(scope="module")
-def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
-    return field.serve()
 
 
 def status_of(field: Field, gate: str) -> dict[str, Any]:
