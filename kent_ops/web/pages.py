@@ -168,6 +168,26 @@ def app_page(*, title: str, websocket_url: str, font_size: int, keyboard: bool) 
     )
 
 
+def _phone_head(*, title: str, theme: str, page: str) -> str:
+    """The head of a page of our own for a phone: ``title`` (escaped already), the
+    browser's colour around it, and what it loads: phone.css and phone.js, which both
+    such pages share, then ``page``'s own sheet and script."""
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="referrer" content="same-origin">
+<meta name="theme-color" content="{theme}">
+<title>{title}</title>
+<link rel="stylesheet" href="/assets/phone.css">
+<link rel="stylesheet" href="/assets/{page}.css">
+<script src="/assets/phone.js" defer></script>
+<script src="/assets/{page}.js" defer></script>
+</head>
+"""
+
+
 def gate_page(*, event_id: str, gate: str, account: str, websocket_url: str) -> str:
     """The deputy's gate view: the order, the figures and the tally, drawn by ``gate.js``.
 
@@ -176,20 +196,8 @@ def gate_page(*, event_id: str, gate: str, account: str, websocket_url: str) -> 
     does not have yet, and those it has that the aggregator has not counted.
     """
     store = f"kent-ops:{event_id}:{gate}:{account}"
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
-<meta name="referrer" content="same-origin">
-<meta name="theme-color" content="#0c181f">
-<title>Gate {escape(gate)} · kent-ops</title>
-<link rel="stylesheet" href="/assets/phone.css">
-<link rel="stylesheet" href="/assets/gate.css">
-<script src="/assets/phone.js" defer></script>
-<script src="/assets/gate.js" defer></script>
-</head>
-<body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
+    head = _phone_head(title=f"Gate {escape(gate)} · kent-ops", theme="#0c181f", page="gate")
+    return f"""{head}<body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
  data-gate="{escape(gate)}">
 <header id="header"><span class="t-strong">Gate {escape(gate)}</span></header>
 <div id="banner" role="status" hidden></div>
@@ -224,20 +232,8 @@ def inspector_page(*, event_id: str, account: str, role: str, websocket_url: str
     """
     store = f"kent-ops:{event_id}:inspector:{account}"
     who = f"clerk {account}" if role == "clerk" else account
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
-<meta name="referrer" content="same-origin">
-<meta name="theme-color" content="#0b1419">
-<title>{escape(event_id)} · kent-ops</title>
-<link rel="stylesheet" href="/assets/phone.css">
-<link rel="stylesheet" href="/assets/inspector.css">
-<script src="/assets/phone.js" defer></script>
-<script src="/assets/inspector.js" defer></script>
-</head>
-<body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
+    head = _phone_head(title=f"{escape(event_id)} · kent-ops", theme="#0b1419", page="inspector")
+    return f"""{head}<body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
  data-account="{escape(account)}" data-role="{escape(role)}" data-event="{escape(event_id)}">
 <header id="top">
 <div id="header"><span class="t-strong">{escape(event_id)}</span></div>
