@@ -69,6 +69,15 @@ TABLET_10 = Device("tablet", 820, 1180, 2)
 DEVICES = (IPHONE_14, PIXEL_7, SMALL_ANDROID, TABLET_10)
 
 
+def on_each(devices: tuple[Device, ...]) -> pytest.MarkDecorator:
+    """A test run on each device: its ``phone`` a Chromium at the device's real scale
+    (tests/web/conftest.py), its ``device`` the device."""
+    return pytest.mark.parametrize(
+        ("phone", "device"), [(d, d) for d in devices], ids=[d.name for d in devices],
+        indirect=["phone"],
+    )  # fmt: skip
+
+
 def need_chromium() -> None:
     """Fail, saying why, where Debian's chromium is missing: no browser is downloaded."""
     if not Path(CHROMIUM).is_file():

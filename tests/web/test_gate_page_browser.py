@@ -33,6 +33,7 @@ from browser_support import (
     Device,
     Shoot,
     device_context,
+    on_each,
     pending,
     sign_in,
 )
@@ -81,13 +82,6 @@ def manual(field: Field) -> tuple[int, int]:
     status = field.watcher.json(TOPICS.status) or {}
     gate = status.get("gates", {}).get("north-manual") or {}
     return gate.get("in", 0), gate.get("out", 0)
-
-
-def counter_resets(field: Field) -> list[str]:
-    path = field.root / "evidence.sqlite"
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as log:
-        rows = log.execute("SELECT payload FROM records WHERE kind = 'alert'").fetchall()
-    return [bytes(p).decode() for (p,) in rows if b'"counter-reset"' in bytes(p)]
 
 
 def colour_at(page: Page, x: float, y: float) -> tuple[int, int, int]:
@@ -140,10 +134,7 @@ def open_gate(browser: Browser, device: Device, base: str, name: str, pw: str) -
     return page
 
 
-@pytest.mark.parametrize(
-    ("phone", "device"), [(d, d) for d in DEVICES], ids=[d.name for d in DEVICES],
-    indirect=["phone"],
-)  # fmt: skip
+@on_each(DEVICES)
 def test_the_order_is_whole_in_its_colour_holds_at_once_and_taps_count(
     field: Field,
     served: tuple[str, subprocess.Popen[bytes]],
@@ -243,7 +234,7 @@ def test_taps_without_a_link_are_kept_and_counted_in_order_and_once(
     totals = [(m["in_total"], m["out_total"]) for m in messages]
     assert totals == sorted(totals), totals  # the totals never went back
     assert manual(field) == (before[0] + 10, before[1] + 3)  # each tap once
-    assert counter_resets(field) == []
+    assert field.counter_resets() == []
 
 
 @pytest.mark.parametrize("phone", [PIXEL_7], ids=["pixel-7"], indirect=True)

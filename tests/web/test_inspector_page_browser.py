@@ -30,6 +30,7 @@ from browser_support import (
     Device,
     Shoot,
     device_context,
+    on_each,
     pending,
     sign_in,
 )
@@ -143,10 +144,7 @@ def within(box: dict[str, float], width: float, height: float) -> bool:
 # -- the first screen ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("phone", "device"), [(d, d) for d in DEVICES], ids=[d.name for d in DEVICES],
-    indirect=["phone"],
-)  # fmt: skip
+@on_each(DEVICES)
 def test_the_first_screen_holds_the_figure_the_order_the_permit_and_the_first_breach(
     field: Field,
     served: tuple[str, subprocess.Popen[bytes]],

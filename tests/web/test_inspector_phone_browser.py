@@ -31,6 +31,7 @@ from browser_support import (
     Screen,
     Shoot,
     device_context,
+    on_each,
     sign_in,
 )
 from field_support import HOLD_AT, Field, password
@@ -51,10 +52,7 @@ def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
         yield f
 
 
-@pytest.mark.parametrize(
-    ("phone", "device"), [(d, d) for d in PHONES], ids=[d.name for d in PHONES],
-    indirect=["phone"],
-)  # fmt: skip
+@on_each(PHONES)
 def test_a_phone_shows_attendance_hold_and_the_breaches_on_its_first_screen(
     served: tuple[str, subprocess.Popen[bytes]], phone: Browser, device: Device, shots: Shoot
 ) -> None:

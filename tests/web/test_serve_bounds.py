@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -36,14 +35,6 @@ TOO_BIG = 400 * 2**20
 def status_of(field: Field, gate: str) -> dict[str, Any]:
     status = field.watcher.json(TOPICS.status) or {}
     return status.get("gates", {}).get(gate) or {}
-
-
-def counter_resets(field: Field) -> list[str]:
-    """The counter-reset alerts in the evidence log, read as the report reads it."""
-    path = field.root / "evidence.sqlite"
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as log:
-        rows = log.execute("SELECT payload FROM records WHERE kind = 'alert'").fetchall()
-    return [bytes(p).decode() for (p,) in rows if b'"counter-reset"' in bytes(p)]
 
 
 def memory(pid: int) -> int:
@@ -112,7 +103,7 @@ async def test_twenty_phones_at_one_gate_share_its_hub_and_each_tap_counts_once(
                 await tab.close()
     manual = status_of(field, "north-manual")
     assert (manual["in"], manual["out"], manual["restarts"]) == (base_in + 5, base_out + 1, 0)
-    assert counter_resets(field) == []
+    assert field.counter_resets() == []
 
 
 async def test_a_huge_terminal_is_drawn_at_most_500_by_200_in_bounded_memory(
@@ -213,4 +204,4 @@ async def test_a_tap_sent_again_after_serve_restarts_is_counted_once(field: Fiel
                     "the next tap counted")  # fmt: skip
         await tab.close()
     assert status_of(field, "north-manual").get("in") == base_in + 2  # the repeat: not again
-    assert counter_resets(field) == []
+    assert field.counter_resets() == []
