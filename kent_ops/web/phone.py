@@ -20,9 +20,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
-from kent_ops.web.relay import Pacer
+from kent_ops.web.relay import Pacer, paced_json
 
 __all__ = ["PHONE_BURST", "PHONE_RATE", "Phone", "messages"]
 
@@ -87,15 +87,7 @@ class Phone:
 async def messages(websocket: web.WebSocketResponse, phone: Phone) -> AsyncIterator[dict[str, Any]]:
     """Each JSON object the page sends, until its websocket closes; a ping in it is
     answered first, anything malformed is ignored."""
-    pacer = Pacer(PHONE_RATE, PHONE_BURST)
-    async for message in websocket:
-        if message.type != WSMsgType.TEXT:
-            continue
-        await pacer.take()
-        try:
-            data = message.json()
-        except (ValueError, RecursionError):
-            continue
+    async for data in paced_json(websocket, Pacer(PHONE_RATE, PHONE_BURST)):
         if not isinstance(data, dict):
             continue
         ping = data.get("ping")
