@@ -12,6 +12,7 @@ from datetime import datetime
 
 from rich.text import Text
 
+from dashboards.common.tagged_text import line_text
 from dashboards.gate.tally import TallyState
 from kent_ops.core import wire
 from kent_ops.core.gate_view import (
@@ -26,7 +27,6 @@ from kent_ops.core.gate_view import (
 )
 
 __all__ = [
-    "STYLES",
     "GateOrder",
     "counts_text",
     "gate_order",
@@ -37,29 +37,15 @@ __all__ = [
     "tally_text",
 ]
 
-STYLES: dict[str, str] = {
-    "": "",
-    "strong": "bold",
-    "dim": "dim",
-    "italic": "italic",
-    "good": "green",
-    "warn": "bold dark_orange",
-    "alarm": "bold red",
-    "chip": "bold",
-    "chip-near": "bold black on yellow",
-    "chip-breach": "bold white on black",
-}
-"""Each tag of the core's gate view as a Rich style (the page has its CSS classes)."""
-
 
 def lines_text(lines: Iterable[Line], text: Text | None = None) -> Text:
-    """The view's lines in one Text, one line each."""
+    """The view's lines in one Text, one line each, each span in its tag's Rich style
+    (:mod:`dashboards.common.tagged_text`; the page has its CSS classes)."""
     out = text if text is not None else Text()
     for number, line in enumerate(lines):
         if number:
             out.append("\n")
-        for span in line:
-            out.append(span.text, style=STYLES[span.tag])
+        line_text(line, out)
     return out
 
 

@@ -22,7 +22,6 @@ log holds what its head file and every witness say.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import sys
@@ -54,14 +53,6 @@ __all__ = ["FORMAT", "cli_bundle"]
 FORMAT = bundle_verify.BUNDLE_FORMAT
 LOG = "evidence.sqlite"
 PERMIT = "permit.toml"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _check_inputs(args: argparse.Namespace) -> tuple[Permit, Path, Path, list[Path]]:
@@ -152,7 +143,7 @@ def _manifest(folder: Path, permit: Permit, names: list[str], written_at: str) -
         "permit": {"file": PERMIT},
         "report": "report/index.html",
         "witnesses": names,
-        "files": {name: _sha256(folder / name) for name in files},
+        "files": {name: bundle_verify.sha256(folder / name) for name in files},  # as verify.py
     }
 
 

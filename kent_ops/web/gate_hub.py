@@ -256,17 +256,7 @@ class GateHub:
         self._wake.set()
 
     def _changed(self, change: LinkChange) -> None:
-        state = self.connection
-        if change.up:
-            if state.link != "up":
-                state.up_at = time.monotonic()
-            state.link, state.reason, state.refused, state.down_since = "up", None, False, None
-            state.unknown_host = False
-        else:
-            if state.link != "down":
-                state.down_since = datetime.now(UTC)
-            state.link, state.reason, state.refused = "down", change.reason, change.refused
-            state.unknown_host = change.unknown_host
+        change.apply(self.connection)
         self._wake.set()
 
     # the view ------------------------------------------------------------------------

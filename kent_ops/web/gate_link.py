@@ -20,8 +20,10 @@ import contextlib
 import logging
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -32,6 +34,7 @@ from kent_ops.broker.delivery import Deliveries, Delivery
 from kent_ops.broker.refusal import host_problem, refusal
 from kent_ops.broker.tally_sends import TallySends, taps_in
 from kent_ops.core import wire
+from kent_ops.core.connection import ConnectionState
 
 __all__ = ["GateLink", "Heard", "LinkChange", "TallyLink"]
 
@@ -55,6 +58,20 @@ class LinkChange:
     refused: bool = False
     unknown_host: bool = False
     """The broker's host name does not resolve (``reason`` says which)."""
+
+    def apply(self, state: ConnectionState) -> None:
+        """The hub's connection state after this change (what its view says of the link):
+        since when it is up or down, and why down."""
+        if self.up:
+            if state.link != "up":
+                state.up_at = time.monotonic()
+            state.link, state.reason, state.refused, state.down_since = "up", None, False, None
+            state.unknown_host = False
+        else:
+            if state.link != "down":
+                state.down_since = datetime.now(UTC)
+            state.link, state.reason, state.refused = "down", self.reason, self.refused
+            state.unknown_host = self.unknown_host
 
 
 class TallyLink(BorrowedLink):

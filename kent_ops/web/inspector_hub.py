@@ -315,15 +315,7 @@ class InspectorHub:
             log.warning("inspectors' hub: ignored a bad checkpoint: %s", exc)
 
     def _changed(self, change: LinkChange) -> None:
-        state = self.connection
-        if change.up:
-            if state.link != "up":
-                state.up_at = time.monotonic()
-            state.link, state.reason, state.refused, state.down_since = "up", None, False, None
-        else:
-            if state.link != "down":
-                state.down_since = datetime.now(UTC)
-            state.link, state.reason, state.refused = "down", change.reason, change.refused
+        change.apply(self.connection)
         self._wake.set()
 
     # the view ------------------------------------------------------------------------

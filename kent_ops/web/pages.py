@@ -6,9 +6,12 @@ served from the textual-serve package with no outside fonts or scripts, so it wo
 an event network with no internet. The deputy's gate view is a small page of our own
 (``static/gate.js`` and ``gate.css``, no framework) that draws the view its gate's hub
 sends; the inspector's page (``static/inspector.js`` and ``inspector.css``) is too, fed
-by the event's inspectors' hub. All are sized for a phone held in one hand as well as
-a tablet or a laptop. The sign-in form says how wide the screen is (``signin.js``), so
-an inspector on a phone lands on their page and at a desk on the full dashboard.
+by the event's inspectors' hub; what the two do alike (keeping what the person did on
+the phone until the server has it, the link to the hub, the page's column) is
+``static/phone.js`` and ``phone.css``, which both load first. All are sized for a phone
+held in one hand as well as a tablet or a laptop. The sign-in form says how wide the
+screen is (``signin.js``), so an inspector on a phone lands on their page and at a desk
+on the full dashboard.
 Everything that comes from outside (a name, an error) is escaped. The one inline
 script is :data:`INLINE_SCRIPTS`' own, which the Content-Security-Policy allows by its
 hash (:mod:`kent_ops.web.guard`); nothing else inline may run.
@@ -165,6 +168,26 @@ def app_page(*, title: str, websocket_url: str, font_size: int, keyboard: bool) 
     )
 
 
+def _phone_head(*, title: str, theme: str, page: str) -> str:
+    """The head of a page of our own for a phone: ``title`` (escaped already), the
+    browser's colour around it, and what it loads: phone.css and phone.js, which both
+    such pages share, then ``page``'s own sheet and script."""
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="referrer" content="same-origin">
+<meta name="theme-color" content="{theme}">
+<title>{title}</title>
+<link rel="stylesheet" href="/assets/phone.css">
+<link rel="stylesheet" href="/assets/{page}.css">
+<script src="/assets/phone.js" defer></script>
+<script src="/assets/{page}.js" defer></script>
+</head>
+"""
+
+
 def gate_page(*, event_id: str, gate: str, account: str, websocket_url: str) -> str:
     """The deputy's gate view: the order, the figures and the tally, drawn by ``gate.js``.
 
@@ -173,18 +196,8 @@ def gate_page(*, event_id: str, gate: str, account: str, websocket_url: str) -> 
     does not have yet, and those it has that the aggregator has not counted.
     """
     store = f"kent-ops:{event_id}:{gate}:{account}"
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
-<meta name="referrer" content="same-origin">
-<meta name="theme-color" content="#0c181f">
-<title>Gate {escape(gate)} · kent-ops</title>
-<link rel="stylesheet" href="/assets/gate.css">
-<script src="/assets/gate.js" defer></script>
-</head>
-<body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
+    head = _phone_head(title=f"Gate {escape(gate)} · kent-ops", theme="#0c181f", page="gate")
+    return f"""{head}<body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
  data-gate="{escape(gate)}">
 <header id="header"><span class="t-strong">Gate {escape(gate)}</span></header>
 <div id="banner" role="status" hidden></div>
@@ -219,18 +232,8 @@ def inspector_page(*, event_id: str, account: str, role: str, websocket_url: str
     """
     store = f"kent-ops:{event_id}:inspector:{account}"
     who = f"clerk {account}" if role == "clerk" else account
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
-<meta name="referrer" content="same-origin">
-<meta name="theme-color" content="#0b1419">
-<title>{escape(event_id)} · kent-ops</title>
-<link rel="stylesheet" href="/assets/inspector.css">
-<script src="/assets/inspector.js" defer></script>
-</head>
-<body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
+    head = _phone_head(title=f"{escape(event_id)} · kent-ops", theme="#0b1419", page="inspector")
+    return f"""{head}<body data-websocket="{escape(websocket_url)}" data-store="{escape(store)}"
  data-account="{escape(account)}" data-role="{escape(role)}" data-event="{escape(event_id)}">
 <header id="top">
 <div id="header"><span class="t-strong">{escape(event_id)}</span></div>

@@ -1,9 +1,13 @@
-"""One phone's websocket to its gate's hub: what it is sent, in order, never blocking the hub.
+"""One phone's websocket to its hub: what it is sent, in order, never blocking the hub,
+and what it sends, paced.
 
-The hub hands each phone the gate's view (only the latest counts: a phone that was slow
-to take the last one gets the newest instead) and short notes (taps sent, counted, not
-counted in time, or refused; pongs), which all arrive, in order. A writer task per
-phone sends them, so one phone on a poor link delays no other phone of the gate.
+The hub hands each phone its view (only the latest counts: a phone that was slow to take
+the last one gets the newest instead) and short notes (taps or actions sent, counted or
+recorded, not in time, or refused; pongs), which all arrive, in order. A writer task per
+phone sends them, so one phone on a poor link delays no other phone of the hub.
+:func:`messages` reads what a page sends, the deputy's gate view and the inspector's
+page alike: bounded in size and rate like every websocket of this server, its pings
+answered here.
 """
 
 from __future__ import annotations
@@ -12,16 +16,23 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
 
 import msgspec
 from aiohttp import web
 
-__all__ = ["Phone"]
+from kent_ops.web.relay import Pacer, paced_json
+
+__all__ = ["PHONE_BURST", "PHONE_RATE", "Phone", "messages"]
 
 log = logging.getLogger("kent-ops.serve")
 _ENCODE = msgspec.json.Encoder().encode
 MOST_NOTES = 1000
 """Notes kept for a phone that does not read: beyond, it is closed (it will reconnect)."""
+PHONE_RATE, PHONE_BURST = 20.0, 200.0
+"""Messages a second taken from one phone, after a burst (what it kept, sent at once)."""
+_MOST_PING = 64
 
 
 class Phone:
@@ -71,3 +82,19 @@ class Phone:
         self._writer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._writer
+
+
+async def messages(websocket: web.WebSocketResponse, phone: Phone) -> AsyncIterator[dict[str, Any]]:
+    """Each JSON object the page sends, until its websocket closes; a ping in it is
+    answered first, anything malformed is ignored."""
+    async for data in paced_json(websocket, Pacer(PHONE_RATE, PHONE_BURST)):
+        if not isinstance(data, dict):
+            continue
+        ping = data.get("ping")
+        if (
+            isinstance(ping, int)
+            and not isinstance(ping, bool)
+            or (isinstance(ping, str) and len(ping) <= _MOST_PING)
+        ):
+            phone.say({"pong": ping})
+        yield data

@@ -26,8 +26,8 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import Callable, Mapping
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Protocol
 
 from aiohttp import WSMsgType, web
 
@@ -41,6 +41,7 @@ __all__ = [
     "RATE",
     "Pacer",
     "Terminal",
+    "paced_json",
     "relay",
     "size_from_query",
     "terminal_size",
@@ -141,18 +142,24 @@ async def _handle(envelope: object, app: Terminal, websocket: web.WebSocketRespo
         await app.focus()
 
 
-async def relay(
-    websocket: web.WebSocketResponse, app: Terminal, pacer: Pacer | None = None
-) -> None:
-    """The browser's keys, taps and resizes to the app, until the websocket closes."""
-    pacer = pacer or Pacer()
+async def paced_json(websocket: web.WebSocketResponse, pacer: Pacer) -> AsyncIterator[Any]:
+    """Each text message the browser sends, as JSON, taken at the pacer's rate, until the
+    websocket closes; what is not JSON is ignored."""
     async for message in websocket:
         if message.type != WSMsgType.TEXT:
             continue
         await pacer.take()
         try:
-            envelope = message.json()
+            data = message.json()
         except (ValueError, RecursionError):  # not JSON, or nested past Python's depth
             continue
+        yield data
+
+
+async def relay(
+    websocket: web.WebSocketResponse, app: Terminal, pacer: Pacer | None = None
+) -> None:
+    """The browser's keys, taps and resizes to the app, until the websocket closes."""
+    async for envelope in paced_json(websocket, pacer or Pacer()):
         with contextlib.suppress(ConnectionResetError):  # closing: the loop ends next
             await _handle(envelope, app, websocket)

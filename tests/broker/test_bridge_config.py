@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from mosquitto_support import mosquitto_options
 
 from kent_ops.broker.acl import (
     People,
@@ -51,16 +52,6 @@ def settings(**changes: object) -> BridgeSettings:
     return BridgeSettings(**values)  # type: ignore[arg-type]
 
 
-def options(text: str) -> dict[str, list[str]]:
-    """Each option of a Mosquitto configuration with every value it was given."""
-    found: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        if line.strip() and not line.startswith("#"):
-            key, _, value = line.partition(" ")
-            found.setdefault(key, []).append(value)
-    return found
-
-
 def test_each_property_has_its_own_sensors_and_a_gate_between_two_stands_on_both(
     permit: Permit,
 ) -> None:
@@ -82,7 +73,7 @@ def test_each_property_has_its_own_sensors_and_a_gate_between_two_stands_on_both
 def test_the_bridge_forwards_only_its_propertys_sensors_and_receives_its_orders(
     permit: Permit,
 ) -> None:
-    o = options(bridge_config(permit, settings(inspectors=("insp-1",))))
+    o = mosquitto_options(bridge_config(permit, settings(inspectors=("insp-1",))))
     out = [v.split()[0] for v in o["topic"] if v.endswith(" out 1")]
     inbound = [v.split()[0] for v in o["topic"] if v.endswith(" in 1")]
     assert len(out) + len(inbound) == len(o["topic"])  # every topic line at QoS 1
@@ -111,7 +102,7 @@ def test_the_bridge_forwards_only_its_propertys_sensors_and_receives_its_orders(
 
 
 def test_the_bridge_is_qos_1_persistent_and_says_its_state_locally(permit: Permit) -> None:
-    o = options(bridge_config(permit, settings()))
+    o = mosquitto_options(bridge_config(permit, settings()))
     single = {k: v[0] for k, v in o.items() if len(v) == 1}
     assert single["connection"] == "kent-ops-camping-meadow"
     assert single["bridge_protocol_version"] == "mqttv311"
@@ -142,22 +133,26 @@ def test_the_bridge_crosses_the_link_through_stunnel_not_mosquittos_own_tls(
     permit: Permit,
 ) -> None:
     """Mosquitto 2.0.11's TLS bridge hangs on a link dropped mid-handshake (docs/security.md)."""
-    o = options(bridge_config(permit, settings()))
+    o = mosquitto_options(bridge_config(permit, settings()))
     assert o["address"] == ["127.0.0.1:18883"]  # stunnel, on the loopback
     tls = ("bridge_cafile", "bridge_capath", "bridge_certfile", "bridge_tls_version", "bridge_psk")
     assert not set(tls) & set(o)  # Mosquitto itself never speaks TLS on the link
-    assert options(bridge_config(permit, settings(link_port=2999)))["address"] == ["127.0.0.1:2999"]
+    assert mosquitto_options(bridge_config(permit, settings(link_port=2999)))["address"] == [
+        "127.0.0.1:2999"
+    ]
 
 
 def test_the_local_listener_can_take_tls_an_address_and_a_port(permit: Permit) -> None:
-    o = options(bridge_config(permit, settings(tls=True, bind="10.0.0.2", etc_dir=Path("/e"))))
+    o = mosquitto_options(
+        bridge_config(permit, settings(tls=True, bind="10.0.0.2", etc_dir=Path("/e")))
+    )
     assert o["listener"] == ["8883 10.0.0.2"]
     assert (o["cafile"], o["certfile"], o["keyfile"]) == (
         ["/e/ca.crt"],
         ["/e/server.crt"],
         ["/e/server.key"],
     )
-    assert options(bridge_config(permit, settings(port=1999)))["listener"] == ["1999"]
+    assert mosquitto_options(bridge_config(permit, settings(port=1999)))["listener"] == ["1999"]
 
 
 def test_the_command_posts_acl_grants_the_bridge_exactly_what_it_carries(permit: Permit) -> None:
@@ -225,7 +220,7 @@ def test_deploy_bridge_writes_a_private_config_and_the_propertys_acl(
     assert "remote_password bridge-secret" in out.read_text()
     acl = tmp_path / "acl-camping-meadow"
     assert acl.read_text() == property_acl_text(load_permit(TWO), "camping-meadow")
-    assert options(out.read_text())["autosave_interval"] == [str(AUTOSAVE_CHANGES)]
+    assert mosquitto_options(out.read_text())["autosave_interval"] == [str(AUTOSAVE_CHANGES)]
     err = capsys.readouterr().err
     assert "--bridge camping-meadow" in err
     assert "sensor-meadow-road" in err
@@ -241,7 +236,7 @@ def test_deploy_bridge_takes_another_number_of_changes_between_saves(
          str(_write_password(tmp_path)), "--autosave-changes", "5", "--out", str(out)]
     )  # fmt: skip
     assert code == 0
-    o = options(out.read_text())
+    o = mosquitto_options(out.read_text())
     assert (o["autosave_on_changes"], o["autosave_interval"]) == (["true"], ["5"])
     assert "so at most 4" in out.read_text()
 

@@ -8,21 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mosquitto_support import mosquitto_options
+
 from kent_ops.broker.bridge import BridgeSettings, bridge_config
 from kent_ops.broker.client import BrokerAddress
 from kent_ops.broker.persistence import AUTOSAVE_CHANGES, FIELD_AUTOSAVE, autosave_lines
 from kent_ops.core.permit import load_permit
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _options(text: str) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            key, _, value = line.strip().partition(" ")
-            found.setdefault(key, []).append(value)
-    return found
 
 
 def test_the_field_autosave_counts_changes_not_seconds() -> None:
@@ -46,7 +39,7 @@ def test_every_shipped_field_broker_saves_every_n_changes() -> None:
     )
     assert len(configs) == 3
     for name, text in configs.items():
-        o = _options(text)
+        o = mosquitto_options(text)
         assert o.get("persistence") == ["true"], name
         assert o.get("autosave_on_changes") == ["true"], name
         assert o.get("autosave_interval") == [str(AUTOSAVE_CHANGES)], name

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from live_support import FAST, ROOT, TOPICS, Publisher, Watcher, permit_text, ts
+from mosquitto_support import mosquitto_options
 from wire_support import gate_count
 
 from kent_ops.broker.bridge import BridgeSettings, bridge_config
@@ -177,15 +178,6 @@ def test_the_broker_drops_a_client_that_publishes_100_mb(
     assert folder_bytes(tmp_path) < 10 * 1024 * 1024
 
 
-def _options(text: str) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            key, _, value = line.strip().partition(" ")
-            found.setdefault(key, []).append(value)
-    return found
-
-
 def test_every_shipped_broker_configuration_refuses_packets_over_256_kib(
     broker: MosquittoBroker,
 ) -> None:
@@ -205,7 +197,7 @@ def test_every_shipped_broker_configuration_refuses_packets_over_256_kib(
     configs["the tests' and the demo's broker"] = broker.config_path.read_text()
     assert len(configs) == 4
     for name, text in configs.items():
-        assert _options(text).get("max_packet_size") == [str(LIMIT)], name
+        assert mosquitto_options(text).get("max_packet_size") == [str(LIMIT)], name
 
 
 def test_a_payload_just_under_the_broker_limit_still_reaches_the_log_as_an_excerpt(

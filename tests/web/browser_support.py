@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from live_support import wait_until
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
@@ -39,6 +42,9 @@ FLAGS = [
 PHONE = {"width": 390, "height": 844}
 TABLET = {"width": 1280, "height": 800}
 KEEP = "KENT_OPS_KEEP_SCREENSHOTS"
+
+Shoot = Callable[[Page, str], Path]
+"""Takes a screenshot of a page under a name; returns where it went."""
 
 
 @dataclass(frozen=True)
@@ -63,10 +69,43 @@ TABLET_10 = Device("tablet", 820, 1180, 2)
 DEVICES = (IPHONE_14, PIXEL_7, SMALL_ANDROID, TABLET_10)
 
 
+def on_each(devices: tuple[Device, ...]) -> pytest.MarkDecorator:
+    """A test run on each device: its ``phone`` a Chromium at the device's real scale
+    (tests/web/conftest.py), its ``device`` the device."""
+    return pytest.mark.parametrize(
+        ("phone", "device"), [(d, d) for d in devices], ids=[d.name for d in devices],
+        indirect=["phone"],
+    )  # fmt: skip
+
+
+def need_chromium() -> None:
+    """Fail, saying why, where Debian's chromium is missing: no browser is downloaded."""
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"the browser tests need {CHROMIUM} (scripts/test installs Debian's chromium)")
+
+
+@contextmanager
+def driving_chromium() -> Iterator[Playwright]:
+    """Playwright, once Debian's chromium is known to be there."""
+    need_chromium()
+    with sync_playwright() as playwright:
+        yield playwright
+
+
 def launch(playwright: Playwright, device: Device) -> Browser:
     """Chromium drawing at the device's real pixel ratio."""
     scale = f"--force-device-scale-factor={device.scale:g}"
     return playwright.chromium.launch(executable_path=CHROMIUM, args=[*FLAGS, scale], headless=True)
+
+
+@contextmanager
+def launched(playwright: Playwright, device: Device) -> Iterator[Browser]:
+    """Chromium at the device's real pixel ratio, closed at the end."""
+    browser = launch(playwright, device)
+    try:
+        yield browser
+    finally:
+        browser.close()
 
 
 def device_context(browser: Browser, device: Device) -> BrowserContext:
@@ -116,6 +155,17 @@ def screenshot_dir(default: Path) -> Path:
     return default
 
 
+def shooter(folder: Path) -> Shoot:
+    """Screenshots into ``folder``, each a PNG named for what it shows."""
+
+    def shoot(page: Page, name: str) -> Path:
+        path = folder / f"{name}.png"
+        page.screenshot(path=str(path))
+        return path
+
+    return shoot
+
+
 def new_context(browser: Browser, viewport: dict[str, int]) -> BrowserContext:
     """A fresh browser profile (no cookies), phone-like at phone size."""
     phone = viewport["width"] < 500
@@ -131,6 +181,12 @@ def sign_in(page: Page, base: str, name: str, password: str) -> None:
     page.fill("#name", name)
     page.fill("#password", password)
     page.click("#signin")
+
+
+def pending(page: Page) -> str:
+    """What a phone page (the gate view, the inspector's page) says of what this phone
+    keeps and sent, or "" when it says nothing."""
+    return page.inner_text("#pending") if page.is_visible("#pending") else ""
 
 
 class Screen:

@@ -59,7 +59,8 @@ def _wait_for_line(log: Path, text: str, process: subprocess.Popen[bytes], what:
     wait_until(seen, 30, f"{what} to say {text!r}")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a process the tests started: SIGTERM, then SIGKILL after 20 s."""
     if process.poll() is None:
         process.terminate()
         try:
@@ -71,6 +72,8 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 class Field:
     """Broker, aggregator and users of one event; ``serve()`` starts a web server on it.
+
+    Used as a context manager, it is closed (every process stopped) at the end.
 
     Args:
         root: the folder of its files.
@@ -205,6 +208,13 @@ class Field:
             ).fetchall()
         return [(bool(accepted), json.loads(bytes(payload))) for accepted, payload in rows]
 
+    def counter_resets(self) -> list[str]:
+        """The counter-reset alerts in the evidence log, read as the report reads it."""
+        path = self.root / "evidence.sqlite"
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as log:
+            rows = log.execute("SELECT payload FROM records WHERE kind = 'alert'").fetchall()
+        return [bytes(p).decode() for (p,) in rows if b'"counter-reset"' in bytes(p)]
+
     def north_net(self, net: int, at: datetime | None = None) -> None:
         """Bring the north gate's net count to ``net``, as ``sensor-north`` would: its
         cumulative totals only rise, so people come in or go out to get there. ``at``:
@@ -231,8 +241,14 @@ class Field:
     def close(self) -> None:
         self.watcher.close()
         for process in reversed(self.processes):
-            _stop(process)
+            stop(process)
         self.broker.stop()
+
+    def __enter__(self) -> Field:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def apps_of(server: subprocess.Popen[bytes], *words: str) -> list[int]:

@@ -20,35 +20,33 @@ import re
 import sqlite3
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 from browser_support import (
-    CHROMIUM,
     DEVICES,
     IPHONE_14,
     PIXEL_7,
     SMALL_ANDROID,
     Device,
+    Shoot,
     device_context,
-    launch,
-    screenshot_dir,
+    on_each,
+    pending,
     sign_in,
 )
 from field_support import HOLD_AT, SIMULATED_START, TOPICS, Field, apps_of, password
 from live_support import wait_until
 from PIL import Image
-from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from kent_ops.core.gate_view import ORDER_COLOURS
 from kent_ops.core.wire import generate_keys_file
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(240)]
 
-Shoot = Callable[[Page, str], Path]
 NORTH_PW = password("deputy-north")
 SOUTH_PW = password("deputy-south")
 MANUAL = TOPICS.gate_count("north-manual")
@@ -67,56 +65,8 @@ _BOXES = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
-    f = Field(tmp_path_factory.mktemp("field"))
-    try:
-        yield f
-    finally:
-        f.close()
-
-
-@pytest.fixture(scope="module")
-def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
-    return field.serve()
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"the browser tests need {CHROMIUM} (scripts/test installs Debian's chromium)")
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Shoot:
-    folder = screenshot_dir(tmp_path_factory.mktemp("screenshots"))
-
-    def shoot(page: Page, name: str) -> Path:
-        path = folder / f"{name}.png"
-        page.screenshot(path=str(path))
-        return path
-
-    return shoot
-
-
-@pytest.fixture
-def phone(playwright: Playwright, request: pytest.FixtureRequest) -> Iterator[Browser]:
-    """Chromium at the real scale of the device the test is parametrized with."""
-    browser = launch(playwright, request.param)
-    try:
-        yield browser
-    finally:
-        browser.close()
-
-
 def word(page: Page) -> str:
     return page.inner_text("#word")
-
-
-def pending(page: Page) -> str:
-    return page.inner_text("#pending") if page.is_visible("#pending") else ""
 
 
 def kept(page: Page) -> int:
@@ -132,13 +82,6 @@ def manual(field: Field) -> tuple[int, int]:
     status = field.watcher.json(TOPICS.status) or {}
     gate = status.get("gates", {}).get("north-manual") or {}
     return gate.get("in", 0), gate.get("out", 0)
-
-
-def counter_resets(field: Field) -> list[str]:
-    path = field.root / "evidence.sqlite"
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as log:
-        rows = log.execute("SELECT payload FROM records WHERE kind = 'alert'").fetchall()
-    return [bytes(p).decode() for (p,) in rows if b'"counter-reset"' in bytes(p)]
 
 
 def colour_at(page: Page, x: float, y: float) -> tuple[int, int, int]:
@@ -191,10 +134,7 @@ def open_gate(browser: Browser, device: Device, base: str, name: str, pw: str) -
     return page
 
 
-@pytest.mark.parametrize(
-    ("phone", "device"), [(d, d) for d in DEVICES], ids=[d.name for d in DEVICES],
-    indirect=["phone"],
-)  # fmt: skip
+@on_each(DEVICES)
 def test_the_order_is_whole_in_its_colour_holds_at_once_and_taps_count(
     field: Field,
     served: tuple[str, subprocess.Popen[bytes]],
@@ -294,7 +234,7 @@ def test_taps_without_a_link_are_kept_and_counted_in_order_and_once(
     totals = [(m["in_total"], m["out_total"]) for m in messages]
     assert totals == sorted(totals), totals  # the totals never went back
     assert manual(field) == (before[0] + 10, before[1] + 3)  # each tap once
-    assert counter_resets(field) == []
+    assert field.counter_resets() == []
 
 
 @pytest.mark.parametrize("phone", [PIXEL_7], ids=["pixel-7"], indirect=True)
@@ -359,16 +299,13 @@ SOUTH_MANUAL = TOPICS.gate_count("south-manual")
 def rehearsal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
     """``kent-ops run --clock sensor`` fed by a gate counter on a simulated day, with a
     manual tally at both gates, on an event that signs its readings."""
-    f = Field(
+    with Field(
         tmp_path_factory.mktemp("rehearsal"), clock="sensor",
         gates=("north", "south", "north-manual", "south-manual"), signing=True,
-    )  # fmt: skip
-    try:
+    ) as f:  # fmt: skip
         f.north_net(100)  # the aggregator's day starts: 11:00 in Kent
         wait_until(lambda: (f.watcher.json(TOPICS.status) or {}).get("ts"), 30, "its first status")
         yield f
-    finally:
-        f.close()
 
 
 @pytest.fixture(scope="module")

@@ -17,31 +17,29 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from browser_support import (
-    CHROMIUM,
     DEVICES,
     IPHONE_14,
     PIXEL_7,
     SMALL_ANDROID,
     TABLET_10,
     Device,
+    Shoot,
     device_context,
-    launch,
-    screenshot_dir,
+    on_each,
+    pending,
     sign_in,
 )
 from field_support import HOLD_AT, TOPICS, Field, apps_of, password
 from live_support import wait_until
-from playwright.sync_api import Browser, Locator, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, Locator, Page
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(300)]
 
-Shoot = Callable[[Page, str], Path]
 INSPECTOR_PW = password("inspector-insp-1")
 CLERK_PW = password("clerk-clerk-1")
 ATTENDANCE = HOLD_AT + 50
@@ -87,48 +85,10 @@ _CONTRAST = """(selectors) => {
 
 @pytest.fixture(scope="module")
 def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
-    f = Field(tmp_path_factory.mktemp("field"))
-    try:
+    with Field(tmp_path_factory.mktemp("field")) as f:
         f.north_net(ATTENDANCE)  # over 500, nobody on duty: HOLD and breaches
         wait_until(lambda: breaches(f), 30, "the aggregator's breaches")
         yield f
-    finally:
-        f.close()
-
-
-@pytest.fixture(scope="module")
-def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
-    return field.serve()
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"the browser tests need {CHROMIUM} (scripts/test installs Debian's chromium)")
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Shoot:
-    folder = screenshot_dir(tmp_path_factory.mktemp("screenshots"))
-
-    def shoot(page: Page, name: str) -> Path:
-        path = folder / f"{name}.png"
-        page.screenshot(path=str(path))
-        return path
-
-    return shoot
-
-
-@pytest.fixture
-def phone(playwright: Playwright, request: pytest.FixtureRequest) -> Iterator[Browser]:
-    """Chromium at the real scale of the device the test is parametrized with."""
-    browser = launch(playwright, request.param)
-    try:
-        yield browser
-    finally:
-        browser.close()
 
 
 def breaches(field: Field) -> list[str]:
@@ -159,10 +119,6 @@ def button(where: Page | Locator, name: str) -> Locator:
     return where.get_by_role("button", name=name, exact=True)
 
 
-def pending(page: Page) -> str:
-    return page.inner_text("#pending") if page.is_visible("#pending") else ""
-
-
 def wait_recorded(page: Page, words: str) -> None:
     """Until the page says the action carrying ``words`` is recorded by the aggregator."""
 
@@ -188,10 +144,7 @@ def within(box: dict[str, float], width: float, height: float) -> bool:
 # -- the first screen ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("phone", "device"), [(d, d) for d in DEVICES], ids=[d.name for d in DEVICES],
-    indirect=["phone"],
-)  # fmt: skip
+@on_each(DEVICES)
 def test_the_first_screen_holds_the_figure_the_order_the_permit_and_the_first_breach(
     field: Field,
     served: tuple[str, subprocess.Popen[bytes]],

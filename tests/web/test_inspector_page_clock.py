@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, SMALL_ANDROID, device_context, launch, sign_in
+from browser_support import SMALL_ANDROID, device_context, launched, need_chromium, sign_in
 from field_support import TOPICS, Field, password
 from live_support import wait_until
 from playwright.sync_api import sync_playwright
@@ -24,16 +23,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(
 
 @pytest.fixture(scope="module")
 def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
-    f = Field(tmp_path_factory.mktemp("field"), clock="sensor")
-    try:
+    with Field(tmp_path_factory.mktemp("field"), clock="sensor") as f:
         yield f
-    finally:
-        f.close()
 
 
 def test_a_note_made_on_the_page_carries_the_aggregators_sensor_time(field: Field) -> None:
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"the browser tests need {CHROMIUM}")
+    need_chromium()
     simulated = field.sensor_now().replace(microsecond=0)
     field.north_net(120, at=simulated)
 
@@ -45,8 +40,7 @@ def test_a_note_made_on_the_page_carries_the_aggregators_sensor_time(field: Fiel
 
     wait_until(on_the_sensor_clock, 30, "a status on the simulated clock")
     base, _ = field.serve()
-    with sync_playwright() as playwright:
-        browser = launch(playwright, SMALL_ANDROID)
+    with sync_playwright() as playwright, launched(playwright, SMALL_ANDROID) as browser:
         page = device_context(browser, SMALL_ANDROID).new_page()
         sign_in(page, base, "insp-1", password("inspector-insp-1"))
         page.wait_for_url(f"{base}/inspector")
@@ -55,7 +49,6 @@ def test_a_note_made_on_the_page_carries_the_aggregators_sensor_time(field: Fiel
         page.fill("#f-text", "noted on the rehearsal's clock")
         page.get_by_role("button", name="Send", exact=True).tap()
         wait_until(lambda: "✓ recorded" in page.inner_text("#pending"), 30, "the note recorded")
-        browser.close()
     (accepted, note), *_ = field.logged(TOPICS.inspector("insp-1", "note"))
     assert accepted
     stamped = datetime.fromisoformat(note["ts"])

@@ -21,108 +21,85 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from browser_support import _NOTE_TERMINAL, CHROMIUM, FLAGS, Screen, screenshot_dir, sign_in
+from browser_support import (
+    IPHONE_14,
+    PIXEL_7,
+    SMALL_ANDROID,
+    Device,
+    Screen,
+    Shoot,
+    device_context,
+    on_each,
+    sign_in,
+)
 from field_support import HOLD_AT, Field, password
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser
 
 from dashboards.common.bigtext import big_number
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(240)]
 
-PHONES = {
-    "iphone-14": ({"width": 390, "height": 844}, 3.0),
-    "pixel-7": ({"width": 412, "height": 915}, 2.625),
-    "small-android": ({"width": 360, "height": 640}, 2.0),
-}
-"""CSS pixels and device pixel ratio of each phone held upright."""
+PHONES = (IPHONE_14, PIXEL_7, SMALL_ANDROID)
+"""Phones held upright, each at its CSS pixels and device pixel ratio."""
 
 
 @pytest.fixture(scope="module")
 def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
-    f = Field(tmp_path_factory.mktemp("field"))
-    try:
+    with Field(tmp_path_factory.mktemp("field")) as f:
         f.north_net(HOLD_AT + 50)  # over 500, nobody on duty: HOLD and breaches
         yield f
-    finally:
-        f.close()
 
 
-@pytest.fixture(scope="module")
-def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
-    return field.serve()
-
-
-@pytest.mark.parametrize("phone", list(PHONES))
+@on_each(PHONES)
 def test_a_phone_shows_attendance_hold_and_the_breaches_on_its_first_screen(
-    phone: str,
-    served: tuple[str, subprocess.Popen[bytes]],
-    tmp_path: Path,
+    served: tuple[str, subprocess.Popen[bytes]], phone: Browser, device: Device, shots: Shoot
 ) -> None:
     base, _ = served
-    viewport, ratio = PHONES[phone]
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"the browser tests need {CHROMIUM}")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[*FLAGS, f"--force-device-scale-factor={ratio}"],
-            headless=True,
-        )
-        context = browser.new_context(
-            viewport=viewport,
-            device_scale_factor=ratio,
-            is_mobile=True,
-            has_touch=True,
-            ignore_https_errors=True,
-        )
-        context.add_init_script(_NOTE_TERMINAL)
-        page = context.new_page()
-        sign_in(page, base, "insp-1", password("inspector-insp-1"))
-        page.wait_for_url(f"{base}/inspector")
-        page.get_by_role("link", name="Full dashboard").tap()
-        page.wait_for_url(f"{base}/dashboard")
-        screen = Screen(page)
-        screen.wait_for_text(r"peak 600")
-        screen.wait_for_text(r"BREACH\s+A-\d{4}")
-        screen.wait_for_text(r" HOLD ")
-        cols, rows = screen.size()
-        text = screen.text()
-        lines = text.split("\n")
-        shot = screenshot_dir(tmp_path) / f"inspector-{phone}.png"
-        page.screenshot(path=str(shot))
-        print(f"{phone}: {cols}x{rows} cells, screenshot {shot}")
-        assert cols < 80, "a phone gets the one-column layout"
-        assert len(lines) == rows
-        figure = next(y for y, line in enumerate(lines) if big_number("600")[1] in line)
-        hold = next(y for y, line in enumerate(lines) if " HOLD " in line)
-        breach = next(y for y, line in enumerate(lines) if re.search(r"BREACH\s+A-\d{4}", line))
-        assert figure - 1 <= hold <= figure + 3  # beside the large digits, or under them
-        assert breach < rows - 2  # above the action line and the keys
-        # Every key whole from the first frame, the checklist's and the help's too.
-        keys = "\n".join(lines[rows - 5 :])
-        for key in ("a Ack alert", "n Note", "i Checklist", "? Help", "q Quit"):
-            assert key in keys, keys
-        state = page.evaluate(
-            "() => { const b = window.__kentTerminal.terminal.element"
-            ".querySelector('.xterm-screen').getBoundingClientRect();"
-            " return [b.left, b.top, b.right, b.bottom, innerWidth, innerHeight]; }"
-        )
-        left, top, right, bottom, width, height = state
-        assert left >= 0
-        assert top >= 0
-        assert right <= width + 1, "the terminal is wider than the phone's screen"
-        assert bottom <= height + 1, "the terminal runs below the phone's screen"
-        # The rest is below: a tap on the column's scroll bar, under its thumb, pages
-        # down to the gates (a finger has no wheel and no arrow keys).
-        assert not re.search(r"north\s+600", text)
-        # The column ends above the action line and the keys (in rows on a phone).
-        foot = next(y for y, line in enumerate(lines) if line.strip() == "No actions yet")
-        cell_w, cell_h = (right - left) / cols, (bottom - top) / rows
-        page.touchscreen.tap(left + (cols - 0.5) * cell_w, top + (foot - 1.5) * cell_h)
-        screen.wait_for_text(r"north\s+600")
-        page.screenshot(path=str(shot.with_name(f"inspector-{phone}-below.png")))
-        context.close()
-        browser.close()
+    context = device_context(phone, device)
+    page = context.new_page()
+    sign_in(page, base, "insp-1", password("inspector-insp-1"))
+    page.wait_for_url(f"{base}/inspector")
+    page.get_by_role("link", name="Full dashboard").tap()
+    page.wait_for_url(f"{base}/dashboard")
+    screen = Screen(page)
+    screen.wait_for_text(r"peak 600")
+    screen.wait_for_text(r"BREACH\s+A-\d{4}")
+    screen.wait_for_text(r" HOLD ")
+    cols, rows = screen.size()
+    text = screen.text()
+    lines = text.split("\n")
+    shot = shots(page, f"inspector-{device.name}")
+    print(f"{device.name}: {cols}x{rows} cells, screenshot {shot}")
+    assert cols < 80, "a phone gets the one-column layout"
+    assert len(lines) == rows
+    figure = next(y for y, line in enumerate(lines) if big_number("600")[1] in line)
+    hold = next(y for y, line in enumerate(lines) if " HOLD " in line)
+    breach = next(y for y, line in enumerate(lines) if re.search(r"BREACH\s+A-\d{4}", line))
+    assert figure - 1 <= hold <= figure + 3  # beside the large digits, or under them
+    assert breach < rows - 2  # above the action line and the keys
+    # Every key whole from the first frame, the checklist's and the help's too.
+    keys = "\n".join(lines[rows - 5 :])
+    for key in ("a Ack alert", "n Note", "i Checklist", "? Help", "q Quit"):
+        assert key in keys, keys
+    state = page.evaluate(
+        "() => { const b = window.__kentTerminal.terminal.element"
+        ".querySelector('.xterm-screen').getBoundingClientRect();"
+        " return [b.left, b.top, b.right, b.bottom, innerWidth, innerHeight]; }"
+    )
+    left, top, right, bottom, width, height = state
+    assert left >= 0
+    assert top >= 0
+    assert right <= width + 1, "the terminal is wider than the phone's screen"
+    assert bottom <= height + 1, "the terminal runs below the phone's screen"
+    # The rest is below: a tap on the column's scroll bar, under its thumb, pages
+    # down to the gates (a finger has no wheel and no arrow keys).
+    assert not re.search(r"north\s+600", text)
+    # The column ends above the action line and the keys (in rows on a phone).
+    foot = next(y for y, line in enumerate(lines) if line.strip() == "No actions yet")
+    cell_w, cell_h = (right - left) / cols, (bottom - top) / rows
+    page.touchscreen.tap(left + (cols - 0.5) * cell_w, top + (foot - 1.5) * cell_h)
+    screen.wait_for_text(r"north\s+600")
+    shots(page, f"inspector-{device.name}-below")
+    context.close()

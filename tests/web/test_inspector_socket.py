@@ -28,17 +28,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 @pytest.fixture(scope="module")
 def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
-    f = Field(tmp_path_factory.mktemp("field"))
-    try:
+    with Field(tmp_path_factory.mktemp("field")) as f:
         f.north_net(HOLD_AT + 10)
         yield f
-    finally:
-        f.close()
-
-
-@pytest.fixture(scope="module")
-def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
-    return field.serve()
 
 
 class Page:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,31 +32,9 @@ TOO_BIG = 400 * 2**20
 """An app using more than this has been made to run away (it uses about 55 MiB)."""
 
 
-@pytest.fixture(scope="module")
-def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
-    f = Field(tmp_path_factory.mktemp("field"))
-    try:
-        yield f
-    finally:
-        f.close()
-
-
-@pytest.fixture(scope="module")
-def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
-    return field.serve()
-
-
 def status_of(field: Field, gate: str) -> dict[str, Any]:
     status = field.watcher.json(TOPICS.status) or {}
     return status.get("gates", {}).get(gate) or {}
-
-
-def counter_resets(field: Field) -> list[str]:
-    """The counter-reset alerts in the evidence log, read as the report reads it."""
-    path = field.root / "evidence.sqlite"
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as log:
-        rows = log.execute("SELECT payload FROM records WHERE kind = 'alert'").fetchall()
-    return [bytes(p).decode() for (p,) in rows if b'"counter-reset"' in bytes(p)]
 
 
 def memory(pid: int) -> int:
@@ -127,7 +103,7 @@ async def test_twenty_phones_at_one_gate_share_its_hub_and_each_tap_counts_once(
                 await tab.close()
     manual = status_of(field, "north-manual")
     assert (manual["in"], manual["out"], manual["restarts"]) == (base_in + 5, base_out + 1, 0)
-    assert counter_resets(field) == []
+    assert field.counter_resets() == []
 
 
 async def test_a_huge_terminal_is_drawn_at_most_500_by_200_in_bounded_memory(
@@ -228,4 +204,4 @@ async def test_a_tap_sent_again_after_serve_restarts_is_counted_once(field: Fiel
                     "the next tap counted")  # fmt: skip
         await tab.close()
     assert status_of(field, "north-manual").get("in") == base_in + 2  # the repeat: not again
-    assert counter_resets(field) == []
+    assert field.counter_resets() == []

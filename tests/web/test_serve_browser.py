@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,45 +23,21 @@ from browser_support import (
     IPHONE_14,
     TABLET,
     Screen,
+    Shoot,
     device_context,
-    launch,
     new_context,
-    screenshot_dir,
     sign_in,
 )
 from field_support import TOPICS, Field, alive, apps_of, password
 from live_support import wait_until
-from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, Playwright
 
 from kent_ops.broker.credentials import ENV_PASSWORD
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(180)]
 
-Shoot = Callable[[Page, str], Path]
 INSPECTOR_PW = password("inspector-insp-1")
 DEPUTY_PW = password("deputy-north")
-
-
-@pytest.fixture(scope="module")
-def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
-    f = Field(tmp_path_factory.mktemp("field"))
-    try:
-        yield f
-    finally:
-        f.close()
-
-
-@pytest.fixture(scope="module")
-def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
-    return field.serve()
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"the browser tests need {CHROMIUM} (scripts/test installs Debian's chromium)")
-    with sync_playwright() as p:
-        yield p
 
 
 @pytest.fixture(scope="module")
@@ -71,31 +47,11 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     b.close()
 
 
-@pytest.fixture(scope="module")
-def phone(playwright: Playwright) -> Iterator[Browser]:
-    """Chromium at a phone's real scale (tests/web/browser_support.py)."""
-    b = launch(playwright, IPHONE_14)
-    yield b
-    b.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Shoot:
-    folder = screenshot_dir(tmp_path_factory.mktemp("screenshots"))
-
-    def shoot(page: Page, name: str) -> Path:
-        path = folder / f"{name}.png"
-        page.screenshot(path=str(path))
-        return path
-
-    return shoot
-
-
 def test_a_wrong_password_is_refused_and_the_next_try_is_slowed(
-    served: tuple[str, subprocess.Popen[bytes]], phone: Browser, shots: Shoot
+    served: tuple[str, subprocess.Popen[bytes]], iphone: Browser, shots: Shoot
 ) -> None:
     base, _ = served
-    context = device_context(phone, IPHONE_14)
+    context = device_context(iphone, IPHONE_14)
     page = context.new_page()
     sign_in(page, base, "insp-1", "not the password")
     assert page.locator(".error").inner_text() == "Wrong name or password."
@@ -158,10 +114,10 @@ def test_an_inspector_sees_attendance_and_acknowledges_an_alert(
 
 
 def test_a_deputy_is_refused_the_inspector_dashboard(
-    served: tuple[str, subprocess.Popen[bytes]], phone: Browser, shots: Shoot
+    served: tuple[str, subprocess.Popen[bytes]], iphone: Browser, shots: Shoot
 ) -> None:
     base, server = served
-    context = device_context(phone, IPHONE_14)
+    context = device_context(iphone, IPHONE_14)
     page = context.new_page()
     sign_in(page, base, "jsmith", DEPUTY_PW)
     assert page.url == f"{base}/gate"

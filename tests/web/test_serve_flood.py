@@ -24,17 +24,16 @@ from pathlib import Path
 
 import pytest
 from aiohttp import ClientSession, ClientTimeout, CookieJar, TCPConnector
+from field_support import CHEAP, EVENT, stop
 from live_support import wait_until, wait_until_async
 
 from kent_ops.broker.mosquitto import free_port
 from kent_ops.commands.deploy import make_certs
-from kent_ops.web.accounts import KdfCost, make_account, save_accounts
+from kent_ops.web.accounts import make_account, save_accounts
 from kent_ops.web.connections import HEAD_S, MOST_PER_ADDRESS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
 
-EVENT = "kent-summer-fest-2027"
-CHEAP = KdfCost(n=2**12, r=8, p=1)
 FLOOD = 1_100
 FLOODER, PHONE = "127.0.0.2", "127.0.0.3"
 SYSTEMD_DEFAULT_FILES = 1_024
@@ -84,12 +83,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
         )
         yield Served(f"https://127.0.0.1:{port}", process, log, certs["ca_crt"])
     finally:
-        process.terminate()
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+        stop(process)
 
 
 def _started(process: subprocess.Popen[bytes], log: Path) -> bool:

@@ -12,13 +12,12 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, IPHONE_14, device_context, launch, sign_in
+from browser_support import IPHONE_14, device_context, sign_in
 from field_support import TOPICS, Field, password
 from live_support import wait_until
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(180)]
 
@@ -28,30 +27,6 @@ window.__violations = [];
 document.addEventListener("securitypolicyviolation",
   (e) => window.__violations.push(`${e.effectiveDirective} ${e.blockedURI}`));
 """
-
-
-@pytest.fixture(scope="module")
-def field(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Field]:
-    f = Field(tmp_path_factory.mktemp("field"))
-    try:
-        yield f
-    finally:
-        f.close()
-
-
-@pytest.fixture(scope="module")
-def served(field: Field) -> tuple[str, subprocess.Popen[bytes]]:
-    return field.serve()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"the browser tests need {CHROMIUM} (scripts/test installs Debian's chromium)")
-    with sync_playwright() as playwright:
-        b = launch(playwright, IPHONE_14)  # a phone at its real scale
-        yield b
-        b.close()
 
 
 class _AttackerPage(BaseHTTPRequestHandler):
@@ -91,10 +66,10 @@ def attacker_site(served: tuple[str, subprocess.Popen[bytes]]) -> Iterator[str]:
 
 
 def test_a_page_elsewhere_cannot_sign_a_phone_in_to_its_authors_account(
-    served: tuple[str, subprocess.Popen[bytes]], browser: Browser, attacker_site: str
+    served: tuple[str, subprocess.Popen[bytes]], iphone: Browser, attacker_site: str
 ) -> None:
     base, _ = served
-    context = device_context(browser, IPHONE_14)
+    context = device_context(iphone, IPHONE_14)
     page = context.new_page()
     with page.expect_response(f"{base}/signin") as posted:
         page.goto(attacker_site)
@@ -108,10 +83,10 @@ def test_a_page_elsewhere_cannot_sign_a_phone_in_to_its_authors_account(
 
 
 def test_the_content_security_policy_lets_the_gate_view_work(
-    field: Field, served: tuple[str, subprocess.Popen[bytes]], browser: Browser
+    field: Field, served: tuple[str, subprocess.Popen[bytes]], iphone: Browser
 ) -> None:
     base, _ = served
-    context = device_context(browser, IPHONE_14)
+    context = device_context(iphone, IPHONE_14)
     context.add_init_script(_NOTE_VIOLATIONS)
     page = context.new_page()
     with page.expect_response(f"{base}/gate") as opened:

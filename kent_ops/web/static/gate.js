@@ -10,25 +10,18 @@
 // signal, a reload or a reopened tab loses no tap and counts none twice. A sent tap
 // reads "counted" only once the server says the aggregator's status counts it, and
 // "not counted by the aggregator: tell the command post" when the server says it was
-// sent 15 s ago and is still not counted: in words, never a tick.
+// sent 15 s ago and is still not counted: in words, never a tick. The keeping, the
+// sending again and the link to the hub are phone.js's, shared with the inspector's page.
 "use strict";
 
 (() => {
+  const phone = window.kentPhone;
   const body = document.body;
   const $ = (id) => document.getElementById(id);
   const STORE = body.dataset.store;
-  const URL_ = body.dataset.websocket;
-  const RESEND_MS = 5000;
-  const PING_MS = 5000;
-  const SILENT_MS = 12000;
   const CHUNK = 200;
-  const SIGNED_OUT = 4001;
 
-  const link = {
-    ws: null, open: false, since: null, backoff: 1000, heard: 0, ping: 0,
-    ended: "", note: "", timer: null,
-  };
-  const sentAt = new Map();
+  let note = "";
   let view = null;
 
   // -- the taps kept on this phone ---------------------------------------------------
@@ -37,34 +30,21 @@
   const MOST_SENT = 2000;  // sent, not yet counted taps remembered (a long refusal's)
 
   function read() {
-    try {
-      const kept = JSON.parse(localStorage.getItem(STORE));
-      if (kept && Array.isArray(kept.pending)) {
-        return {
-          pending: kept.pending,
-          sent: Array.isArray(kept.sent) ? kept.sent : [],
-          counted: Number.isInteger(kept.counted) ? kept.counted : 0,
-        };
-      }
-    } catch (e) { /* unreadable: start again */ }
+    const kept = phone.load(STORE);
+    if (kept && Array.isArray(kept.pending)) {
+      return {
+        pending: kept.pending,
+        sent: Array.isArray(kept.sent) ? kept.sent : [],
+        counted: Number.isInteger(kept.counted) ? kept.counted : 0,
+      };
+    }
     return { pending: [], sent: [], counted: 0 };
-  }
-
-  function write(kept) {
-    localStorage.setItem(STORE, JSON.stringify(kept));
-  }
-
-  function newId() {
-    if (window.crypto && crypto.randomUUID) return crypto.randomUUID().replaceAll("-", "");
-    const bytes = new Uint8Array(16);
-    crypto.getRandomValues(bytes);
-    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
   function tap(direction) {
     const kept = read();  // read again: another tab of this phone may have added some
-    kept.pending.push({ id: newId(), d: direction, t: Date.now() });
-    write(kept);
+    kept.pending.push({ id: phone.newId(), d: direction, t: Date.now() });
+    phone.save(STORE, kept);
     if (navigator.vibrate) navigator.vibrate(12);
     draw();
     send(false);
@@ -86,9 +66,9 @@
       for (const t of kept.sent) if (these.has(t.id)) t.late = word === "late";
       kept.sent = kept.sent.slice(-MOST_SENT);
     }
-    write(kept);
-    for (const id of ids) sentAt.delete(id);
-    link.note = "";
+    phone.save(STORE, kept);
+    for (const id of ids) link.forget(id);
+    note = "";
     draw();
   }
 
@@ -98,97 +78,29 @@
     if (!link.open) return;
     const now = Date.now();
     const kept = read();
-    const due = kept.pending.filter((t) => !(now - (sentAt.get(t.id) || 0) < RESEND_MS));
+    const due = kept.pending.filter((t) => link.due(t.id, now));
     const all = everything ? kept.sent.concat(due) : due;
-    for (let i = 0; i < all.length; i += CHUNK) {
-      const chunk = all.slice(i, i + CHUNK);
-      link.ws.send(JSON.stringify({ taps: chunk.map((t) => ({ id: t.id, d: t.d })) }));
-      for (const t of chunk) sentAt.set(t.id, now);
-    }
+    link.sendChunks("taps", all.map((t) => ({ id: t.id, d: t.d })), { most: CHUNK });
   }
 
   // -- the link to the command post -------------------------------------------------------
 
-  function connect() {
-    clearTimeout(link.timer);
-    if (link.ended || link.ws) return;
-    let ws;
-    try {
-      ws = new WebSocket(URL_);
-    } catch (e) {
-      lost(false);
-      return;
-    }
-    link.ws = ws;
-    let opened = false;
-    ws.onopen = () => {
-      opened = true;
-      link.open = true;
-      link.since = null;
-      link.backoff = 1000;
-      link.heard = Date.now();
-      sentAt.clear();
-      draw();
-      send(true);
-    };
-    ws.onmessage = (event) => {
-      link.heard = Date.now();
-      let message;
-      try { message = JSON.parse(event.data); } catch (e) { return; }
+  const link = phone.link({
+    url: body.dataset.websocket,
+    page: "/gate",
+    opened: () => { draw(); send(true); },
+    message: (message) => {
       if (message.view) { view = message.view; draw(); }
       for (const word of ["sent", "late", "counted"]) {
         if (Array.isArray(message[word])) heard(word, message[word]);
       }
-      if (message.refused) { link.note = `Not counted: ${message.refused}.`; draw(); }
-      if (message.held) { link.note = `Kept: ${message.held}.`; draw(); }
-    };
-    ws.onclose = (event) => {
-      if (link.ws !== ws) return;
-      if (event.code === SIGNED_OUT) {
-        link.ended = event.reason || "your sign-in ended";
-      }
-      lost(!opened);
-    };
-  }
+      if (message.refused) { note = `Not counted: ${message.refused}.`; draw(); }
+      if (message.held) { note = `Kept: ${message.held}.`; draw(); }
+    },
+    changed: () => draw(),
+    tick: () => send(false),
+  });
 
-  function lost(neverOpened) {
-    if (link.ws) {
-      link.ws.onclose = null;
-      try { link.ws.close(); } catch (e) { /* already closed */ }
-    }
-    link.ws = null;
-    link.open = false;
-    if (link.since === null) link.since = new Date();
-    draw();
-    if (link.ended) return;
-    const wait = link.backoff;
-    link.backoff = Math.min(link.backoff * 2, 5000);
-    link.timer = setTimeout(() => (neverOpened ? checkSignedIn() : connect()), wait);
-  }
-
-  async function checkSignedIn() {
-    // A websocket refused at once may mean the sign-in ran out: the page would redirect.
-    try {
-      const answer = await fetch("/gate", { redirect: "manual", cache: "no-store" });
-      if (answer.type === "opaqueredirect" || answer.status === 401 || answer.status === 403) {
-        link.ended = "your sign-in ended";
-        draw();
-        return;
-      }
-    } catch (e) { /* no network: try the websocket again */ }
-    connect();
-  }
-
-  setInterval(() => {
-    if (!link.open) return;
-    if (Date.now() - link.heard > SILENT_MS) { lost(false); return; }
-    link.ping += 1;
-    link.ws.send(JSON.stringify({ ping: link.ping }));
-    send(false);
-  }, PING_MS);
-
-  window.addEventListener("offline", () => { if (link.ws) lost(false); });
-  window.addEventListener("online", () => { link.backoff = 1000; connect(); });
   window.addEventListener("storage", (event) => { if (event.key === STORE) draw(); });
   window.addEventListener("resize", () => fit());
 
@@ -197,26 +109,13 @@
   function lines(element, rows) {
     element.replaceChildren(...(rows || []).map((row) => {
       const line = document.createElement("div");
-      for (const [text, tag] of row) {
-        const span = document.createElement("span");
-        if (tag) span.className = `t-${tag}`;
-        span.textContent = text;
-        line.append(span);
-      }
+      for (const [text, tag] of row) line.append(phone.tagged(text, tag));
       return line;
     }));
   }
 
   function clock(moment) {
-    // In the event's zone, as the server writes its own times.
-    try {
-      return new Intl.DateTimeFormat("en-GB", {
-        timeZone: (view && view.timezone) || "UTC", hour: "2-digit", minute: "2-digit",
-        second: "2-digit", hour12: false,
-      }).format(moment);
-    } catch (e) {
-      return moment.toTimeString().slice(0, 8);
-    }
+    return phone.timeIn(view && view.timezone, moment, true);
   }
 
   function taps(n) {
@@ -270,10 +169,10 @@
       const more = n > 12 ? " …" : "";
       parts.push(`${n} not yet sent (kept here): ${shown}${more}`);
     }
-    if (link.note) parts.push(link.note);
+    if (note) parts.push(note);
     element.textContent = parts.join(" · ");
     element.className = late ? "t-alarm" : n || waiting ? "t-warn" : "t-dim";
-    element.hidden = !(kept.counted || n || kept.sent.length || link.note);
+    element.hidden = !(kept.counted || n || kept.sent.length || note);
   }
 
   function draw() {
@@ -311,5 +210,5 @@
   $("tap-in").addEventListener("click", () => tap("in"));
   $("tap-out").addEventListener("click", () => tap("out"));
   draw();
-  connect();
+  link.connect();
 })();

@@ -9,44 +9,35 @@
 // sends), and is kept in localStorage until the aggregator has recorded it; what the
 // broker does not have yet is sent again, in order, whenever the link returns (the
 // hub publishes each id once), so a lost signal, a reload or a reopened tab loses
-// nothing and sends nothing twice.
+// nothing and sends nothing twice. The keeping, the sending again and the link to the
+// hub are phone.js's, shared with the deputy's gate view.
 "use strict";
 
 (() => {
+  const phone = window.kentPhone;
   const body = document.body;
   const $ = (id) => document.getElementById(id);
   const STORE = body.dataset.store;
-  const URL_ = body.dataset.websocket;
   const ACCOUNT = body.dataset.account;
   const CLERK = body.dataset.role === "clerk";
   const USER = `${CLERK ? "clerk" : "inspector"}-${ACCOUNT}`;
-  const RESEND_MS = 5000;
-  const PING_MS = 5000;
-  const SILENT_MS = 12000;
   const CHUNK_CHARS = 40000;
   const FINISHED_KEPT = 8;
   const FINISHED_SHOWN_MS = 3 * 60 * 1000;
-  const SIGNED_OUT = 4001;
   const RANK = { kept: 0, held: 0, sent: 1, delivered: 2, refused: 3, recorded: 3 };
 
-  const link = {
-    ws: null, open: false, since: null, backoff: 1000, heard: 0, ping: 0,
-    ended: "", timer: null, followed: false,
-  };
-  const sentAt = new Map();
   const drawn = new Map();
   let view = null;
   let clock = null;
   let account = null;
   let screen = { name: "main" };
+  let followed = false;  // the delivered actions followed on this connection
 
   // -- what this phone keeps ----------------------------------------------------------
 
   function read() {
-    try {
-      const kept = JSON.parse(localStorage.getItem(STORE));
-      if (kept && Array.isArray(kept.actions)) return kept;
-    } catch (e) { /* unreadable: start again */ }
+    const kept = phone.load(STORE);
+    if (kept && Array.isArray(kept.actions)) return kept;
     return { actions: [], clock: null };
   }
 
@@ -54,14 +45,7 @@
     const finished = kept.actions.filter((a) => a.state === "recorded" || a.state === "refused");
     const drop = new Set(finished.slice(0, Math.max(0, finished.length - FINISHED_KEPT)));
     kept.actions = kept.actions.filter((a) => !drop.has(a));
-    localStorage.setItem(STORE, JSON.stringify(kept));
-  }
-
-  function newId() {
-    if (window.crypto && crypto.randomUUID) return crypto.randomUUID().replaceAll("-", "");
-    const bytes = new Uint8Array(16);
-    crypto.getRandomValues(bytes);
-    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    phone.save(STORE, kept);
   }
 
   function stamp() {
@@ -79,7 +63,7 @@
 
   function record(kind, fields, what) {
     const kept = read();
-    kept.actions.push({ id: newId(), kind, ...fields, ts: stamp(), made: Date.now(),
+    kept.actions.push({ id: phone.newId(), kind, ...fields, ts: stamp(), made: Date.now(),
                         state: "kept", what });  // prettier-ignore
     write(kept);
     if (navigator.vibrate) navigator.vibrate(12);
@@ -97,7 +81,7 @@
       action.state = answer.state;
       action.why = answer.why || "";
       if (answer.at) action.at = answer.at;
-      if (RANK[answer.state] >= RANK.delivered) sentAt.delete(action.id);
+      if (RANK[answer.state] >= RANK.delivered) link.forget(action.id);
     }
     write(kept);
     drawPending();
@@ -119,74 +103,40 @@
     const now = Date.now();
     const actions = read().actions;
     const batch = [];
-    if (!link.followed) {
+    if (!followed) {
       // Delivered before (perhaps to a hub before a restart): followed to their record.
       for (const a of actions) if (a.state === "delivered") batch.push(wireAction(a, true));
-      link.followed = true;
+      followed = true;
     }
     for (const a of actions) {
       if (RANK[a.state] > RANK.sent) continue;
-      if (now - (sentAt.get(a.id) || 0) < RESEND_MS) continue;
-      batch.push(wireAction(a, false));
-      sentAt.set(a.id, now);
+      if (link.due(a.id, now)) batch.push(wireAction(a, false));
     }
-    let chunk = [];
-    let size = 0;
-    const flush = () => {
-      if (chunk.length) link.ws.send(JSON.stringify({ actions: chunk }));
-      chunk = [];
-      size = 0;
-    };
-    for (const entry of batch) {
-      const length = JSON.stringify(entry).length;
-      if (chunk.length && size + length > CHUNK_CHARS) flush();
-      chunk.push(entry);
-      size += length;
-    }
-    flush();
+    link.sendChunks("actions", batch, { chars: CHUNK_CHARS });
   }
 
   // -- the link to the command post -----------------------------------------------------
 
-  function connect() {
-    clearTimeout(link.timer);
-    if (link.ended || link.ws) return;
-    let ws;
-    try {
-      ws = new WebSocket(URL_);
-    } catch (e) {
-      lost(false);
-      return;
-    }
-    link.ws = ws;
-    let opened = false;
-    ws.onopen = () => {
-      opened = true;
-      link.open = true;
-      link.since = null;
-      link.backoff = 1000;
-      link.heard = Date.now();
-      link.followed = false;
-      sentAt.clear();
+  const link = phone.link({
+    url: body.dataset.websocket,
+    page: "/inspector",
+    opened: () => {
+      followed = false;
       drawBanner();
       drawPending();
       send();
-    };
-    ws.onmessage = (event) => {
-      link.heard = Date.now();
-      let message;
-      try { message = JSON.parse(event.data); } catch (e) { return; }
+    },
+    message: (message) => {
       if (message.now) takeClock(message);
       if (message.view) { view = message.view; draw(); }
       if (message.actions) answered(message.actions);
       if (message.account) { account = message.account; drawBanner(); }
-    };
-    ws.onclose = (event) => {
-      if (link.ws !== ws) return;
-      if (event.code === SIGNED_OUT) link.ended = event.reason || "your sign-in ended";
-      lost(!opened);
-    };
-  }
+    },
+    changed: () => { drawBanner(); drawPending(); },
+    tick: () => send(),
+  });
+
+  window.addEventListener("storage", (event) => { if (event.key === STORE) drawPending(); });
 
   function takeClock(message) {
     const now = Date.parse(message.now);
@@ -196,47 +146,6 @@
     kept.clock = { now, sensor: clock.sensor, offset: now - Date.now() };
     write(kept);
   }
-
-  function lost(neverOpened) {
-    if (link.ws) {
-      link.ws.onclose = null;
-      try { link.ws.close(); } catch (e) { /* already closed */ }
-    }
-    link.ws = null;
-    link.open = false;
-    if (link.since === null) link.since = new Date();
-    drawBanner();
-    drawPending();
-    if (link.ended) return;
-    const wait = link.backoff;
-    link.backoff = Math.min(link.backoff * 2, 5000);
-    link.timer = setTimeout(() => (neverOpened ? checkSignedIn() : connect()), wait);
-  }
-
-  async function checkSignedIn() {
-    // A websocket refused at once may mean the sign-in ran out: the page would redirect.
-    try {
-      const answer = await fetch("/inspector", { redirect: "manual", cache: "no-store" });
-      if (answer.type === "opaqueredirect" || answer.status === 401 || answer.status === 403) {
-        link.ended = "your sign-in ended";
-        drawBanner();
-        return;
-      }
-    } catch (e) { /* no network: try the websocket again */ }
-    connect();
-  }
-
-  setInterval(() => {
-    if (!link.open) return;
-    if (Date.now() - link.heard > SILENT_MS) { lost(false); return; }
-    link.ping += 1;
-    link.ws.send(JSON.stringify({ ping: link.ping }));
-    send();
-  }, PING_MS);
-
-  window.addEventListener("offline", () => { if (link.ws) lost(false); });
-  window.addEventListener("online", () => { link.backoff = 1000; connect(); });
-  window.addEventListener("storage", (event) => { if (event.key === STORE) drawPending(); });
 
   // -- drawing helpers ------------------------------------------------------------------
 
@@ -255,12 +164,12 @@
 
   function spans(line, props) {
     const node = el("span", props);
-    for (const [text, tag] of line || []) node.append(el("span", { class: tag ? `t-${tag}` : null, text }));
+    for (const [text, tag] of line || []) node.append(phone.tagged(text, tag));
     return node;
   }
 
   function span(pair) {
-    return pair ? el("span", { class: pair[1] ? `t-${pair[1]}` : null, text: pair[0] }) : null;
+    return pair ? phone.tagged(pair[0], pair[1]) : null;
   }
 
   function plain(line) {
@@ -276,14 +185,7 @@
   }
 
   function clockText(moment) {
-    try {
-      return new Intl.DateTimeFormat("en-GB", {
-        timeZone: (view && view.timezone) || "UTC", hour: "2-digit", minute: "2-digit",
-        hour12: false,
-      }).format(moment);
-    } catch (e) {
-      return moment.toTimeString().slice(0, 5);
-    }
+    return phone.timeIn(view && view.timezone, moment, false);
   }
 
   function section(id, label, ...children) {
@@ -778,5 +680,5 @@
   history.replaceState({ screen: { name: "main" } }, "");
   drawPending();
   drawBanner();
-  connect();
+  link.connect();
 })();
