@@ -203,8 +203,8 @@ class InspectorHub:
                 account.link.set_password(person.password)
         account.pages.add(page)
         account.sessions.add(person.session)
-        if self._text is not None:
-            page.show(self._text)
+        if self._text is not None:  # the last view, with the clock the page stamps by
+            page.show(self._message(self._text))
         page.say(self._account_note(account))
         self._wake.set()
 
