@@ -206,15 +206,36 @@ class Counting:
         outcome = counter.apply(msg, t)
         d_in = counter.base_in + counter.device_in - before_in
         d_out = counter.base_out + counter.device_out - before_out
-        if (d_in or d_out) and gate not in self.internal:
-            self.entries += d_in
-            self.exits += d_out
-            self.counter_attendance += d_in - d_out
-            if self.attendance > self.peak:
-                self.peak = self.attendance
-            elif self.counter_attendance + self.offset < 0 and not self.clamped:
-                self.clamped = True
+        if d_in or d_out:
+            self._moved(gate, d_in, d_out)
         return outcome
+
+    def count_next(self, gate: str, msg: GateCount, t: int) -> bool:
+        """A gate's next reading, counted at once if it is the common case (the next
+        ``seq``, totals that did not fall: :meth:`GateCounter.take_next`); False, and
+        nothing changed, for any other (:meth:`apply` judges it)."""
+        counter = self.gates[gate]
+        d_in = msg.in_total - counter.device_in
+        d_out = msg.out_total - counter.device_out
+        if not counter.take_next(msg, t):
+            return False
+        if d_in or d_out:
+            self._moved(gate, d_in, d_out)
+        return True
+
+    def _moved(self, gate: str, d_in: int, d_out: int) -> None:
+        """A gate's totals rose (or, stitched across a restart, moved) by these."""
+        if gate in self.internal:
+            return  # persons moved between two properties: the aggregate stays
+        self.entries += d_in
+        self.exits += d_out
+        raw = self.counter_attendance + d_in - d_out
+        self.counter_attendance = raw
+        raw += self.offset
+        if raw > self.peak:
+            self.peak = raw
+        elif raw < 0 and not self.clamped:
+            self.clamped = True
 
     def apply(self, sensor: str, msg: Reading, t: int) -> GateOutcome:
         """One sensor's message, whatever its kind, on that kind's counting state: counted,

@@ -42,6 +42,7 @@ from kent_ops.core.gate_orders import GateOrders
 from kent_ops.core.inspectors import InspectorRecords
 from kent_ops.core.permit import Permit, PermitStatus
 from kent_ops.core.rules import (
+    CLOCK_SKEW_S,
     RULES,
     Condition,
     Situation,
@@ -64,6 +65,7 @@ Clock = Literal["wall", "sensor"]
 _ATTENDANCE_ONLY = frozenset(k.payload for k in SENSOR_KINDS if k.figure == "attendance")
 """Readings that move attendance alone: within its band the rules can wait (core/band.py)."""
 _ATTENDANCE_KINDS = frozenset(k.record for k in SENSOR_KINDS if k.figure == "attendance")
+CLOCK_SKEW_US = CLOCK_SKEW_S * 1_000_000
 Key = tuple[str, str | None]
 Keys = Mapping[str, bytes] | None
 
@@ -126,6 +128,8 @@ class Engine:
         """When attendance will reach ``hold_at``: advice for the gates, never a finding."""
         self.gaps: list[Gap] = []
         """Every gap in a sensor's ``seq`` (the first ``GAPS_KEPT``), for the report."""
+        self._steady = self._steady_routes()
+        """Each gate's count topic, with its gate and kind: the hot path (:meth:`feed`)."""
 
     # -- snapshots ----------------------------------------------------------------------
 
@@ -194,6 +198,11 @@ class Engine:
 
         ``record_id`` is the evidence record that holds it, cited by any alert it starts.
         """
+        steady = self._steady.get(topic)
+        if steady is not None:
+            result = self._feed_steady(steady, payload, received_at, record_id)
+            if result is not None:
+                return result
         received = to_us(received_at)
         decoded = decode(self._prefix, self._sensor_kinds, topic, payload, self.keys, self._ts_span)
         t = received
@@ -242,6 +251,77 @@ class Engine:
         ):
             self._evaluate()
         return FeedResult(True, reason, decoded.kind, at)
+
+    def _steady_routes(self) -> dict[str, tuple[str, str]]:
+        """Each gate's count topic and what it names, for unsigned payloads (a signature
+        is checked the long way)."""
+        if self.keys is not None:
+            return {}
+        topics = wire.Topics(self.permit.event_id)
+        routes = {}
+        for gate in self.permit.gates:
+            topic = topics.gate_count(gate)
+            ref = topics.parse(topic)
+            if isinstance(ref, wire.TopicRef) and ref.id == gate:
+                routes[topic] = (gate, ref.kind)
+        return routes
+
+    def _feed_steady(
+        self, steady: tuple[str, str], payload: bytes, received_at: datetime, record_id: int | None
+    ) -> FeedResult | None:
+        """A gate counter's next reading in the steady state, taken in one step; None when
+        it is anything else (:meth:`feed` then takes it the long way, with the same result).
+
+        The steady state: a valid payload with the next ``seq`` and totals that did not
+        fall, from a counter that is not silent, stuck, unheard since a broker restart or
+        skewed, nothing due before it (a deadline, a skew to note). Its effect is then
+        attendance alone, and within its band the rules wait (core/band.py). A festival's
+        counters send thousands of these a minute; this is what a record costs on replay.
+        """
+        rec = wire.steady_gate_count(payload, self._ts_span)
+        if rec is None:
+            return None
+        gate, kind = steady
+        counts = self.counts
+        live = counts.sensors[gate]
+        if live.stale or live.stuck or live.unheard:
+            return None
+        deadlines = self._deadlines
+        if live.watched_for_silence and not deadlines.watching(gate):
+            return None
+        received = to_us(received_at)
+        if self.clock == "wall":
+            # Off by more than 30 s, or was: the skew is noted the long way (rules/data.py).
+            if gate in self._skewed or abs(to_us(rec.ts) - received) > CLOCK_SKEW_US:
+                return None
+            t = received
+        else:
+            t = to_us(rec.ts)
+        now = self._now
+        if now is None:
+            return None
+        if t < now:
+            t = now  # time never goes back: a late message is taken now
+        if deadlines.due_by(t):
+            return None
+        clamped = counts.clamped
+        if not counts.count_next(gate, rec, t):
+            return None  # a repeat, a gap, a restart…: judged the long way
+        self._now = t
+        if record_id is not None:
+            self._last_record = record_id
+        counts.heard(gate, t)
+        band = self.band
+        band.counts_only = counts.clamped == clamped
+        self.accepted += 1
+        orders = self.orders
+        orders.changed |= self.foresight.observe(t, counts, gate, orders.hold_at)
+        terms = self.terms
+        if not band.defers(
+            counts, terms.max_collective, self.dispersal, t, terms.several_properties
+        ):
+            self._evaluate()
+        return FeedResult(True, None, kind, received_at if t == received else from_us(t))
 
     def _feed_untimed(
         self, decoded: Decoded | Rejection, received_at: datetime, record_id: int | None

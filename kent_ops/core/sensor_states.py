@@ -83,20 +83,28 @@ class GateCounter:
     def last_seq(self) -> int | None:
         return self.seqs.last
 
+    def take_next(self, msg: GateCount, t: int) -> bool:
+        """The common case, taken at once: the next ``seq``, totals that did not fall.
+        False (nothing changed) for any other message: :meth:`apply` judges it."""
+        seqs = self.seqs
+        last = seqs.last
+        if (
+            last is None
+            or msg.seq != last + 1
+            or seqs.earlier
+            or msg.in_total < self.device_in
+            or msg.out_total < self.device_out
+        ):
+            return False
+        seqs.take(fingerprint(msg), t)
+        self._take(msg, t)
+        return True
+
     def apply(self, msg: GateCount, t: int) -> GateOutcome:
+        if self.take_next(msg, t):
+            return _COUNTED
         seqs = self.seqs
         p = fingerprint(msg)
-        last = seqs.last
-        if (  # the common case first: the next seq, totals that did not fall
-            last is not None
-            and msg.seq == last + 1
-            and not seqs.earlier
-            and msg.in_total >= self.device_in
-            and msg.out_total >= self.device_out
-        ):
-            seqs.take(p, t)
-            self._take(msg, t)
-            return _COUNTED
         v = seqs.judge(p, t)
         kind = v.kind
         if kind == "repeat":

@@ -227,6 +227,7 @@ DERIVED: dict[str, frozenset[str]] = {
             "_ts_span",
             "_stale_us",
             "_checklist_items",
+            "_steady",
         }
     ),
     "orders": frozenset({"hold_at", "resume_below"}),

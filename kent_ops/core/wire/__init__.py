@@ -50,6 +50,7 @@ from kent_ops.core.wire.inbound import (
     decode_bridge_state,
     payload_problem,
     sensor_clock_span,
+    steady_gate_count,
 )
 from kent_ops.core.wire.outbound import (
     Acknowledgement,
@@ -177,6 +178,7 @@ __all__ = [
     "load_keys",
     "payload_problem",
     "sensor_clock_span",
+    "steady_gate_count",
     "sign",
     "sign_bytes",
     "unsign",
