@@ -94,6 +94,24 @@ def _span_words(s: IndeterminateSpan, tz: ZoneInfo) -> str:
     return f"{start} to {end} ({rule_name(s.rule)}, {s.rule}, {s.finding})"
 
 
+SPANS_SPELLED = 5
+"""Up to this many stretches of indeterminate time, the verdict names each; more, it
+says how many, between when and why, and points to the report, which lists them all."""
+
+
+def _spans_words(spans: Sequence[IndeterminateSpan], tz: ZoneInfo) -> str:
+    if len(spans) <= SPANS_SPELLED:
+        return "; ".join(_span_words(s, tz) for s in spans)
+    first = min(s.start for s in spans)
+    ends = [s.end for s in spans]
+    last = "the log's end" if None in ends else _when(max(e for e in ends if e is not None), tz)
+    why = sorted({f"{s.rule}: {s.why}" if not s.finding else rule_name(s.rule) for s in spans})
+    return (
+        f"{len(spans):,} stretches from {_when(first, tz)} to {last} ({'; '.join(why)}), "
+        "each listed in the report (its findings and “Figures in doubt”)"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Unwatched:
     """What the record does not show was watched; empty tuples when all was."""
@@ -122,8 +140,7 @@ class Unwatched:
         if self.sensors:
             parts.append(f"sensors never heard: {', '.join(self.sensors)}")
         if self.spans:
-            spans = "; ".join(_span_words(s, tz) for s in self.spans)
-            parts.append(f"time indeterminate: {spans}")
+            parts.append(f"time indeterminate: {_spans_words(self.spans, tz)}")
         return parts
 
     def words(self, tz: ZoneInfo) -> str:

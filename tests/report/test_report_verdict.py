@@ -14,7 +14,13 @@ from kent_ops.core.precheck import pre_event_findings
 from kent_ops.report.cleanup import CleanUp, clean_up_status
 from kent_ops.report.collect import InspectionMark
 from kent_ops.report.findings import Finding, verdict
-from kent_ops.report.watched import Unwatched, indeterminate_spans, unwatched
+from kent_ops.report.watched import (
+    SPANS_SPELLED,
+    IndeterminateSpan,
+    Unwatched,
+    indeterminate_spans,
+    unwatched,
+)
 
 END = datetime(2027, 7, 4, 23, 0, tzinfo=NY)
 """When the assembly was last on; the clean-up deadline is the end of 9 July."""
@@ -172,3 +178,31 @@ def test_no_verdict_says_the_terms_were_kept() -> None:
     for line, _ in (said(), said([finding(uncertain=True)]), said(incomplete=("x",))):
         assert "kept" not in line.lower()
         assert "KEPT" not in line
+
+
+def test_many_stretches_of_doubt_are_summed_up_in_the_verdict_not_spelled_out() -> None:
+    """A night of flapping sensors must not make the verdict a page long: past a few
+    stretches it says how many, between when and why, and where the report lists them."""
+    start = datetime(2027, 7, 4, 10, 0, tzinfo=NY)
+
+    def spans(n: int) -> tuple[IndeterminateSpan, ...]:
+        return tuple(
+            IndeterminateSpan(
+                "attendance",
+                "",
+                start + timedelta(minutes=2 * i),
+                start + timedelta(minutes=2 * i + 1),
+                "gate north silent" if i % 2 else "attendance clamped at 0",
+            )
+            for i in range(n)
+        )
+
+    few = Unwatched((), (), spans(SPANS_SPELLED)).words(NY)
+    assert few.count(" to ") == SPANS_SPELLED
+    assert "2027-07-04 10:08:00 to 10:09:00 (attendance: attendance clamped at 0)" in few
+    many = Unwatched((), (), spans(40)).words(NY)
+    assert many == (
+        "time indeterminate: 40 stretches from 2027-07-04 10:00:00 to 2027-07-04 11:19:00 "
+        "(attendance: attendance clamped at 0; attendance: gate north silent), each listed "
+        "in the report (its findings and \u201cFigures in doubt\u201d)"
+    )
