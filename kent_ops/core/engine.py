@@ -287,8 +287,8 @@ class Engine:
         if live.stale or live.stuck or live.unheard:
             return None
         deadlines = self._deadlines
-        if live.watched_for_silence and not deadlines.watching(gate):
-            return None
+        if not deadlines.watching(gate) and live.watched_for_silence:
+            return None  # its silence is to be watched from now: the long way
         received = to_us(received_at)
         if self.clock == "wall":
             # Off by more than 30 s, or was: the skew is noted the long way (rules/data.py).

@@ -151,10 +151,10 @@ class GateCounter:
         )
 
     def _take(self, msg: GateCount, t: int) -> None:
-        self.device_in = msg.in_total
+        device_in = self.device_in = msg.in_total
         self.device_out = msg.out_total
         recent = self.recent
-        recent.append((t, self.in_total))
+        recent.append((t, self.base_in + device_in))
         cutoff = t - RATE_WINDOW_US
         while len(recent) > 2 and recent[1][0] <= cutoff:
             recent.popleft()
