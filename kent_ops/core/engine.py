@@ -502,7 +502,12 @@ class Engine:
         self, attendance: int, at: int, split: dict[str, int] | None = None
     ) -> dict[Key, Condition]:
         """What held at ``at`` with this attendance (and these persons on each property),
-        everything else as it is now."""
+        everything else as it is now: of the rules with a live or pending alert, the only
+        ones whose worst figures it can move (:meth:`AlertBook.observe_worst`)."""
+        book = self.alert_book
+        only = {rule for rule, _ in book.live} | {rule for rule, _ in book.pending}
+        if not only:
+            return {}
         return evaluate(
             self.terms,
             self.counts,
@@ -514,6 +519,7 @@ class Engine:
             allowance=self.dispersal.view(at),
             attendance=attendance,
             split=split,
+            only=only,
         )
 
     # -- outputs --------------------------------------------------------------------------

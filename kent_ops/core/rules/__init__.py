@@ -13,7 +13,7 @@ Add a rule by writing one class in the module of its kind and listing an instanc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from kent_ops.core import ordinance as law
@@ -138,8 +138,9 @@ def evaluate(
     allowance: Allowance | None = None,
     attendance: int | None = None,
     split: Mapping[str, int] | None = None,
+    only: Collection[str] | None = None,
 ) -> dict[Key, Condition]:
-    """Every condition that holds at instant ``t``.
+    """Every condition that holds at instant ``t`` (of the rules named in ``only``, if given).
 
     Args:
         terms: the permit's terms.
@@ -153,6 +154,7 @@ def evaluate(
         allowance: the dispersal allowance after the permit last stopped covering.
         attendance: evaluate as if this were the attendance (for an alert's worst figure).
         split: and these the persons on each property (an assembly over several).
+        only: look at these rules alone (an alert's worst figure needs only its own).
     """
     s = Situation(
         terms=terms,
@@ -167,16 +169,19 @@ def evaluate(
         allowance=allowance,
         split=split,
     )
-    return held_in(s)
+    return held_in(s, only)
 
 
-def held_in(s: Situation) -> dict[Key, Condition]:
-    """Every condition that holds in ``s``, in the order alerts raised together are numbered.
+def held_in(s: Situation, only: Collection[str] | None = None) -> dict[Key, Condition]:
+    """Every condition that holds in ``s``, in the order alerts raised together are numbered
+    (of the rules named in ``only``, if given).
 
     For a permit of 500 or fewer only permit-required and the data rules are looked at:
     the chapter regulates no such assembly (docs/law.md, "What the chapter regulates").
     """
     rules = _EVALUATED if s.terms.regulated else _ANY_ASSEMBLY
+    if only is not None:
+        rules = tuple(rule for rule in rules if rule.name in only)
     return {(rule.name, subject): cond for rule in rules for subject, cond in rule.conditions(s)}
 
 
