@@ -226,7 +226,10 @@ def generate(
             if g == silent_gate and silent_from <= sec < silent_to:
                 continue
             gate_in[g] += _some(rng, max(share, 0) + 0.01)
-            gate_out[g] += _some(rng, max(-share, 0) + 0.01)
+            # Nobody leaves through a gate more persons than came in by it (a counter that
+            # did would clamp attendance at 0 all morning: a faulty day, not a festival).
+            leaving = _some(rng, max(-share, 0) + 0.01)
+            gate_out[g] += min(leaving, gate_in[g] - gate_out[g])
             gate_seq[g] += 1
             body = (
                 f'{{"seq":{gate_seq[g]},"ts":"{ts}","in_total":{gate_in[g]},'
@@ -238,7 +241,10 @@ def generate(
         if sec % 10 == 0:
             for lot in range(LOTS):
                 lot_seq[lot] += 1
-                cars = min(1200, max(0, current // 4 // LOTS + rng.randint(-20, 20)))
+                # A car brings at least one person: never more cars than persons counted.
+                cars = min(
+                    1200, current // LOTS, max(0, current // 4 // LOTS + rng.randint(-20, 20))
+                )
                 body = f'{{"seq":{lot_seq[lot]},"ts":"{ts}","occupied":{cars}}}'.encode()
                 received = now + timedelta(milliseconds=90 + lot)
                 feed(f"{P}/parking/lot-{lot}/occupancy", body, received, format_time(received))
