@@ -19,14 +19,13 @@ Use::
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
 from kent_ops.core import snapshot as snapshots
 from kent_ops.core import wire
-from kent_ops.core.alerts import Alert, AlertBook
+from kent_ops.core.alerts import AlertBook
 from kent_ops.core.assembly import AssemblyTrack, assembly_on
 from kent_ops.core.band import AttendanceBand
 from kent_ops.core.basis import Judged, judge
@@ -36,13 +35,13 @@ from kent_ops.core.coverage import Dispersal, cover_end, why_uncovered
 from kent_ops.core.deadlines import Deadlines
 from kent_ops.core.doubt import DoubtTrack, doubts_now
 from kent_ops.core.engine_io import Changes, FeedResult
+from kent_ops.core.engine_outputs import EngineOutputs
 from kent_ops.core.errors import Refused
 from kent_ops.core.foresight import Foresight
 from kent_ops.core.gate_orders import GateOrders
 from kent_ops.core.inspectors import InspectorRecords
 from kent_ops.core.permit import Permit, PermitStatus
 from kent_ops.core.rules import (
-    CLOCK_SKEW_S,
     RULES,
     Condition,
     Situation,
@@ -54,7 +53,7 @@ from kent_ops.core.rules import (
 from kent_ops.core.rules.data import note_skew
 from kent_ops.core.sensor_kinds import SENSOR_KINDS, Reading, is_reading
 from kent_ops.core.seq import GAPS_KEPT, Gap
-from kent_ops.core.status_view import Snapshot, build_status
+from kent_ops.core.steady import SteadyGateReadings
 from kent_ops.core.timeutil import from_us, seconds, to_us
 from kent_ops.core.wire import Decoded, Rejection, decode
 from kent_ops.core.wire.adapter import AdapterRaw
@@ -65,12 +64,11 @@ Clock = Literal["wall", "sensor"]
 _ATTENDANCE_ONLY = frozenset(k.payload for k in SENSOR_KINDS if k.figure == "attendance")
 """Readings that move attendance alone: within its band the rules can wait (core/band.py)."""
 _ATTENDANCE_KINDS = frozenset(k.record for k in SENSOR_KINDS if k.figure == "attendance")
-CLOCK_SKEW_US = CLOCK_SKEW_S * 1_000_000
 Key = tuple[str, str | None]
 Keys = Mapping[str, bytes] | None
 
 
-class Engine:
+class Engine(SteadyGateReadings, EngineOutputs):
     """The compliance engine for one permitted assembly: a pure function of its inputs.
 
     Args:
@@ -252,77 +250,6 @@ class Engine:
             self._evaluate()
         return FeedResult(True, reason, decoded.kind, at)
 
-    def _steady_routes(self) -> dict[str, tuple[str, str]]:
-        """Each gate's count topic and what it names, for unsigned payloads (a signature
-        is checked the long way)."""
-        if self.keys is not None:
-            return {}
-        topics = wire.Topics(self.permit.event_id)
-        routes = {}
-        for gate in self.permit.gates:
-            topic = topics.gate_count(gate)
-            ref = topics.parse(topic)
-            if isinstance(ref, wire.TopicRef) and ref.id == gate:
-                routes[topic] = (gate, ref.kind)
-        return routes
-
-    def _feed_steady(
-        self, steady: tuple[str, str], payload: bytes, received_at: datetime, record_id: int | None
-    ) -> FeedResult | None:
-        """A gate counter's next reading in the steady state, taken in one step; None when
-        it is anything else (:meth:`feed` then takes it the long way, with the same result).
-
-        The steady state: a valid payload with the next ``seq`` and totals that did not
-        fall, from a counter that is not silent, stuck, unheard since a broker restart or
-        skewed, nothing due before it (a deadline, a skew to note). Its effect is then
-        attendance alone, and within its band the rules wait (core/band.py). A festival's
-        counters send thousands of these a minute; this is what a record costs on replay.
-        """
-        rec = wire.steady_gate_count(payload, self._ts_span)
-        if rec is None:
-            return None
-        gate, kind = steady
-        counts = self.counts
-        live = counts.sensors[gate]
-        if live.stale or live.stuck or live.unheard:
-            return None
-        deadlines = self._deadlines
-        if not deadlines.watching(gate) and live.watched_for_silence:
-            return None  # its silence is to be watched from now: the long way
-        received = to_us(received_at)
-        if self.clock == "wall":
-            # Off by more than 30 s, or was: the skew is noted the long way (rules/data.py).
-            if gate in self._skewed or abs(to_us(rec.ts) - received) > CLOCK_SKEW_US:
-                return None
-            t = received
-        else:
-            t = to_us(rec.ts)
-        now = self._now
-        if now is None:
-            return None
-        if t < now:
-            t = now  # time never goes back: a late message is taken now
-        if deadlines.due_by(t):
-            return None
-        clamped = counts.clamped
-        if not counts.count_next(gate, rec, t):
-            return None  # a repeat, a gap, a restart…: judged the long way
-        self._now = t
-        if record_id is not None:
-            self._last_record = record_id
-        counts.heard(gate, t)
-        band = self.band
-        band.counts_only = counts.clamped == clamped
-        self.accepted += 1
-        orders = self.orders
-        orders.changed |= self.foresight.observe(t, counts, gate, orders.hold_at)
-        terms = self.terms
-        if not band.defers(
-            counts, terms.max_collective, self.dispersal, t, terms.several_properties
-        ):
-            self._evaluate()
-        return FeedResult(True, None, kind, received_at if t == received else from_us(t))
-
     def _feed_untimed(
         self, decoded: Decoded | Rejection, received_at: datetime, record_id: int | None
     ) -> FeedResult:
@@ -493,11 +420,6 @@ class Engine:
         )
         self.band.evaluated(limits, counts.entries > terms.max_collective)
 
-    def _fold_stretch(self) -> None:
-        """Offer the peak of the messages whose evaluation waited to the alerts' worst
-        figures (core/band.py)."""
-        self.band.fold(self.alert_book, self._conditions_at)
-
     def _conditions_at(
         self, attendance: int, at: int, split: dict[str, int] | None = None
     ) -> dict[Key, Condition]:
@@ -520,67 +442,4 @@ class Engine:
             attendance=attendance,
             split=split,
             only=only,
-        )
-
-    # -- outputs --------------------------------------------------------------------------
-
-    @property
-    def alerts(self) -> dict[str, wire.Alert]:
-        """Every alert so far, by id, as published (reading changes nothing).
-
-        Worst figures include the highest attendance of messages not yet folded in, so
-        looking now gives what the next evaluation will record.
-        """
-        at_peak = self.band.at_peak(self._conditions_at)
-        return {aid: self._record(a, at_peak) for aid, a in self.alert_book.alerts.items()}
-
-    def _record(self, alert: Alert, at_peak: dict[Key, Condition] | None = None) -> wire.Alert:
-        if at_peak is not None:
-            cond = at_peak.get((alert.rule, alert.subject))
-            if cond is not None and self.alert_book.live.get((alert.rule, alert.subject)) is alert:
-                alert = dataclasses.replace(alert)
-                alert.offer_worst(cond)
-        return alert.to_record()
-
-    def collect_changes(self) -> Changes:
-        """Alerts and gate commands that changed since the last call, to publish and log."""
-        self._fold_stretch()
-        book = self.alert_book
-        changes = Changes(alerts=[self._record(book.alerts[aid]) for aid in sorted(book.changed)])
-        book.changed.clear()
-        if self.orders.changed:
-            changes.commands = self.commands()
-            self.orders.changed = False
-        return changes
-
-    def commands(self) -> dict[str, wire.GateCommand]:
-        """Each gate's ADMIT/HOLD for its deputy, with the attendance now and the forecast."""
-        command = self.orders.command(self.counts.attendance, self.foresight.command_hold_in_s)
-        return dict.fromkeys(self.permit.gates, command)
-
-    def status(self) -> wire.Status:
-        """The live picture at the engine's current time."""
-        t = self._now if self._now is not None else 0
-        return build_status(
-            Snapshot(
-                permit=self.permit,
-                counts=self.counts,
-                inspectors=self.inspectors,
-                now=self._now,
-                inside=self.terms.inside_window(t),
-                window_index=self.terms.window_at(t),
-                assembly_on=self.assembly.on,
-                permit_state=self.permit_status.state(t),
-                next_window=next(((s, e) for s, e in self.terms.windows if e > t), None),
-                admit=self.orders.admit,
-                hold_at=self.orders.hold_at,
-                resume_below=self.orders.resume_below,
-                active_alerts=self.alert_book.active_ids(),
-                pending=self.alert_book.pending_list(),
-                rejected=self.rejected,
-                accepted=self.accepted,
-                checklist_items=self._checklist_items,
-                clock=self.clock,
-                hold_in_s=self.foresight.hold_in_s(self.counts.attendance, self.orders.hold_at),
-            )
         )

@@ -60,11 +60,10 @@ __all__ = [
 ]
 
 FORMAT = 6
-"""The layout of the document; raise it whenever a state struct changes (and say in
-how an older layout reads, where it can, or why it cannot). Format 5 adds each sensor's
-sequence numbers (gaps, runs, the messages remembered), stuck sensors, rosters unknown
-since a gap, a broker restart, and the engine's list of gaps: a format-4 snapshot holds
-none of them, so the whole log is replayed instead."""
+"""The layout of the document; raise it whenever a state struct changes (and say how an
+older layout reads, where it can, or why it cannot). Format 5 adds each sensor's sequence
+numbers (gaps, runs, the messages remembered), stuck sensors, rosters unknown since a
+gap, a broker restart, and the engine's list of gaps: a format-4 snapshot holds none."""
 PROGRAM = "kent-ops"
 _EARLIER_READING = 2
 """Formats 2 and 3 were written before each alert carried its stretches (docs/law.md):
