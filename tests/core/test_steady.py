@@ -1,20 +1,22 @@
 """The engine's hot path for a gate's steady reading changes nothing but the time it takes.
 
 A gate counter's next reading (the next ``seq``, totals up, its counter well) is taken
-in one step (:meth:`Engine._feed_steady`); every other message the long way. Random
-days of gate readings, with repeats, gaps, restarts, skewed clocks, silences, lots and
-ticks, are fed to two engines, one of which has no hot path: every verdict, every
-change to publish, the status and the whole saved state are the same.
+in one step (core/steady.py); every other message the long way. Random days of gate
+readings, with repeats, gaps, restarts, skewed clocks, silences, lots, badges,
+inspectors' counts and ticks, are fed to two engines, one of which has no hot path:
+every verdict, every change to publish, the status and the whole saved state are the
+same.
 """
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 from core_support import TIGHT, TOPICS, local, permit_variant
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from wire_support import gate_count, lot_occupancy
+from wire_support import adjust, badge, gate_count, lot_occupancy
 
 from kent_ops.core.engine import Engine
 
@@ -27,7 +29,7 @@ def days(draw: st.DrawFn) -> list[tuple[str, str, bytes, timedelta, bool]]:
     """(kind, topic, payload, received after the start, tick after it) for a short day."""
     seqs = dict.fromkeys(GATES, 0)
     totals = {g: [0, 0] for g in GATES}
-    lot_seq = 0
+    lot_seq = badge_seq = 0
     at = timedelta(0)
     out = []
     for _ in range(draw(st.integers(1, 120))):
@@ -51,14 +53,27 @@ def days(draw: st.DrawFn) -> list[tuple[str, str, bytes, timedelta, bool]]:
         ts = local(12) + at + timedelta(seconds=skew)
         body = gate_count(seqs[gate], ts, *totals[gate])
         out.append(("gate", TOPICS.gate_count(gate), body, at, draw(st.booleans())))
-        if draw(st.integers(0, 9)) == 0:
+        extra = draw(st.integers(0, 29))
+        if extra < 3:
             lot_seq += 1
             body = lot_occupancy(lot_seq, local(12) + at, draw(st.integers(0, 4)))
             out.append(("lot", TOPICS.lot_occupancy("lot-a"), body, at, False))
+        elif extra == 3:  # an inspector's count: an offset, and below it a clamp at 0
+            body = adjust(local(12) + at, draw(st.integers(0, 30)), "counted by hand")
+            out.append(("adjust", TOPICS.inspector("insp-1", "adjust"), body, at, False))
+        elif extra == 4:
+            badge_seq += 1
+            role = draw(st.sampled_from(["doctor", "nurse", "security"]))
+            body = badge(badge_seq, local(12) + at, f"B-{draw(st.integers(1, 4))}", role, "on")
+            out.append(("badge", TOPICS.staff_badge("first-aid"), body, at, False))
     return out
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("KENT_STEADY_EXAMPLES", "120")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(days(), st.sampled_from(["wall", "sensor"]))
 def test_the_hot_path_and_the_long_way_give_the_same_engine(
     day: list[tuple[str, str, bytes, timedelta, bool]], clock: str
