@@ -10,12 +10,13 @@ how a message is sent.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 __all__ = ["BorrowedLink"]
 
 
-class BorrowedLink:
+class BorrowedLink(ABC):
     """Online from :meth:`came_up` to :meth:`went_down`; the attached device is told."""
 
     def __init__(self) -> None:
@@ -27,8 +28,9 @@ class BorrowedLink:
     def online(self) -> bool:
         return self._up
 
-    def send(self, topic: str, payload: bytes, retain: bool) -> None:  # pragma: no cover
-        raise NotImplementedError
+    @abstractmethod
+    def send(self, topic: str, payload: bytes, retain: bool) -> None:
+        """Send one message over the owner's connection (each owner says how)."""
 
     def came_up(self) -> None:
         """The connection is up (again): the attached device announces itself."""

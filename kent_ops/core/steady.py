@@ -11,7 +11,7 @@ the whole saved state). docs/architecture.md, "Where the time goes", has the fig
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Literal
 
@@ -51,10 +51,8 @@ class SteadyGateReadings:
     _ts_span: wire.Span | None
     _now: int | None
     _last_record: int | None
-
-    def _evaluate(self) -> None:
-        """Pass the rules (the engine's)."""
-        raise NotImplementedError
+    _evaluate: Callable[[], None]
+    """Pass the rules (the engine's own method)."""
 
     def _steady_routes(self) -> dict[str, tuple[str, str]]:
         """Each gate's count topic and what it names, for unsigned payloads (a signature

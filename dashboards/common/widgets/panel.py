@@ -82,8 +82,9 @@ class FittedPanel(Widget):
         """The lines drawn at each width asked for since the inputs last changed."""
 
     def draw(self, width: int) -> Text:
-        """The panel's lines at ``width`` cells (each line no wider)."""
-        raise NotImplementedError
+        """The panel's lines at ``width`` cells (each line no wider): each panel's own
+        (a Textual widget cannot also be an ``ABC``, so a panel without it fails here)."""
+        raise NotImplementedError(f"{type(self).__name__} does not say how it draws")
 
     def fitted(self, width: int) -> Text:
         """The lines at ``width``, drawn once per change of the inputs."""
