@@ -18,7 +18,20 @@ from textual.reactive import reactive
 
 from dashboards.common.feed_app import FeedApp
 from dashboards.common.format import clean, event_zone, local_clock
-from dashboards.inspector.actions import (
+from dashboards.inspector.checklist_panels import applicable_items
+from dashboards.inspector.screens.forms import (
+    AckForm,
+    AdjustForm,
+    AdjustInput,
+    ConfirmScreen,
+    DeficientForm,
+    NoteForm,
+    NoteInput,
+)
+from dashboards.inspector.screens.permit_form import PermitChange, PermitForm
+from kent_ops.broker.delivery import Delivery
+from kent_ops.core import wire
+from kent_ops.core.inspector_actions import (
     CLERK_PERMIT,
     ActionPayload,
     ActionState,
@@ -35,19 +48,6 @@ from dashboards.inspector.actions import (
     restamped,
     update_recorded,
 )
-from dashboards.inspector.checklist_panels import applicable_items
-from dashboards.inspector.screens.forms import (
-    AckForm,
-    AdjustForm,
-    AdjustInput,
-    ConfirmScreen,
-    DeficientForm,
-    NoteForm,
-    NoteInput,
-)
-from dashboards.inspector.screens.permit_form import PermitChange, PermitForm
-from kent_ops.broker.delivery import Delivery
-from kent_ops.core import wire
 from kent_ops.core.permit import BACKDATE_LIMIT_S
 
 __all__ = ["ActingApp"]

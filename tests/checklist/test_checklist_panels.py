@@ -15,14 +15,6 @@ import pytest
 from checklist_support import engine_status, write_permit
 from rich.console import Console
 
-from dashboards.inspector.actions import (
-    SentAction,
-    describe,
-    encode_action,
-    inspection_payload,
-    recorded_entries,
-    update_recorded,
-)
 from dashboards.inspector.checklist_panels import (
     checklist_counts,
     checklist_entries,
@@ -33,6 +25,14 @@ from dashboards.inspector.checklist_panels import (
 from dashboards.inspector.panels import alert_detail, alert_items
 from dashboards.inspector.screens.checklist import waiting_items
 from kent_ops.core.checklist import CHECKLIST
+from kent_ops.core.inspector_actions import (
+    SentAction,
+    describe,
+    encode_action,
+    inspection_payload,
+    recorded_entries,
+    update_recorded,
+)
 from kent_ops.core.permit import load_permit
 
 NOW = datetime(2027, 7, 4, 14, 5, tzinfo=UTC)

@@ -268,7 +268,7 @@ def test_the_feed_and_the_panels_import_no_textual() -> None:
     code = (
         "import sys\n"
         "import dashboards.common.feed, dashboards.common.connection\n"
-        "import dashboards.inspector.panels, dashboards.inspector.actions\n"
+        "import dashboards.inspector.panels\n"
         "import dashboards.inspector.trend, dashboards.gate.panels, dashboards.gate.tally\n"
         "assert 'textual' not in sys.modules, sorted(m for m in sys.modules if 'textual' in m)\n"
     )

@@ -21,7 +21,6 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, Static
 
-from dashboards.inspector.actions import CLERK_PERMIT, encode_action
 from dashboards.inspector.screens.forms import (
     AckForm,
     AdjustForm,
@@ -32,6 +31,7 @@ from dashboards.inspector.screens.forms import (
 from dashboards.inspector.screens.main import MainScreen
 from dashboards.inspector.screens.permit_form import PermitForm, parse_effective
 from kent_ops.core import wire
+from kent_ops.core.inspector_actions import CLERK_PERMIT, encode_action
 from kent_ops.core.wire import Topics
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]  # every dialog drawn at two sizes

@@ -11,17 +11,6 @@ import pytest
 from rich.console import Console
 
 from dashboards.common.bigtext import big_number
-from dashboards.inspector.actions import (
-    ActionPayload,
-    SentAction,
-    ack_payload,
-    adjust_payload,
-    describe,
-    encode_action,
-    note_payload,
-    recorded_entries,
-    update_recorded,
-)
 from dashboards.inspector.panels import (
     alert_detail,
     alert_history,
@@ -38,6 +27,17 @@ from dashboards.inspector.panels import (
 from dashboards.inspector.trend import AttendanceTrend
 from dashboards.inspector.widgets.action_log import action_line
 from kent_ops.core import wire
+from kent_ops.core.inspector_actions import (
+    ActionPayload,
+    SentAction,
+    ack_payload,
+    adjust_payload,
+    describe,
+    encode_action,
+    note_payload,
+    recorded_entries,
+    update_recorded,
+)
 from kent_ops.core.rules import RULES
 
 NY = ZoneInfo("America/New_York")

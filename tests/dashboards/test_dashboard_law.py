@@ -22,15 +22,6 @@ from dashboards.common.connection import ConnectionState, connection_problem
 from dashboards.common.format import clean, fmt_figure
 from dashboards.gate.panels import gate_order, order_details, tally_text
 from dashboards.gate.tally import TallyState
-from dashboards.inspector.actions import (
-    CLERK_PERMIT,
-    SentAction,
-    describe,
-    encode_action,
-    permit_payload,
-    recorded_entries,
-    update_recorded,
-)
 from dashboards.inspector.app import make_inspector_app
 from dashboards.inspector.panels import (
     alert_detail,
@@ -42,6 +33,15 @@ from dashboards.inspector.panels import (
 from dashboards.inspector.widgets.notice import fitting_lines
 from dashboards.inspector.widgets.tables import PropertiesTable
 from kent_ops.commands.cli import main
+from kent_ops.core.inspector_actions import (
+    CLERK_PERMIT,
+    SentAction,
+    describe,
+    encode_action,
+    permit_payload,
+    recorded_entries,
+    update_recorded,
+)
 from kent_ops.core.wire import Topics
 
 NY = ZoneInfo("America/New_York")

@@ -23,13 +23,13 @@ from textual.widgets import OptionList, Static
 from dashboards.common.format import clean, event_zone, local_clock
 from dashboards.common.widgets.banner import ConnectionBanner
 from dashboards.common.widgets.keys_footer import KeysFooter
-from dashboards.inspector.actions import SentAction
 from dashboards.inspector.checklist_panels import checklist_summary, item_detail
 from dashboards.inspector.messages import InspectionRequested
 from dashboards.inspector.screens.main import NARROW_BELOW
 from dashboards.inspector.widgets.action_log import ActionLog
 from dashboards.inspector.widgets.checklist_list import ChecklistList
 from kent_ops.core import wire
+from kent_ops.core.inspector_actions import SentAction
 
 __all__ = ["ChecklistScreen", "waiting_items"]
 

@@ -32,7 +32,6 @@ from textual.widgets import OptionList
 from dashboards.common.widgets.banner import ConnectionBanner
 from dashboards.common.widgets.keys_footer import KeysFooter
 from dashboards.common.widgets.panel import set_border_title
-from dashboards.inspector.actions import SentAction
 from dashboards.inspector.messages import (
     AckRequested,
     AdjustRequested,
@@ -52,6 +51,7 @@ from dashboards.inspector.widgets.glance import (
 from dashboards.inspector.widgets.notice import NoticeBar
 from dashboards.inspector.widgets.tables import GatesTable, LotsTable, PropertiesTable
 from kent_ops.core import wire
+from kent_ops.core.inspector_actions import SentAction
 
 __all__ = ["NARROW_BELOW", "MainScreen"]
 

@@ -9,8 +9,8 @@ from textual.reactive import reactive
 
 from dashboards.common.format import event_zone, local_clock
 from dashboards.common.widgets.panel import Panel
-from dashboards.inspector.actions import SentAction, describe
 from kent_ops.core import wire
+from kent_ops.core.inspector_actions import SentAction, describe
 
 __all__ = ["NO_ACTIONS", "NO_ACTIONS_SHORT", "ActionLog", "action_line"]
 
