@@ -11,13 +11,8 @@ each gate and the cars in each lot, :mod:`.events` the staff's shifts and the fa
 from __future__ import annotations
 
 from sensors.scenario.day import SimMessage, Timeline, generate, timeline
-from sensors.scenario.file import (
-    BUILTIN_SCENARIOS,
-    Scenario,
-    ScenarioError,
-    load_scenario,
-    parse_scenario,
-)
+from sensors.scenario.file import load_scenario, parse_scenario
+from sensors.scenario.model import BUILTIN_SCENARIOS, Scenario, ScenarioError
 
 __all__ = [
     "BUILTIN_SCENARIOS",

@@ -16,7 +16,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from sensors.scenario.file import Phase
+from sensors.scenario.model import Phase
 from sensors.scenario.schedule import Schedule
 
 __all__ = ["Flows", "cars_parked", "persons"]

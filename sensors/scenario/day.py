@@ -34,7 +34,8 @@ from sensors.floor import Floor, SimMessage
 from sensors.lot_sensor import LotSensor
 from sensors.scenario.crowd import Flows, cars_parked, persons
 from sensors.scenario.events import Event, fault_events, staff_events
-from sensors.scenario.file import Scenario, load_scenario
+from sensors.scenario.file import load_scenario
+from sensors.scenario.model import Scenario
 from sensors.scenario.schedule import Schedule, Timeline, timeline
 from sensors.tally import Tally, expected_totals
 

@@ -18,7 +18,7 @@ from kent_ops.core.sensor_kinds import GateCount
 from kent_ops.core.wire import encode_payload, encode_reading, format_ts
 from sensors.badge_reader import BadgeReader
 from sensors.floor import Floor, SimMessage
-from sensors.scenario.file import Fault
+from sensors.scenario.model import Fault
 from sensors.scenario.schedule import Schedule
 
 __all__ = ["BADGE_PREFIX", "Event", "fault_events", "pick", "staff_events"]

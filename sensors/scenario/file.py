@@ -41,21 +41,7 @@ from sensors.scenario.model import (
     TimeExpr,
 )
 
-__all__ = [
-    "BUILTIN_SCENARIOS",
-    "FAULT_KINDS",
-    "MALFORMED_KINDS",
-    "Fault",
-    "Parking",
-    "Phase",
-    "Scenario",
-    "ScenarioError",
-    "Shift",
-    "Surge",
-    "TimeExpr",
-    "load_scenario",
-    "parse_scenario",
-]
+__all__ = ["load_scenario", "parse_scenario"]
 
 
 def load_scenario(name_or_path: str | Path) -> Scenario:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from kent_ops.core.permit import Permit
-from sensors.scenario.file import Scenario, TimeExpr
+from sensors.scenario.model import Scenario, TimeExpr
 
 __all__ = ["Schedule", "Timeline", "timeline"]
 

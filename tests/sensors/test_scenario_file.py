@@ -7,13 +7,8 @@ from pathlib import Path
 import pytest
 
 from kent_ops.core.permit import Permit
-from sensors.scenario.file import (
-    BUILTIN_SCENARIOS,
-    ScenarioError,
-    TimeExpr,
-    load_scenario,
-    parse_scenario,
-)
+from sensors.scenario.file import load_scenario, parse_scenario
+from sensors.scenario.model import BUILTIN_SCENARIOS, ScenarioError, TimeExpr
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenario.toml"
 

@@ -21,7 +21,8 @@ from kent_ops.core.ordinance import car_spaces_required, nurses_required
 from kent_ops.core.permit import Permit, load_permit, parse_permit
 from kent_ops.core.wire import Topics, unsign
 from sensors.scenario import SimMessage, generate, timeline
-from sensors.scenario.file import BUILTIN_SCENARIOS, load_scenario, parse_scenario
+from sensors.scenario.file import load_scenario, parse_scenario
+from sensors.scenario.model import BUILTIN_SCENARIOS
 from sensors.tally import Tally, expected_totals
 
 EXAMPLE_PERMIT = Path(__file__).resolve().parents[2] / "examples" / "permit.toml"

@@ -5,7 +5,7 @@ Loading validates everything and reports every problem at once, as
 have to run the checker once per mistake. A permit may be stricter than the ordinance,
 never looser. The fields are declared in :mod:`kent_ops.core.permit.schema`; the checks
 that join fields are in :mod:`kent_ops.core.permit.checks`; the records it builds are
-in :mod:`kent_ops.core.permit.model` and re-exported here.
+in :mod:`kent_ops.core.permit.model` (the package's face names them all).
 """
 
 from __future__ import annotations
@@ -15,32 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from kent_ops.core.declared import Reader
-from kent_ops.core.permit import checks as checks
-from kent_ops.core.permit import places as places
-from kent_ops.core.permit import schema as schema
-from kent_ops.core.permit.model import (
-    Agent,
-    Alerting,
-    GateSpec,
-    Permit,
-    PermitError,
-    Property,
-    Window,
-    local_midnight_after,
-)
+from kent_ops.core.permit import checks, places, schema
+from kent_ops.core.permit.model import Permit, PermitError
 
-__all__ = [
-    "Agent",
-    "Alerting",
-    "GateSpec",
-    "Permit",
-    "PermitError",
-    "Property",
-    "Window",
-    "load_permit",
-    "local_midnight_after",
-    "parse_permit",
-]
+__all__ = ["load_permit", "parse_permit"]
 
 
 def load_permit(path: str | Path) -> Permit:
