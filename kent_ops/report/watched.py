@@ -104,11 +104,15 @@ def _spans_words(spans: Sequence[IndeterminateSpan], tz: ZoneInfo) -> str:
         return "; ".join(_span_words(s, tz) for s in spans)
     first = min(s.start for s in spans)
     ends = [s.end for s in spans]
-    last = "the log's end" if None in ends else _when(max(e for e in ends if e is not None), tz)
+    if None in ends:
+        last = "the last still so when the log ends"
+    else:
+        last = f"the last ending at {_when(max(e for e in ends if e is not None), tz)}"
     why = sorted({f"{s.rule}: {s.why}" if not s.finding else rule_name(s.rule) for s in spans})
     return (
-        f"{len(spans):,} stretches from {_when(first, tz)} to {last} ({'; '.join(why)}), "
-        "each listed in the report (its findings and “Figures in doubt”)"
+        f"{len(spans):,} stretches, the first from {_when(first, tz)}, {last} "
+        f"({'; '.join(why)}), each listed in the report (its findings and "
+        "“Figures in doubt”)"
     )
 
 

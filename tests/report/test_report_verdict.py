@@ -4,6 +4,7 @@ never a word that the permit's terms were kept (docs/law.md, "What a finding may
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -202,7 +203,10 @@ def test_many_stretches_of_doubt_are_summed_up_in_the_verdict_not_spelled_out() 
     assert "2027-07-04 10:08:00 to 10:09:00 (attendance: attendance clamped at 0)" in few
     many = Unwatched((), (), spans(40)).words(NY)
     assert many == (
-        "time indeterminate: 40 stretches from 2027-07-04 10:00:00 to 2027-07-04 11:19:00 "
-        "(attendance: attendance clamped at 0; attendance: gate north silent), each listed "
-        "in the report (its findings and \u201cFigures in doubt\u201d)"
+        "time indeterminate: 40 stretches, the first from 2027-07-04 10:00:00, the last "
+        "ending at 2027-07-04 11:19:00 (attendance: attendance clamped at 0; attendance: gate "
+        "north silent), each listed in the report (its findings and \u201cFigures in "
+        "doubt\u201d)"
     )
+    still = (*spans(6)[:-1], dataclasses.replace(spans(6)[-1], end=None))
+    assert "the last still so when the log ends" in Unwatched((), (), still).words(NY)
